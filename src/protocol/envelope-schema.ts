@@ -1,0 +1,30 @@
+/** The project's own JSON Schema for a request envelope (PROTOCOL.md §2); checked against the reference in tests. */
+export const envelopeSchema = {
+  $id: 'agent-bridge/envelope',
+  type: 'object',
+  required: ['from', 'to', 'skill', 'mode', 'nonce', 'timestamp', 'traceId', 'spanId', 'payload'],
+  properties: {
+    from: { type: 'string', pattern: '^agent://', maxLength: 300 },
+    to: { type: 'string', pattern: '^agent://', maxLength: 300 },
+    skill: { type: 'string', minLength: 1, maxLength: 64 },
+    mode: { enum: ['sync', 'async', 'stream'] },
+    nonce: { type: 'string', minLength: 8, maxLength: 64 },
+    timestamp: { type: 'string', format: 'date-time', maxLength: 64 },
+    traceId: { type: 'string', minLength: 1, maxLength: 256 },
+    spanId: { type: 'string', minLength: 1, maxLength: 256 },
+    parentSpanId: { type: ['string', 'null'], maxLength: 256 },
+    delegationToken: { type: ['string', 'null'], maxLength: 8192 },
+    auth: {
+      type: 'object',
+      required: ['scheme'],
+      properties: {
+        scheme: { enum: ['bearer', 'none'] },
+        token: { type: 'string', maxLength: 4096 },
+      },
+    },
+    callbackUrl: { type: 'string', format: 'uri', maxLength: 2048 },
+    payload: { type: 'object' },
+    kid: { type: 'string', minLength: 1, maxLength: 256 },
+    signature: { type: 'string', minLength: 1, maxLength: 256 },
+  },
+} as const;

@@ -1,0 +1,113 @@
+/** Wire types of SAMVAD 1.2 (PROTOCOL.md). Pure data: no I/O here. */
+import type { ErrorCode } from './errors.js';
+
+export const PROTOCOL_VERSION = '1.2';
+
+export type Mode = 'sync' | 'async' | 'stream';
+export const MODES: readonly Mode[] = ['sync', 'async', 'stream'];
+export type Trust = 'public' | 'authenticated' | 'trusted-peers';
+
+export interface PublicKeyEntry {
+  kid: string;
+  key: string;
+  active: boolean;
+}
+
+export interface SkillDef {
+  id: string;
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema: Record<string, unknown>;
+  modes: Mode[];
+  trust: Trust;
+  allowedPeers?: string[];
+}
+
+export interface RateLimit {
+  requestsPerMinute: number;
+  requestsPerSender: number;
+  tokensPerSenderPerDay: number;
+}
+
+export interface AgentEndpoints {
+  intro: string;
+  message: string;
+  task: string;
+  taskStatus: string;
+  stream: string;
+  health: string;
+}
+
+export interface AgentCard {
+  id: string;
+  name: string;
+  version: string;
+  description: string;
+  url: string;
+  protocolVersion: string;
+  specializations: string[];
+  models: { provider: string; model: string }[];
+  skills: SkillDef[];
+  publicKeys: PublicKeyEntry[];
+  auth: { schemes: ('bearer' | 'none')[] };
+  rateLimit: RateLimit;
+  cardTTL: number;
+  endpoints: AgentEndpoints;
+}
+
+export interface Envelope {
+  from: string;
+  to: string;
+  skill: string;
+  mode: Mode;
+  nonce: string;
+  timestamp: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string | null;
+  delegationToken?: string | null;
+  auth?: { scheme: 'bearer' | 'none'; token?: string };
+  callbackUrl?: string;
+  payload: Record<string, unknown>;
+  /** Form B only. */
+  kid?: string;
+  signature?: string;
+}
+
+export interface OkResponse<R = unknown> {
+  traceId: string;
+  spanId: string;
+  status: 'ok';
+  result: R;
+}
+
+export type TaskStatus = 'pending' | 'running' | 'done' | 'failed';
+
+export interface TaskRecord {
+  taskId: string;
+  status: TaskStatus;
+  progress?: number;
+  result?: unknown;
+  error?: { code: ErrorCode; message: string };
+}
+
+export const DEFAULT_ENDPOINTS: AgentEndpoints = {
+  intro: '/agent/intro',
+  message: '/agent/message',
+  task: '/agent/task',
+  taskStatus: '/agent/task/:taskId',
+  stream: '/agent/stream',
+  health: '/agent/health',
+};
+
+/** `agent://host[:port]` -> host[:port]; null when the text is not an agent id. */
+export function agentHost(id: string): string | null {
+  const match = /^agent:\/\/([A-Za-z0-9.-]+(?::\d{1,5})?|\[[0-9A-Fa-f:.]+\](?::\d{1,5})?)$/.exec(id);
+  return match?.[1]?.toLowerCase() ?? null;
+}
+
+/** The agent id for a base URL: its host, port included when not the default. */
+export function agentIdForUrl(url: string): string {
+  return `agent://${new URL(url).host}`;
+}
