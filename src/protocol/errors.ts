@@ -29,6 +29,8 @@ export type RefusalStep =
 export interface ProtocolErrorOptions {
   step?: RefusalStep;
   retryAfterSeconds?: number;
+  /** The internal reason (e.g. a gateway diagnosis): for the operator's log, never sent to callers. */
+  cause?: unknown;
 }
 
 /**
@@ -45,7 +47,7 @@ export class ProtocolError extends Error {
     message: string,
     options: ProtocolErrorOptions = {},
   ) {
-    super(message);
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ProtocolError';
     this.step = options.step;
     this.retryAfterSeconds = options.retryAfterSeconds;

@@ -1,0 +1,25 @@
+import { PROTOCOL_VERSION } from '../protocol/index.js';
+
+export interface HealthInput {
+  agentId: string;
+  agentVersion: string;
+  startedAt: number;
+  /** `configured`, `missing GATEWAY_URL` or `missing GATEWAY_TOKEN`: never the URL or token themselves. */
+  gateway: string;
+  activeRequests: number;
+  queuedTasks: number;
+  draining: boolean;
+}
+
+/** `GET /agent/health` (PROTOCOL.md §8). Public: no URLs, tokens or local paths. */
+export function healthBody(input: HealthInput) {
+  return {
+    status: input.gateway === 'configured' && !input.draining ? 'ok' : 'degraded',
+    agent: input.agentId,
+    protocolVersion: PROTOCOL_VERSION,
+    agentVersion: input.agentVersion,
+    uptime: Math.round((Date.now() - input.startedAt) / 1000),
+    gateway: input.gateway,
+    load: { activeRequests: input.activeRequests, queuedTasks: input.queuedTasks },
+  };
+}

@@ -1,0 +1,252 @@
+import type { Context } from 'koa';
+import { randomBytes } from 'node:crypto';
+import { ProtocolError, errorBody, schemaInvalid, signObject, type Mode } from '../protocol/index.js';
+import { readRawBody } from './body.js';
+import { CallbackUrlError } from './callbacks.js';
+import type { EnvelopeEvent } from './events.js';
+import { receive, type Accepted, type ReceiveTrace } from './pipeline.js';
+import { sendSigned } from './respond.js';
+import { callerError, operatorDiagnosis, runSkill } from './run-skill.js';
+import type { AgentRuntime } from './runtime.js';
+import { SseWriter } from './sse.js';
+import type { StoredTask } from './task-store.js';
+
+const newSpanId = () => randomBytes(8).toString('hex');
+
+/**
+ * POST /agent/message, /agent/task and /agent/stream: one receive pipeline, then the mode's own delivery.
+ * Every envelope ends in exactly one operator log event.
+ */
+export async function handleEnvelope(ctx: Context, runtime: AgentRuntime, mode: Mode): Promise<void> {
+  const started = performance.now();
+  const trace: ReceiveTrace = { form: 'none' };
+  const controller = new AbortController();
+  // The caller going away aborts the handler (and so the gateway call) in sync and stream modes.
+  const onClose = () => {
+    if (!ctx.res.writableFinished) controller.abort(new Error('caller disconnected'));
+  };
+  ctx.res.once('close', onClose);
+  runtime.inflight.add(controller);
+  let bytesIn = 0;
+  const log = (fields: Partial<EnvelopeEvent> & Pick<EnvelopeEvent, 'verdict' | 'status'>) =>
+    runtime.events.envelope?.({
+      time: new Date().toISOString(),
+      endpoint: ctx.path,
+      sender: trace.sender,
+      skill: trace.skill,
+      mode,
+      signatureForm: trace.form,
+      traceId: trace.traceId,
+      forwardedFor: forwardedFor(ctx),
+      durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+      bytesIn,
+      bytesOut: 0,
+      ...fields,
+    });
+
+  try {
+    if (runtime.draining) {
+      throw new ProtocolError('AGENT_UNAVAILABLE', 503, 'The agent is shutting down; retry in a moment.', {
+        retryAfterSeconds: 5,
+      });
+    }
+    const body = await readRawBody(ctx.req, runtime.bodyLimitBytes());
+    bytesIn = body.length;
+    const accepted = await receive(
+      runtime.pipeline,
+      {
+        mode,
+        method: ctx.method,
+        path: ctx.path,
+        headers: ctx.headers,
+        body,
+        remoteAddress: ctx.req.socket.remoteAddress ?? 'unknown',
+      },
+      trace,
+    );
+    if (mode === 'sync') await replySync(ctx, runtime, accepted, controller.signal, log);
+    else if (mode === 'async') replyTask(ctx, runtime, accepted, log);
+    else await replyStream(ctx, runtime, accepted, controller.signal, log);
+  } catch (error) {
+    const refusal = callerError(error);
+    if (!ctx.res.headersSent && !controller.signal.aborted) {
+      const headers: Record<string, string> = {};
+      if (refusal.retryAfterSeconds !== undefined) headers['Retry-After'] = String(refusal.retryAfterSeconds);
+      // An oversize body was not read to the end: close the connection rather than drain it.
+      if (refusal.httpStatus === 413) headers.Connection = 'close';
+      const bytesOut = sendSigned(
+        ctx,
+        runtime.signer(),
+        refusal.httpStatus,
+        errorBody(refusal.code, refusal.message, trace.traceId ?? '', newSpanId()),
+        headers,
+      );
+      log({
+        verdict: refusal.step ?? 'handler',
+        code: refusal.code,
+        status: refusal.httpStatus,
+        message: refusal.message,
+        diagnosis: operatorDiagnosis(error),
+        bytesOut,
+      });
+    } else {
+      log({
+        verdict: refusal.step ?? 'handler',
+        code: refusal.code,
+        status: 499,
+        message: 'caller disconnected',
+        diagnosis: operatorDiagnosis(error),
+      });
+    }
+  } finally {
+    runtime.inflight.delete(controller);
+    ctx.res.off('close', onClose);
+  }
+}
+
+type Log = (fields: Partial<EnvelopeEvent> & Pick<EnvelopeEvent, 'verdict' | 'status'>) => void;
+
+async function replySync(
+  ctx: Context,
+  runtime: AgentRuntime,
+  accepted: Accepted,
+  signal: AbortSignal,
+  log: Log,
+): Promise<void> {
+  const result = await runSkill(accepted, 'sync', { signal, reportUsage: usageReporter(runtime, accepted) });
+  if (signal.aborted) throw signal.reason;
+  const body = { traceId: accepted.envelope.traceId, spanId: newSpanId(), status: 'ok', result };
+  const bytesOut = sendSigned(ctx, runtime.signer(), 200, body);
+  log({ verdict: 'accepted', status: 200, bytesOut });
+}
+
+function replyTask(ctx: Context, runtime: AgentRuntime, accepted: Accepted, log: Log): void {
+  const { envelope } = accepted;
+  if (envelope.callbackUrl !== undefined) {
+    try {
+      runtime.callbacks.check(envelope.callbackUrl);
+    } catch (error) {
+      if (error instanceof CallbackUrlError) throw schemaInvalid(error.message, 'input');
+      throw error;
+    }
+  }
+  const task = runtime.tasks.create({
+    sender: accepted.sender,
+    skill: envelope.skill,
+    traceId: envelope.traceId,
+    spanId: newSpanId(),
+    callbackUrl: envelope.callbackUrl,
+  });
+  const bytesOut = sendSigned(ctx, runtime.signer(), 202, { taskId: task.taskId, status: 'accepted' });
+  log({ verdict: 'accepted', status: 202, bytesOut, taskId: task.taskId });
+  void runTask(runtime, accepted, task);
+}
+
+/** Runs an accepted task to its end; never rejects: every outcome is written to the task store. */
+export async function runTask(runtime: AgentRuntime, accepted: Accepted, task: StoredTask): Promise<void> {
+  const controller = new AbortController();
+  runtime.inflight.add(controller);
+  let envelopeOut: object;
+  try {
+    runtime.tasks.setStatus(task, 'running');
+    const result = await runSkill(accepted, 'async', {
+      signal: controller.signal,
+      progress: (fraction) => runtime.tasks.setProgress(task, fraction),
+      reportUsage: usageReporter(runtime, accepted),
+    });
+    runtime.tasks.finish(task, { result });
+    envelopeOut = { traceId: task.traceId, spanId: task.spanId, status: 'ok', result };
+  } catch (error) {
+    const failure = controller.signal.aborted
+      ? new ProtocolError(
+          'AGENT_UNAVAILABLE',
+          503,
+          'The agent shut down before this task finished; submit it again.',
+        )
+      : callerError(error);
+    runtime.tasks.finish(task, { error: { code: failure.code, message: failure.message } });
+    envelopeOut = errorBody(failure.code, failure.message, task.traceId, task.spanId);
+    runtime.events.envelope?.({
+      time: new Date().toISOString(),
+      endpoint: '/agent/task',
+      sender: task.sender,
+      skill: task.skill,
+      mode: 'async',
+      signatureForm: 'none',
+      verdict: 'handler',
+      code: failure.code,
+      status: failure.httpStatus,
+      message: failure.message,
+      diagnosis: operatorDiagnosis(error),
+      durationMs: Date.now() - task.createdAt,
+      bytesIn: 0,
+      bytesOut: 0,
+      traceId: task.traceId,
+      taskId: task.taskId,
+    });
+  } finally {
+    runtime.inflight.delete(controller);
+  }
+  if (task.callbackUrl) await deliverCallback(runtime, task, envelopeOut);
+}
+
+export async function deliverCallback(
+  runtime: AgentRuntime,
+  task: StoredTask,
+  envelope: object,
+): Promise<void> {
+  if (!task.callbackUrl) return;
+  const outcome = await runtime.callbacks.deliver(task.taskId, task.callbackUrl, envelope);
+  runtime.tasks.setCallback(task, outcome, (task.callback?.attempts ?? 0) + 1);
+}
+
+async function replyStream(
+  ctx: Context,
+  runtime: AgentRuntime,
+  accepted: Accepted,
+  signal: AbortSignal,
+  log: Log,
+): Promise<void> {
+  ctx.respond = false;
+  const sse = new SseWriter(ctx.res, runtime.sse);
+  const named = accepted.entry.skill.streamStyle === 'named';
+  const signer = runtime.signer();
+  if (named) sse.send({ status: 'processing' }, 'status');
+  try {
+    const result = await runSkill(accepted, 'stream', {
+      signal,
+      emit: (chunk) => sse.send({ chunk, done: false }),
+      reportUsage: usageReporter(runtime, accepted),
+    });
+    if (signal.aborted) throw signal.reason;
+    if (named) sse.send(signObject({ status: 'ok', result }, signer), 'result');
+    sse.send(signObject({ done: true, result }, signer));
+    log({ verdict: 'accepted', status: 200, bytesOut: sse.bytesOut });
+  } catch (error) {
+    const failure = callerError(error);
+    const detail = { code: failure.code, message: failure.message };
+    if (named) sse.send(signObject({ status: 'error', ...detail, error: detail }, signer), 'error');
+    sse.send(signObject({ done: true, error: detail }, signer));
+    const status = signal.aborted ? 499 : failure.httpStatus;
+    log({
+      verdict: 'handler',
+      code: failure.code,
+      status,
+      message: failure.message,
+      diagnosis: operatorDiagnosis(error),
+      bytesOut: sse.bytesOut,
+    });
+  } finally {
+    if (named) sse.send({}, 'done');
+    sse.end();
+  }
+}
+
+function usageReporter(runtime: AgentRuntime, accepted: Accepted) {
+  return (tokens: number) => runtime.pipeline.ledger.add(accepted.sender, tokens);
+}
+
+function forwardedFor(ctx: Context): string | undefined {
+  const value = ctx.get('x-forwarded-for');
+  return value ? value.split(',')[0]?.trim().slice(0, 64) : undefined;
+}

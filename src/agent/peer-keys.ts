@@ -1,0 +1,167 @@
+import type { KeyObject } from 'node:crypto';
+import { authFailed, publicKeyFromRaw, type AgentCard } from '../protocol/index.js';
+import { CARD_FETCH_DEFAULTS, fetchPeerCard, type CardFetchOptions } from './card-fetch.js';
+
+export interface ResolvedKey {
+  key: KeyObject;
+  /** Where the key came from, for the operator's log. */
+  source: 'pinned' | 'self' | 'card';
+}
+
+export interface PeerKeyOptions extends Partial<CardFetchOptions> {
+  /** Operator-pinned keys (`--trust-peer agent://x=KEY`): no card is fetched for these senders. */
+  pinned?: Record<string, string>;
+  /** Our own id(s) resolve to our own keystore. */
+  self?: { isOwnId(id: string): boolean; key(kid: string): { key: KeyObject; active: boolean } | undefined };
+  now?: () => number;
+  /** How long a failed card fetch is remembered, so a dead peer does not cost a fetch per request. */
+  negativeTtlMs?: number;
+  /** Clamp of the sender's cardTTL, so a zero TTL cannot force a fetch per request. */
+  minTtlMs?: number;
+  maxTtlMs?: number;
+  maxEntries?: number;
+  fetchCard?: (agentId: string, options: CardFetchOptions) => Promise<AgentCard>;
+}
+
+interface CacheEntry {
+  keys: Map<string, { key: KeyObject | null; active: boolean }>;
+  expiresAt: number;
+  fetchedAt: number;
+}
+
+/** Sender key resolution of PROTOCOL.md §3: pinned keys, our own keystore, then cached peer cards. */
+export class PeerKeyResolver {
+  private readonly cards = new Map<string, CacheEntry>();
+  private readonly failures = new Map<string, { reason: string; until: number }>();
+  private readonly inflight = new Map<string, Promise<CacheEntry>>();
+  private readonly refetchedAt = new Map<string, number>();
+  private pinned = new Map<string, KeyObject>();
+  private readonly options: Required<Omit<PeerKeyOptions, 'pinned' | 'self'>> & Pick<PeerKeyOptions, 'self'>;
+
+  constructor(options: PeerKeyOptions = {}) {
+    this.options = {
+      ...CARD_FETCH_DEFAULTS,
+      now: Date.now,
+      negativeTtlMs: 30_000,
+      minTtlMs: 10_000,
+      maxTtlMs: 24 * 3600_000,
+      maxEntries: 10_000,
+      fetchCard: fetchPeerCard,
+      ...stripUndefined(options),
+    };
+    this.setPinned(options.pinned ?? {});
+  }
+
+  setPinned(pinned: Record<string, string>): void {
+    const keys = new Map<string, KeyObject>();
+    for (const [id, raw] of Object.entries(pinned)) {
+      const key = publicKeyFromRaw(raw);
+      if (!key) throw new Error(`Pinned key for ${id} is not a base64 32-byte Ed25519 public key`);
+      keys.set(id, key);
+    }
+    this.pinned = keys;
+  }
+
+  setDevHttpPeers(on: boolean): void {
+    this.options.devHttpPeers = on;
+  }
+
+  /** Resolves the active key `kid` of `sender`, or throws AUTH_FAILED saying why. */
+  async resolve(sender: string, kid: string): Promise<ResolvedKey> {
+    const pinned = this.pinned.get(sender);
+    if (pinned) return { key: pinned, source: 'pinned' };
+
+    const self = this.options.self;
+    if (self?.isOwnId(sender)) {
+      const own = self.key(kid);
+      if (!own) throw authFailed(`Unknown key id "${kid}" for ${sender}.`);
+      if (!own.active)
+        throw authFailed(`Key "${kid}" of ${sender} is no longer active; sign with an active key.`);
+      return { key: own.key, source: 'self' };
+    }
+
+    let entry = await this.card(sender);
+    if (!entry.keys.has(kid) && this.mayRefetch(sender)) {
+      // The sender may have rotated since we cached its card: look once more.
+      this.cards.delete(sender);
+      entry = await this.card(sender);
+    }
+    const found = entry.keys.get(kid);
+    if (!found) throw authFailed(`Unknown key id "${kid}": it is not in ${sender}'s card.`);
+    if (!found.active || !found.key) {
+      throw authFailed(`Key "${kid}" of ${sender} is inactive in its card; sign with an active key.`);
+    }
+    return { key: found.key, source: 'card' };
+  }
+
+  // At most one forced re-fetch per sender per second, so random kids cannot turn into a fetch flood.
+  private mayRefetch(sender: string): boolean {
+    const now = this.options.now();
+    const last = this.refetchedAt.get(sender);
+    if (last !== undefined && now - last < 1000) return false;
+    this.remember(this.refetchedAt, sender, now);
+    return true;
+  }
+
+  private async card(sender: string): Promise<CacheEntry> {
+    const now = this.options.now();
+    const cached = this.cards.get(sender);
+    if (cached && cached.expiresAt > now) return cached;
+    const failure = this.failures.get(sender);
+    if (failure && failure.until > now) throw unknownSender(sender, failure.reason);
+
+    let pending = this.inflight.get(sender);
+    if (!pending) {
+      pending = this.load(sender).finally(() => this.inflight.delete(sender));
+      this.inflight.set(sender, pending);
+    }
+    return pending;
+  }
+
+  private async load(sender: string): Promise<CacheEntry> {
+    let card: AgentCard;
+    try {
+      card = await this.options.fetchCard(sender, this.options);
+    } catch (error) {
+      const reason = (error as Error).message;
+      this.remember(this.failures, sender, {
+        reason,
+        until: this.options.now() + this.options.negativeTtlMs,
+      });
+      throw unknownSender(sender, reason);
+    }
+    this.failures.delete(sender);
+    const ttl = Math.min(
+      Math.max((card.cardTTL ?? 300) * 1000, this.options.minTtlMs),
+      this.options.maxTtlMs,
+    );
+    const now = this.options.now();
+    const keys = new Map(
+      card.publicKeys.map((k) => [k.kid, { key: publicKeyFromRaw(k.key), active: k.active }]),
+    );
+    const entry = { keys, fetchedAt: now, expiresAt: now + ttl };
+    this.remember(this.cards, sender, entry);
+    return entry;
+  }
+
+  // Bounded maps: the oldest entry goes first (Map keeps insertion order).
+  private remember<V>(map: Map<string, V>, key: string, value: V): void {
+    map.delete(key);
+    if (map.size >= this.options.maxEntries) {
+      const oldest = map.keys().next().value;
+      if (oldest !== undefined) map.delete(oldest);
+    }
+    map.set(key, value);
+  }
+}
+
+function unknownSender(sender: string, reason: string) {
+  return authFailed(
+    `Cannot verify ${sender}: its card could not be fetched (${reason}). Serve a valid card at ` +
+      `https://<host>/.well-known/agent.json, or ask the operator to pin your key.`,
+  );
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,354 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { timingSafeEqual, createHash, randomBytes } from 'node:crypto';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import {
+  ProtocolError,
+  authFailed,
+  digestMatches,
+  envelopeSchema,
+  forbidden,
+  parseSignatureHeaders,
+  schemaInvalid,
+  verifyObjectSignature,
+  verifyParsedSignature,
+  type Envelope,
+  type Mode,
+} from '../protocol/index.js';
+import type { SignatureFormUsed } from './events.js';
+import type { NonceStore } from './nonce-store.js';
+import type { PeerKeyResolver } from './peer-keys.js';
+import type { RateLimiter } from './rate-limits.js';
+import { describeSchemaError, type RegisteredSkill, type SkillRegistry } from './skill-registry.js';
+import type { TokenLedger } from './token-ledger.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const validateEnvelope = addFormats(new Ajv({ allErrors: false, strict: false })).compile<Envelope>(
+  envelopeSchema,
+);
+
+export const MAX_AGE_MS = 5 * 60_000;
+export const MAX_FUTURE_MS = 60_000;
+
+export interface PipelineSettings {
+  tokensPerDay: number;
+  bearerTokens: string[];
+  allowUnsigned: boolean;
+}
+
+export interface PipelineDeps {
+  isOwnId(id: string): boolean;
+  ownId(): string;
+  skills: SkillRegistry;
+  keys: PeerKeyResolver;
+  nonces: NonceStore;
+  globalLimit: RateLimiter;
+  senderLimit: RateLimiter;
+  ledger: TokenLedger;
+  settings(): PipelineSettings;
+  now?: () => number;
+}
+
+export interface ReceiveInput {
+  mode: Mode;
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  remoteAddress: string;
+}
+
+/** What the pipeline learnt so far: the operator's log shows it even when a later step refuses. */
+export interface ReceiveTrace {
+  sender?: string;
+  skill?: string;
+  traceId?: string;
+  form: SignatureFormUsed;
+}
+
+export interface Accepted {
+  envelope: Envelope;
+  sender: string;
+  entry: RegisteredSkill;
+}
+
+/**
+ * The one receive pipeline of PROTOCOL.md §4, shared by sync, async and stream. Each step throws a
+ * ProtocolError naming the step; nothing is recorded before step 6, so a refused request can be retried.
+ */
+export async function receive(
+  deps: PipelineDeps,
+  input: ReceiveInput,
+  trace: ReceiveTrace,
+): Promise<Accepted> {
+  const now = deps.now ?? Date.now;
+  const parsed = parseBody(input);
+
+  const signedByHeaders =
+    input.headers['signature-input'] !== undefined || input.headers.signature !== undefined;
+  const signedInBody = parsed.signature !== undefined || parsed.kid !== undefined;
+  if (!signedByHeaders && !signedInBody) return acceptUnsigned(deps, input, parsed, trace, now());
+  trace.form = signedByHeaders && signedInBody ? 'both' : signedByHeaders ? 'headers' : 'envelope';
+
+  // 1. Shape of the envelope.
+  if (!validateEnvelope(parsed)) throw schemaInvalid(`Envelope ${describeEnvelopeError()}`);
+  const envelope = parsed;
+  trace.sender = envelope.from;
+  trace.skill = envelope.skill;
+  trace.traceId = envelope.traceId;
+  if (!deps.isOwnId(envelope.to)) {
+    throw schemaInvalid(
+      `Envelope "to" is ${envelope.to}, but this agent is ${deps.ownId()}; address it to ${deps.ownId()}.`,
+    );
+  }
+  if (envelope.mode !== input.mode) {
+    throw schemaInvalid(
+      `Envelope mode "${envelope.mode}" does not match ${input.path}, which takes mode "${input.mode}".`,
+    );
+  }
+  if (envelope.callbackUrl !== undefined && input.mode !== 'async') {
+    throw schemaInvalid('callbackUrl is only allowed on /agent/task.');
+  }
+
+  // 2. Signature(s): every form present must verify.
+  if (signedByHeaders) await verifyHeaders(deps, input, envelope);
+  if (signedInBody) await verifyInEnvelope(deps, envelope);
+
+  // 3. Timestamp window.
+  const sentAt = Date.parse(envelope.timestamp);
+  const age = now() - sentAt;
+  if (!Number.isFinite(sentAt) || age > MAX_AGE_MS) {
+    throw authFailed(
+      `Envelope timestamp ${envelope.timestamp} is more than 5 minutes old; send a fresh envelope with the current time.`,
+      'timestamp',
+    );
+  }
+  if (age < -MAX_FUTURE_MS) {
+    throw authFailed(
+      `Envelope timestamp ${envelope.timestamp} is more than 60 s in the future; check your clock.`,
+      'timestamp',
+    );
+  }
+
+  // 4. Trust tier (an unknown skill is reported at step 7).
+  const entry = deps.skills.get(envelope.skill);
+  const settings = deps.settings();
+  if (entry) checkTrust(entry, envelope, settings.bearerTokens);
+
+  // 5. Rate limits and the daily token budget.
+  checkLimits(deps, envelope.from, settings.tokensPerDay);
+
+  // 6. Nonce: recorded only now that the request is genuine and within limits.
+  if (deps.nonces.full)
+    throw new ProtocolError('AGENT_UNAVAILABLE', 503, 'The agent is overloaded; retry shortly.', {
+      step: 'nonce',
+      retryAfterSeconds: 5,
+    });
+  if (!deps.nonces.record(envelope.from, envelope.nonce, sentAt + MAX_AGE_MS + 1000)) {
+    throw new ProtocolError(
+      'REPLAY_DETECTED',
+      401,
+      `Nonce "${envelope.nonce}" was already used; every envelope needs a fresh nonce.`,
+      { step: 'nonce' },
+    );
+  }
+
+  // 7. Skill, mode and input.
+  return { envelope, sender: envelope.from, entry: checkInput(entry, envelope, input.mode) };
+}
+
+function parseBody(input: ReceiveInput): Record<string, unknown> {
+  const type = input.headers['content-type'] ?? '';
+  if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(type)) {
+    throw schemaInvalid(`Content-Type must be application/json (got "${type || 'none'}").`, 'shape', 415);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(input.body.toString('utf8'));
+  } catch {
+    throw schemaInvalid('Request body is not valid JSON.');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw schemaInvalid('Request body must be a JSON object (a SAMVAD envelope).');
+  }
+  return value as Record<string, unknown>;
+}
+
+function describeEnvelopeError(): string {
+  const error = validateEnvelope.errors?.[0];
+  if (!error) return 'is invalid.';
+  if (error.keyword === 'required')
+    return `is missing the required field "${String(error.params.missingProperty)}".`;
+  const field = error.instancePath.slice(1).replace(/\//g, '.') || 'body';
+  return `field "${field}" ${error.message ?? 'is invalid'} (${error.keyword}).`;
+}
+
+async function verifyHeaders(deps: PipelineDeps, input: ReceiveInput, envelope: Envelope): Promise<void> {
+  const digest = header(input.headers['content-digest']);
+  // The digest is checked before any Ed25519 work (PROTOCOL.md §3).
+  if (!digest)
+    throw authFailed(
+      'Missing Content-Digest header: send sha-256=:<base64 of the body>: with the signature.',
+    );
+  if (!digestMatches(digest, input.body))
+    throw authFailed('Content-Digest does not match the body: the body was altered or the digest is wrong.');
+  const parsed = parseSignatureHeaders(
+    header(input.headers['signature-input']) ?? '',
+    header(input.headers.signature) ?? '',
+  );
+  if (typeof parsed === 'string') throw authFailed(parsed);
+  for (const required of ['@method', '@path', 'content-digest']) {
+    if (!parsed.components.includes(required)) {
+      throw authFailed(
+        `Signature-Input must cover "${required}"; sign ("@method" "@path" "content-digest").`,
+      );
+    }
+  }
+  const { key } = await deps.keys.resolve(envelope.from, parsed.kid);
+  const headers: Record<string, string | undefined> = {};
+  for (const component of parsed.components) headers[component] = header(input.headers[component]);
+  if (!verifyParsedSignature(parsed, { method: input.method, path: input.path, headers }, key)) {
+    throw authFailed(
+      `Signature does not verify with key "${parsed.kid}" of ${envelope.from}: sign the exact body, method and path.`,
+    );
+  }
+}
+
+async function verifyInEnvelope(deps: PipelineDeps, envelope: Envelope): Promise<void> {
+  if (typeof envelope.kid !== 'string' || typeof envelope.signature !== 'string') {
+    throw authFailed('An in-envelope signature needs both "kid" and "signature".');
+  }
+  const { key } = await deps.keys.resolve(envelope.from, envelope.kid);
+  if (!verifyObjectSignature(envelope as unknown as Record<string, unknown>, key)) {
+    throw authFailed(
+      `Envelope signature does not verify with key "${envelope.kid}" of ${envelope.from}: sign the canonical JSON of every field but "signature".`,
+    );
+  }
+}
+
+function checkTrust(entry: RegisteredSkill, envelope: Envelope, bearerTokens: string[]): void {
+  const { skill } = entry;
+  if (skill.trust === 'authenticated') {
+    const token = envelope.auth?.scheme === 'bearer' ? envelope.auth.token : undefined;
+    if (!token)
+      throw forbidden(
+        `Skill "${skill.id}" needs authentication: send auth {"scheme":"bearer","token":"..."} with a token from the operator.`,
+      );
+    if (!bearerTokens.some((known) => sameSecret(known, token))) {
+      throw forbidden(
+        `The bearer token is not accepted for skill "${skill.id}"; ask the operator for a valid token.`,
+      );
+    }
+  } else if (skill.trust === 'trusted-peers' && !(skill.allowedPeers ?? []).includes(envelope.from)) {
+    throw forbidden(
+      `Skill "${skill.id}" is limited to trusted peers and ${envelope.from} is not one; ask the operator to add you to allowedPeers.`,
+    );
+  }
+}
+
+// Compares digests so the comparison takes the same time whatever the token's length or content.
+function sameSecret(a: string, b: string): boolean {
+  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+}
+
+function checkLimits(deps: PipelineDeps, sender: string, tokensPerDay: number): void {
+  const globalWait = deps.globalLimit.take('*');
+  if (globalWait > 0) {
+    throw new ProtocolError(
+      'RATE_LIMITED',
+      429,
+      `This agent is at its limit of requests per minute; retry in ${globalWait} s.`,
+      { step: 'rate-limit', retryAfterSeconds: globalWait },
+    );
+  }
+  const senderWait = deps.senderLimit.take(sender);
+  if (senderWait > 0) {
+    throw new ProtocolError(
+      'RATE_LIMITED',
+      429,
+      `${sender} is over its per-sender limit of requests per minute; retry in ${senderWait} s.`,
+      { step: 'rate-limit', retryAfterSeconds: senderWait },
+    );
+  }
+  if (tokensPerDay > 0 && deps.ledger.spent(sender) >= tokensPerDay) {
+    const wait = deps.ledger.secondsUntilReset();
+    throw new ProtocolError(
+      'TOKEN_BUDGET_EXCEEDED',
+      429,
+      `${sender} has used its ${tokensPerDay} tokens for today; the budget resets at UTC midnight (in ${wait} s).`,
+      { step: 'rate-limit', retryAfterSeconds: wait },
+    );
+  }
+}
+
+function checkInput(entry: RegisteredSkill | undefined, envelope: Envelope, mode: Mode): RegisteredSkill {
+  if (!entry)
+    throw new ProtocolError(
+      'SKILL_NOT_FOUND',
+      404,
+      `No skill "${envelope.skill}" here; the card at /.well-known/agent.json lists the skills.`,
+      { step: 'skill' },
+    );
+  if (!entry.skill.modes.includes(mode)) {
+    throw schemaInvalid(
+      `Skill "${entry.skill.id}" does not offer mode "${mode}"; it offers ${entry.skill.modes.join(', ')}.`,
+      'input',
+    );
+  }
+  if (!entry.validate(envelope.payload))
+    throw schemaInvalid(describeSchemaError(entry.validate.errors?.[0]), 'input');
+  return entry;
+}
+
+/**
+ * The reference SDK's bare `{skill, payload}` calls: refused unless the operator allows them, and then only
+ * for public skills, rate-limited per caller address (PROTOCOL.md §4).
+ */
+function acceptUnsigned(
+  deps: PipelineDeps,
+  input: ReceiveInput,
+  body: Record<string, unknown>,
+  trace: ReceiveTrace,
+  now: number,
+): Accepted {
+  trace.form = 'unsigned';
+  if (!deps.settings().allowUnsigned) {
+    throw authFailed(
+      'This agent accepts signed envelopes only: add Content-Digest, Signature-Input and Signature headers (or "kid" and "signature" fields) signed with a key listed in your agent card.',
+    );
+  }
+  const skillId = typeof body.skill === 'string' ? body.skill : undefined;
+  trace.skill = skillId;
+  const entry = skillId === undefined ? undefined : deps.skills.get(skillId);
+  if (entry && entry.skill.trust !== 'public') {
+    throw authFailed(
+      `Skill "${skillId}" is not public: unsigned calls are refused; send a signed envelope.`,
+      'trust',
+    );
+  }
+  const sender = `unsigned:${input.remoteAddress}`;
+  trace.sender = sender;
+  checkLimits(deps, sender, deps.settings().tokensPerDay);
+  const traceId = typeof body.traceId === 'string' ? body.traceId : randomBytes(8).toString('hex');
+  trace.traceId = traceId;
+  const payload = body.payload;
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
+    throw schemaInvalid('An unsigned call needs {"skill": "...", "payload": {...}}.');
+  }
+  const envelope: Envelope = {
+    from: sender,
+    to: deps.ownId(),
+    skill: skillId ?? '',
+    mode: input.mode,
+    nonce: '',
+    timestamp: new Date(now).toISOString(),
+    traceId,
+    spanId: randomBytes(8).toString('hex'),
+    payload: payload as Record<string, unknown>,
+  };
+  return { envelope, sender, entry: checkInput(entry, envelope, input.mode) };
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}

@@ -1,0 +1,51 @@
+import { ProtocolError, type Mode } from '../protocol/index.js';
+import type { Accepted } from './pipeline.js';
+import type { SkillContext } from './skill.js';
+
+export interface RunHooks {
+  signal: AbortSignal;
+  emit?: (chunk: string) => void;
+  progress?: (fraction: number) => void;
+  reportUsage: (tokens: number) => void;
+}
+
+/** Runs a verified call's handler with the context every mode shares (step 8 of the pipeline). */
+export function runSkill(accepted: Accepted, mode: Mode, hooks: RunHooks): Promise<unknown> {
+  const context: SkillContext = {
+    envelope: accepted.envelope,
+    sender: accepted.sender,
+    payload: accepted.envelope.payload,
+    mode,
+    signal: hooks.signal,
+    emit: hooks.emit ?? (() => undefined),
+    progress: hooks.progress ?? (() => undefined),
+    reportUsage: hooks.reportUsage,
+  };
+  return accepted.entry.skill.handler(context);
+}
+
+/**
+ * What a caller may learn of a handler failure: a ProtocolError is meant for callers; anything else is
+ * a bug whose message stays in the operator's log (koa's `expose` rule).
+ */
+export function callerError(error: unknown): ProtocolError {
+  if (error instanceof ProtocolError) return error;
+  return new ProtocolError(
+    'AGENT_UNAVAILABLE',
+    500,
+    'The skill failed unexpectedly; the operator can see the details in the agent log.',
+    {
+      step: 'handler',
+    },
+  );
+}
+
+/** The operator-facing detail of a failure (e.g. the gateway's diagnosis and fix), never sent to callers. */
+export function operatorDiagnosis(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const cause = (error as { cause?: unknown }).cause;
+  const source = cause instanceof Error ? cause : error;
+  const detail = source as Error & { diagnosis?: string; fix?: string };
+  if (detail.diagnosis) return detail.fix ? `${detail.diagnosis} Fix: ${detail.fix}` : detail.diagnosis;
+  return error instanceof ProtocolError && source === error ? undefined : source.message;
+}

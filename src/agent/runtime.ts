@@ -1,0 +1,21 @@
+import type { AgentCard, Signer } from '../protocol/index.js';
+import type { CallbackSender } from './callbacks.js';
+import type { AgentEventSink } from './events.js';
+import type { PipelineDeps } from './pipeline.js';
+import type { SseOptions } from './sse.js';
+import type { TaskStore } from './task-store.js';
+
+/** What the endpoint handlers share: built once by the server, read on every request. */
+export interface AgentRuntime {
+  pipeline: PipelineDeps;
+  tasks: TaskStore;
+  callbacks: CallbackSender;
+  events: AgentEventSink;
+  signer(): Signer;
+  card(): AgentCard;
+  bodyLimitBytes(): number;
+  sse: SseOptions;
+  /** Every in-flight call's abort controller: shutdown aborts what has not finished in time. */
+  inflight: Set<AbortController>;
+  draining: boolean;
+}

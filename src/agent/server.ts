@@ -1,0 +1,258 @@
+import Koa, { type Context } from 'koa';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AgentCard, Signer } from '../protocol/index.js';
+import { CallbackSender, type CallbackOptions } from './callbacks.js';
+import type { AgentEventSink } from './events.js';
+import { healthBody } from './health.js';
+import { introMarkdown } from './intro.js';
+import { deliverCallback, handleEnvelope } from './modes.js';
+import { NonceStore } from './nonce-store.js';
+import type { PeerKeyResolver } from './peer-keys.js';
+import type { PipelineSettings } from './pipeline.js';
+import { RateLimiter } from './rate-limits.js';
+import { sendSigned } from './respond.js';
+import type { AgentRuntime } from './runtime.js';
+import type { SkillRegistry } from './skill-registry.js';
+import { TaskStore } from './task-store.js';
+import { TokenLedger } from './token-ledger.js';
+import { errorBody } from '../protocol/index.js';
+
+export interface AgentSettings extends PipelineSettings {
+  bodyLimitBytes: number;
+  taskRetentionHours: number;
+}
+
+export interface AgentServerOptions {
+  dataDir: string;
+  /** The card as it is now (keys, URL and skills can change while running). */
+  card(): AgentCard;
+  signer(): Signer;
+  skills: SkillRegistry;
+  peerKeys: PeerKeyResolver;
+  settings(): AgentSettings;
+  /** Health's gateway line: `configured`, `missing GATEWAY_URL` or `missing GATEWAY_TOKEN`. */
+  gatewayStatus(): string;
+  agentVersion: string;
+  events?: AgentEventSink;
+  callbacks?: Partial<CallbackOptions>;
+  keepAliveMs?: number;
+  now?: () => number;
+}
+
+const SWEEP_MS = 30_000;
+
+/**
+ * The agent port: the seven endpoints of PROTOCOL.md and nothing else. `app.callback()` is separate from
+ * `listen()`, so tests can drive it either way.
+ */
+export class AgentServer {
+  readonly app = new Koa();
+  readonly nonces: NonceStore;
+  readonly tasks: TaskStore;
+  readonly globalLimit: RateLimiter;
+  readonly senderLimit: RateLimiter;
+  readonly ledger: TokenLedger;
+  private readonly runtime: AgentRuntime;
+  private readonly startedAt = Date.now();
+  private server: Server | undefined;
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly options: AgentServerOptions) {
+    const now = options.now ?? Date.now;
+    const card = options.card();
+    this.nonces = new NonceStore(options.dataDir, { now });
+    this.tasks = new TaskStore(options.dataDir, now);
+    this.ledger = new TokenLedger(options.dataDir, now);
+    this.globalLimit = new RateLimiter(card.rateLimit.requestsPerMinute, now);
+    this.senderLimit = new RateLimiter(card.rateLimit.requestsPerSender, now);
+    const events = options.events ?? {};
+    this.runtime = {
+      pipeline: {
+        isOwnId: (id) => id === options.card().id,
+        ownId: () => options.card().id,
+        skills: options.skills,
+        keys: options.peerKeys,
+        nonces: this.nonces,
+        globalLimit: this.globalLimit,
+        senderLimit: this.senderLimit,
+        ledger: this.ledger,
+        settings: options.settings,
+        now,
+      },
+      tasks: this.tasks,
+      callbacks: new CallbackSender({
+        signer: options.signer,
+        onEvent: (e) => events.callback?.(e),
+        ...options.callbacks,
+      }),
+      events,
+      signer: options.signer,
+      card: options.card,
+      bodyLimitBytes: () => options.settings().bodyLimitBytes,
+      sse: { keepAliveMs: options.keepAliveMs },
+      inflight: new Set(),
+      draining: false,
+    };
+    this.app.silent = true;
+    this.app.use((ctx) => this.route(ctx));
+    this.resumeTasks();
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  /** Applies changed card limits live. */
+  applyLimits(): void {
+    const { rateLimit } = this.options.card();
+    this.globalLimit.setLimit(rateLimit.requestsPerMinute);
+    this.senderLimit.setLimit(rateLimit.requestsPerSender);
+  }
+
+  get activeRequests(): number {
+    return this.runtime.inflight.size;
+  }
+
+  async listen(port: number, host: string): Promise<string> {
+    const server = this.app.listen(port, host);
+    this.server = server;
+    // Long agent turns are normal (GATEWAY.md): do not cut slow requests off at Node's default 5 min.
+    server.requestTimeout = 0;
+    server.keepAliveTimeout = 65_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', resolve);
+      server.once('error', reject);
+    });
+    const address = server.address() as AddressInfo;
+    const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return `http://${shownHost}:${address.port}`;
+  }
+
+  /**
+   * Stops taking requests, lets in-flight work finish for up to `graceMs`, then aborts the rest (which
+   * answer with AGENT_UNAVAILABLE, and running tasks become `failed`), and flushes every store.
+   */
+  async close(graceMs = 10_000): Promise<void> {
+    this.runtime.draining = true;
+    clearInterval(this.sweeper);
+    const closed = this.server
+      ? new Promise<void>((resolve) => this.server?.close(() => resolve()))
+      : Promise.resolve();
+    this.server?.closeIdleConnections();
+    const deadline = Date.now() + graceMs;
+    while (this.runtime.inflight.size > 0 && Date.now() < deadline) await delay(25);
+    for (const controller of this.runtime.inflight) controller.abort(new Error('agent shutting down'));
+    const abortDeadline = Date.now() + 2000;
+    while (this.runtime.inflight.size > 0 && Date.now() < abortDeadline) await delay(10);
+    this.server?.closeAllConnections();
+    await closed;
+    this.runtime.callbacks.close();
+    this.nonces.close();
+    this.ledger.flush();
+  }
+
+  private async route(ctx: Context): Promise<void> {
+    const { path, method } = ctx;
+    const post = (mode: 'sync' | 'async' | 'stream') =>
+      method === 'POST' ? handleEnvelope(ctx, this.runtime, mode) : this.methodNotAllowed(ctx, 'POST');
+    switch (path) {
+      case '/agent/message':
+        return post('sync');
+      case '/agent/task':
+        return post('async');
+      case '/agent/stream':
+        return post('stream');
+      case '/.well-known/agent.json':
+        return this.get(ctx, () => this.serveCard(ctx));
+      case '/agent/intro':
+        return this.get(ctx, () => {
+          ctx.type = 'text/markdown; charset=utf-8';
+          ctx.body = introMarkdown(this.options.card());
+        });
+      case '/agent/health':
+        return this.get(ctx, () => this.serveHealth(ctx));
+    }
+    if (path.startsWith('/agent/task/'))
+      return this.get(ctx, () => this.serveTask(ctx, path.slice('/agent/task/'.length)));
+    ctx.status = 404;
+    ctx.body = {
+      error: 'Not Found: this port serves only the SAMVAD agent endpoints listed in /.well-known/agent.json.',
+    };
+  }
+
+  private get(ctx: Context, serve: () => void): void {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return this.methodNotAllowed(ctx, 'GET');
+    serve();
+  }
+
+  private methodNotAllowed(ctx: Context, allow: string): void {
+    ctx.status = 405;
+    ctx.set('Allow', allow);
+    ctx.body = { error: `Use ${allow} on ${ctx.path}.` };
+  }
+
+  private serveCard(ctx: Context): void {
+    const card = this.options.card();
+    ctx.set('Cache-Control', `public, max-age=${card.cardTTL}`);
+    ctx.set('Access-Control-Allow-Origin', '*');
+    ctx.body = card;
+  }
+
+  private serveHealth(ctx: Context): void {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = healthBody({
+      agentId: this.options.card().id,
+      agentVersion: this.options.agentVersion,
+      startedAt: this.startedAt,
+      gateway: this.options.gatewayStatus(),
+      activeRequests: this.runtime.inflight.size,
+      queuedTasks: this.tasks.activeCount,
+      draining: this.runtime.draining,
+    });
+  }
+
+  private serveTask(ctx: Context, taskId: string): void {
+    const task = this.tasks.get(taskId);
+    ctx.set('Cache-Control', 'no-store');
+    if (!task) {
+      sendSigned(
+        ctx,
+        this.options.signer(),
+        404,
+        errorBody(
+          'SKILL_NOT_FOUND',
+          `No task "${taskId.slice(0, 80)}": it never existed or its result has expired.`,
+        ),
+      );
+      return;
+    }
+    sendSigned(ctx, this.options.signer(), 200, this.tasks.view(task));
+  }
+
+  /** After a restart: interrupted tasks become `failed`, and callbacks that were owed are sent. */
+  private resumeTasks(): void {
+    this.tasks.failInterrupted();
+    for (const task of this.tasks.undeliveredCallbacks()) {
+      const envelope =
+        task.status === 'done'
+          ? { traceId: task.traceId, spanId: task.spanId, status: 'ok', result: task.result }
+          : errorBody(
+              task.error?.code ?? 'AGENT_UNAVAILABLE',
+              task.error?.message ?? 'Task failed.',
+              task.traceId,
+              task.spanId,
+            );
+      void deliverCallback(this.runtime, task, envelope);
+    }
+  }
+
+  private sweep(): void {
+    this.nonces.sweep();
+    this.globalLimit.sweep();
+    this.senderLimit.sweep();
+    this.tasks.sweep(this.options.settings().taskRetentionHours * 3600_000);
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ErrorCode, TaskRecord, TaskStatus } from '../protocol/index.js';
+import { ensureDir, readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
+
+export interface StoredTask extends TaskRecord {
+  createdAt: number;
+  finishedAt?: number;
+  sender: string;
+  skill: string;
+  traceId: string;
+  spanId: string;
+  callbackUrl?: string;
+  callback?: { state: 'pending' | 'delivered' | 'failed'; attempts: number };
+}
+
+const TASK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/**
+ * Async tasks, one file each in `<dataDir>/tasks`, written atomically at every change of status, so a
+ * result survives a restart and a task cut short by one is reported `failed`, never lost.
+ */
+export class TaskStore {
+  private readonly tasks = new Map<string, StoredTask>();
+  private readonly dir: string;
+
+  constructor(
+    dataDir: string,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.dir = join(dataDir, 'tasks');
+    ensureDir(this.dir);
+    for (const name of readdirSync(this.dir)) {
+      if (!name.endsWith('.json')) continue;
+      try {
+        const task = readJsonFile<StoredTask>(join(this.dir, name));
+        if (task && TASK_ID.test(task.taskId)) this.tasks.set(task.taskId, task);
+      } catch {
+        // A torn file cannot be a task anyone was told about as done: skip it.
+        continue;
+      }
+    }
+  }
+
+  /** A UUIDv4 has 122 random bits: the id is the caller's only credential for polling. */
+  create(meta: Pick<StoredTask, 'sender' | 'skill' | 'traceId' | 'spanId' | 'callbackUrl'>): StoredTask {
+    const task: StoredTask = { taskId: randomUUID(), status: 'pending', createdAt: this.now(), ...meta };
+    if (meta.callbackUrl) task.callback = { state: 'pending', attempts: 0 };
+    this.save(task);
+    return task;
+  }
+
+  get(taskId: string): StoredTask | undefined {
+    return TASK_ID.test(taskId) ? this.tasks.get(taskId) : undefined;
+  }
+
+  /** The exact public shape of PROTOCOL.md §6: no other fields. */
+  view(task: StoredTask): TaskRecord {
+    const record: TaskRecord = { taskId: task.taskId, status: task.status };
+    if (task.status === 'running' && task.progress !== undefined) record.progress = task.progress;
+    if (task.status === 'done') record.result = task.result;
+    if (task.status === 'failed' && task.error) record.error = task.error;
+    return record;
+  }
+
+  setStatus(task: StoredTask, status: TaskStatus): void {
+    task.status = status;
+    this.save(task);
+  }
+
+  /** Kept in memory only: progress changes often and a restart turns the task into `failed` anyway. */
+  setProgress(task: StoredTask, fraction: number): void {
+    task.progress = Math.min(1, Math.max(0, fraction));
+  }
+
+  finish(
+    task: StoredTask,
+    outcome: { result: unknown } | { error: { code: ErrorCode; message: string } },
+  ): void {
+    if ('result' in outcome) {
+      task.status = 'done';
+      task.result = outcome.result;
+    } else {
+      task.status = 'failed';
+      task.error = outcome.error;
+    }
+    delete task.progress;
+    task.finishedAt = this.now();
+    this.save(task);
+  }
+
+  setCallback(task: StoredTask, state: 'pending' | 'delivered' | 'failed', attempts: number): void {
+    task.callback = { state, attempts };
+    this.save(task);
+  }
+
+  /** Tasks that were pending or running when the agent stopped become `failed` (PROTOCOL.md §6). */
+  failInterrupted(): StoredTask[] {
+    const interrupted: StoredTask[] = [];
+    for (const task of this.tasks.values()) {
+      if (task.status !== 'pending' && task.status !== 'running') continue;
+      this.finish(task, {
+        error: {
+          code: 'AGENT_UNAVAILABLE',
+          message: 'The agent restarted before this task finished; submit it again.',
+        },
+      });
+      interrupted.push(task);
+    }
+    return interrupted;
+  }
+
+  /** Finished tasks whose callback still has to be delivered (e.g. after a restart). */
+  undeliveredCallbacks(): StoredTask[] {
+    return [...this.tasks.values()].filter(
+      (t) => t.finishedAt !== undefined && t.callback?.state === 'pending',
+    );
+  }
+
+  get activeCount(): number {
+    let count = 0;
+    for (const task of this.tasks.values())
+      if (task.status === 'pending' || task.status === 'running') count++;
+    return count;
+  }
+
+  /** Forgets tasks finished longer than `retentionMs` ago. */
+  sweep(retentionMs: number): void {
+    const cutoff = this.now() - retentionMs;
+    for (const task of this.tasks.values()) {
+      if (task.finishedAt !== undefined && task.finishedAt < cutoff) {
+        this.tasks.delete(task.taskId);
+        rmSync(this.file(task.taskId), { force: true });
+      }
+    }
+  }
+
+  private save(task: StoredTask): void {
+    this.tasks.set(task.taskId, task);
+    writeFileAtomic(this.file(task.taskId), JSON.stringify(task));
+  }
+
+  private file(taskId: string): string {
+    return join(this.dir, `${taskId}.json`);
+  }
+}

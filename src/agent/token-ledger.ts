@@ -1,0 +1,73 @@
+import { join } from 'node:path';
+import { readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
+
+interface LedgerFile {
+  day: string;
+  used: Record<string, number>;
+}
+
+/**
+ * Tokens each sender spent today (UTC), as the gateway reported them. Persisted, so a restart does not
+ * hand every sender a fresh budget; writes are batched because every accepted call adds to it.
+ */
+export class TokenLedger {
+  private day: string;
+  private used = new Map<string, number>();
+  private readonly path: string;
+  private dirty = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    dataDir: string,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.path = join(dataDir, 'token-usage.json');
+    this.day = utcDay(this.now());
+    const saved = readJsonFile<LedgerFile>(this.path);
+    if (saved?.day === this.day) this.used = new Map(Object.entries(saved.used));
+  }
+
+  spent(sender: string): number {
+    this.rollOver();
+    return this.used.get(sender) ?? 0;
+  }
+
+  add(sender: string, tokens: number): void {
+    if (!(tokens > 0)) return;
+    this.rollOver();
+    this.used.set(sender, (this.used.get(sender) ?? 0) + tokens);
+    this.dirty = true;
+    this.timer ??= setTimeout(() => this.flush(), 1000).unref();
+  }
+
+  /** Seconds until the budget resets at UTC midnight. */
+  secondsUntilReset(): number {
+    const now = this.now();
+    const midnight = Date.UTC(
+      new Date(now).getUTCFullYear(),
+      new Date(now).getUTCMonth(),
+      new Date(now).getUTCDate() + 1,
+    );
+    return Math.max(1, Math.ceil((midnight - now) / 1000));
+  }
+
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!this.dirty) return;
+    this.dirty = false;
+    writeFileAtomic(this.path, JSON.stringify({ day: this.day, used: Object.fromEntries(this.used) }));
+  }
+
+  private rollOver(): void {
+    const today = utcDay(this.now());
+    if (today === this.day) return;
+    this.day = today;
+    this.used.clear();
+    this.dirty = true;
+  }
+}
+
+function utcDay(time: number): string {
+  return new Date(time).toISOString().slice(0, 10);
+}

@@ -1,0 +1,201 @@
+import { EventEmitter } from 'node:events';
+import { PeerKeyResolver } from './agent/peer-keys.js';
+import { AgentServer } from './agent/server.js';
+import type { CallbackOptions } from './agent/callbacks.js';
+import type { CallbackEvent, EnvelopeEvent } from './agent/events.js';
+import { SkillRegistry } from './agent/skill-registry.js';
+import type { Skill } from './agent/skill.js';
+import { createChatSkill } from './bridge/chat-skill.js';
+import type { GatewayError } from './bridge/diagnosis.js';
+import { resolveGatewayConfig, type ResolvedGateway } from './bridge/gateway-config.js';
+import { KeyStore } from './keys/keystore.js';
+import { ensureDir } from './lib/atomic-file.js';
+import { buildCard, type AgentCard } from './protocol/index.js';
+import type { Settings } from './settings/schema.js';
+import packageJson from '../package.json' with { type: 'json' };
+
+export const AGENT_VERSION: string = packageJson.version;
+
+export interface AppOptions {
+  dataDir: string;
+  /** Effective settings for this run: the store's values with flags and env applied. */
+  settings: Settings;
+  env?: NodeJS.ProcessEnv;
+  /** Extra skills registered beside `chat` (tests use their own to cover the generic core). */
+  extraSkills?: Skill[];
+  /** Test seams for callbacks (e.g. loopback targets); production uses the defaults. */
+  callbacks?: Partial<CallbackOptions>;
+  keepAliveMs?: number;
+  now?: () => number;
+}
+
+export interface GatewayState {
+  status: ResolvedGateway['status'];
+  /** The last chat call's outcome; undefined until the first call. */
+  lastCall?:
+    { ok: true; at: string } | { ok: false; at: string; problem: string; diagnosis: string; fix: string };
+}
+
+export interface AppEvents {
+  envelope: [EnvelopeEvent];
+  callback: [CallbackEvent];
+  gateway: [GatewayState];
+  card: [AgentCard];
+}
+
+/**
+ * The composition root: builds keystore, skills, the agent server and the gateway bridge from settings,
+ * starts and stops them, and emits what happens (envelopes, callbacks, gateway and card changes).
+ */
+export class AgentBridgeApp extends EventEmitter<AppEvents> {
+  readonly keys: KeyStore;
+  readonly skills = new SkillRegistry();
+  readonly server: AgentServer;
+  private settings: Settings;
+  private gateway: ResolvedGateway;
+  private gatewayState: GatewayState;
+  private listenUrl: string;
+  private cachedCard: { card: AgentCard; until: number } | undefined;
+  private readonly now: () => number;
+  private readonly env: NodeJS.ProcessEnv;
+
+  constructor(private readonly options: AppOptions) {
+    super();
+    ensureDir(options.dataDir);
+    this.settings = options.settings;
+    this.env = options.env ?? process.env;
+    this.now = options.now ?? Date.now;
+    this.gateway = this.resolveGateway();
+    this.gatewayState = { status: this.gateway.status };
+    this.listenUrl = `http://127.0.0.1:${this.settings.port}`;
+    this.keys = KeyStore.open(options.dataDir, { cardTTLSeconds: this.settings.cardTTL, now: this.now });
+    this.keys.onChange(() => this.invalidateCard());
+
+    this.skills.register(
+      createChatSkill({
+        gateway: () => this.gateway,
+        defaultChannel: () => this.settings.defaultChannel,
+        trust: this.settings.chatTrust,
+        allowedPeers: this.settings.allowedPeers,
+        onGatewayOutcome: (outcome) => this.recordGatewayOutcome(outcome),
+      }),
+    );
+    for (const skill of options.extraSkills ?? []) this.skills.register(skill);
+
+    const peerKeys = new PeerKeyResolver({
+      pinned: this.settings.trustedPeerKeys,
+      devHttpPeers: this.settings.devHttpPeers,
+      now: this.now,
+      self: { isOwnId: (id) => id === this.card().id, key: (kid) => this.keys.verificationKey(kid) },
+    });
+    this.server = new AgentServer({
+      dataDir: options.dataDir,
+      card: () => this.card(),
+      signer: () => this.keys.signer,
+      skills: this.skills,
+      peerKeys,
+      settings: () => ({
+        tokensPerDay: this.settings.tokensPerDay,
+        bearerTokens: this.settings.bearerTokens,
+        allowUnsigned: this.settings.allowUnsigned,
+        bodyLimitBytes: this.settings.bodyLimitBytes,
+        taskRetentionHours: this.settings.taskRetentionHours,
+      }),
+      gatewayStatus: () => this.gateway.status,
+      agentVersion: AGENT_VERSION,
+      events: { envelope: (e) => this.emit('envelope', e), callback: (e) => this.emit('callback', e) },
+      callbacks: options.callbacks,
+      keepAliveMs: options.keepAliveMs,
+      now: this.now,
+    });
+  }
+
+  /** Starts listening on the agent port; resolves with the local URL. */
+  async start(): Promise<string> {
+    this.listenUrl = await this.server.listen(this.settings.port, this.settings.host);
+    this.invalidateCard();
+    return this.listenUrl;
+  }
+
+  async stop(graceMs?: number): Promise<void> {
+    await this.server.close(graceMs);
+  }
+
+  /** Where the agent is reached from outside: the public URL when set, else the local listener. */
+  get agentUrl(): string {
+    if (this.settings.publicUrl) return this.settings.publicUrl.replace(/\/+$/, '');
+    // A server bound to every interface is still reached locally through loopback.
+    return this.listenUrl.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://127.0.0.1:');
+  }
+
+  get localUrl(): string {
+    return this.listenUrl;
+  }
+
+  /** The card as served now; rebuilt when keys, URL or settings change, and each second for key expiry. */
+  card(): AgentCard {
+    const now = this.now();
+    if (this.cachedCard && this.cachedCard.until > now) return this.cachedCard.card;
+    const card = buildCard({
+      url: this.agentUrl,
+      name: this.settings.agentName,
+      version: AGENT_VERSION,
+      description: this.settings.agentDescription,
+      specializations: this.settings.specializations,
+      models: [{ provider: 'openclaw', model: this.gateway.config.model }],
+      skills: this.skills.definitions(),
+      publicKeys: this.keys.publicKeys(),
+      rateLimit: {
+        requestsPerMinute: this.settings.rpm,
+        requestsPerSender: this.settings.perSender,
+        tokensPerSenderPerDay: this.settings.tokensPerDay,
+      },
+      cardTTL: this.settings.cardTTL,
+    });
+    const changed = JSON.stringify(card) !== JSON.stringify(this.cachedCard?.card);
+    this.cachedCard = { card, until: now + 1000 };
+    if (changed) this.emit('card', card);
+    return card;
+  }
+
+  gatewayConfig(): ResolvedGateway['config'] {
+    return this.gateway.config;
+  }
+
+  gatewayStatus(): GatewayState {
+    return this.gatewayState;
+  }
+
+  private resolveGateway(): ResolvedGateway {
+    return resolveGatewayConfig(
+      {
+        url: this.settings.gatewayUrl,
+        token: this.settings.gatewayToken,
+        model: this.settings.gatewayModel,
+        timeoutMs: this.settings.gatewayTimeoutMs,
+      },
+      this.env,
+    );
+  }
+
+  private recordGatewayOutcome(outcome: { ok: true } | { ok: false; error: GatewayError }): void {
+    const at = new Date(this.now()).toISOString();
+    const lastCall: GatewayState['lastCall'] = outcome.ok
+      ? { ok: true, at }
+      : {
+          ok: false,
+          at,
+          problem: outcome.error.problem,
+          diagnosis: outcome.error.diagnosis,
+          fix: outcome.error.fix,
+        };
+    const wasOk = this.gatewayState.lastCall?.ok;
+    this.gatewayState = { status: this.gateway.status, lastCall };
+    // Only changes are news: a healthy gateway answering every call is not an event each time.
+    if (wasOk !== outcome.ok || !outcome.ok) this.emit('gateway', this.gatewayState);
+  }
+
+  private invalidateCard(): void {
+    this.cachedCard = undefined;
+  }
+}

@@ -1,0 +1,91 @@
+import { ProtocolError } from '../protocol/index.js';
+import type { Skill } from '../agent/skill.js';
+import { GatewayError, gatewayError } from './diagnosis.js';
+import { callGateway } from './gateway-client.js';
+import type { ResolvedGateway } from './gateway-config.js';
+
+export interface ChatResult {
+  reply: string;
+  channel: string;
+}
+
+export interface ChatSkillOptions {
+  /** The gateway settings as they are now (the operator may change them while running). */
+  gateway(): ResolvedGateway;
+  defaultChannel(): string;
+  trust?: Skill['trust'];
+  allowedPeers?: string[];
+  /** Every gateway outcome, so the operator sees whether the gateway works and, if not, the fix. */
+  onGatewayOutcome?(outcome: { ok: true } | { ok: false; error: GatewayError }): void;
+}
+
+// A channel can never contain '#', and neither can an agent id: `sender#channel` keys are unambiguous.
+const CHANNEL_PATTERN = '^[A-Za-z0-9._:@/-]{1,64}$';
+
+/**
+ * The bridge's one skill: forwards `payload.message` to the gateway's chat completions and returns the
+ * reply. Each (verified sender, channel) pair is its own conversation on the gateway.
+ */
+export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
+  return {
+    id: 'chat',
+    name: 'Chat',
+    description:
+      "Send a message to the operator's agent and get its reply. Conversations are kept per sender and channel.",
+    inputSchema: {
+      type: 'object',
+      required: ['message'],
+      additionalProperties: false,
+      properties: {
+        message: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 32_000,
+          description: 'What to say to the agent.',
+        },
+        channel: {
+          type: 'string',
+          pattern: CHANNEL_PATTERN,
+          description: 'Conversation name (letters, digits and . _ : @ / -); defaults to the agent setting.',
+        },
+      },
+    },
+    outputSchema: {
+      type: 'object',
+      required: ['reply', 'channel'],
+      properties: { reply: { type: 'string' }, channel: { type: 'string' } },
+    },
+    modes: ['sync', 'async', 'stream'],
+    trust: options.trust ?? 'public',
+    ...(options.trust === 'trusted-peers' ? { allowedPeers: options.allowedPeers ?? [] } : {}),
+    streamStyle: 'named',
+    async handler(context) {
+      const message = context.payload.message as string;
+      const channel = (context.payload.channel as string | undefined) ?? options.defaultChannel();
+      const resolved = options.gateway();
+      try {
+        if (resolved.status !== 'configured')
+          throw gatewayError('not-configured', { detail: resolved.status });
+        const reply = await callGateway(resolved.config, {
+          message,
+          channel,
+          user: `${context.sender}#${channel}`,
+          signal: context.signal,
+          onDelta: context.mode === 'stream' ? (text) => context.emit(text) : undefined,
+        });
+        options.onGatewayOutcome?.({ ok: true });
+        if (reply.usage) context.reportUsage(reply.usage.totalTokens);
+        return { reply: reply.reply, channel };
+      } catch (error) {
+        if (!(error instanceof GatewayError)) throw error;
+        // A caller leaving is not a gateway problem: do not report it as one.
+        if (error.problem !== 'aborted') options.onGatewayOutcome?.({ ok: false, error });
+        const status = error.problem === 'not-configured' ? 503 : 502;
+        throw new ProtocolError('AGENT_UNAVAILABLE', status, error.callerMessage, {
+          step: 'handler',
+          cause: error,
+        });
+      }
+    },
+  };
+}

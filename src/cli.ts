@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+/** Headless entry: `agent-bridge serve [flags]` (npm run serve -- [flags]). */
+import { AgentBridgeApp } from './app.js';
+import type { EnvelopeEvent } from './agent/events.js';
+import { probeGateway } from './bridge/gateway-health.js';
+import { defaultDataDir } from './settings/data-dir.js';
+import { SERVE_HELP, parseServeArgs } from './settings/flags.js';
+import { openSettingsStore } from './settings/store.js';
+
+async function main(argv: string[]): Promise<void> {
+  const [command = 'serve', ...rest] = argv[0]?.startsWith('-') ? ['serve', ...argv] : argv;
+  if (command !== 'serve') throw new Error(`Unknown command "${command}". Run: npm run serve -- --help`);
+  const parsed = parseServeArgs(rest, process.env);
+  if (parsed.help) {
+    console.log(SERVE_HELP);
+    return;
+  }
+  const dataDir = parsed.dataDir ?? defaultDataDir();
+  const store = openSettingsStore(dataDir);
+  const settings = { ...store.get(), ...parsed.overrides };
+
+  const app = new AgentBridgeApp({ dataDir, settings });
+  app.on('envelope', (event) => console.log(formatEnvelope(event)));
+  app.on('callback', (e) =>
+    console.log(
+      `${clock(e.time)} callback ${e.outcome} task ${e.taskId} (attempt ${e.attempt}${e.message ? `: ${e.message}` : ''})`,
+    ),
+  );
+  app.on('gateway', (state) => {
+    if (state.lastCall && !state.lastCall.ok)
+      console.log(`Gateway problem: ${state.lastCall.diagnosis}\n  Fix: ${state.lastCall.fix}`);
+    else console.log('Gateway answering again.');
+  });
+
+  let localUrl: string;
+  try {
+    localUrl = await app.start();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new Error(
+        `Port ${settings.port} on ${settings.host} is already in use: stop the other program or pass --port <another port>.`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+  const card = app.card();
+  console.log(`Agent Bridge ${card.version} (SAMVAD ${card.protocolVersion})`);
+  console.log(`  Agent id:   ${card.id}`);
+  console.log(`  Agent URL:  ${localUrl}`);
+  if (settings.publicUrl) console.log(`  Public URL: ${app.agentUrl}`);
+  console.log(`  Card:       ${localUrl}/.well-known/agent.json`);
+  console.log(`  Data dir:   ${dataDir}`);
+  await reportGateway(app);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: finishing in-flight requests and stopping...`);
+    app.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(`Stopped with an error: ${(error as Error).message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+async function reportGateway(app: AgentBridgeApp): Promise<void> {
+  const status = app.gatewayStatus().status;
+  if (status !== 'configured') {
+    console.log(
+      `  Gateway:    ${status}: pass --gateway-url and --gateway-token (or set GATEWAY_URL / GATEWAY_TOKEN).`,
+    );
+    return;
+  }
+  const health = await probeGateway(app.gatewayConfig());
+  if (health.live) console.log('  Gateway:    configured and live');
+  else
+    console.log(
+      `  Gateway:    configured but not answering: ${health.diagnosis ?? 'no answer'}\n              Fix: ${health.fix ?? 'start the gateway'}`,
+    );
+}
+
+function formatEnvelope(e: EnvelopeEvent): string {
+  const verdict = e.verdict === 'accepted' ? 'accepted' : `refused at ${e.verdict}`;
+  const parts = [
+    clock(e.time),
+    String(e.status),
+    verdict,
+    e.mode ?? '-',
+    e.skill ?? '-',
+    e.sender ?? '-',
+    `${e.durationMs} ms`,
+  ];
+  if (e.code) parts.push(e.code);
+  if (e.message && e.verdict !== 'accepted') parts.push(`"${e.message}"`);
+  if (e.diagnosis) parts.push(`[${e.diagnosis}]`);
+  return parts.join(' ');
+}
+
+const clock = (iso: string) => iso.slice(11, 19);
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  console.error(`agent-bridge: ${(error as Error).message}`);
+  process.exit(1);
+});

@@ -1,0 +1,57 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AgentBridgeApp, type AppOptions } from '../../src/app.js';
+import { DEFAULT_SETTINGS, type Settings } from '../../src/settings/schema.js';
+
+export interface TestAgent {
+  app: AgentBridgeApp;
+  url: string;
+  id: string;
+  dataDir: string;
+  /** Stops the agent; the data dir stays so a test can start it again. */
+  stop(): Promise<void>;
+  /** Stops the agent and removes its data dir. */
+  close(): Promise<void>;
+}
+
+export interface TestAgentOptions extends Partial<Omit<AppOptions, 'settings' | 'dataDir'>> {
+  settings?: Partial<Settings>;
+  dataDir?: string;
+}
+
+export function tempDir(prefix = 'agent-bridge-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A real agent on an ephemeral loopback port, with its own data dir; loopback peers resolve over http. */
+export async function startAgent(options: TestAgentOptions = {}): Promise<TestAgent> {
+  const dataDir = options.dataDir ?? tempDir();
+  const settings: Settings = {
+    ...DEFAULT_SETTINGS,
+    port: 0,
+    devHttpPeers: true,
+    rpm: 10_000,
+    perSender: 10_000,
+    ...options.settings,
+  };
+  const app = new AgentBridgeApp({ ...options, dataDir, settings, env: options.env ?? {} });
+  const url = await app.start();
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await app.stop(1000);
+  };
+  return {
+    app,
+    url,
+    id: app.card().id,
+    dataDir,
+    stop,
+    close: async () => {
+      await stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
