@@ -58,6 +58,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   private cachedCard: { card: AgentCard; until: number } | undefined;
   private readonly now: () => number;
   private readonly env: NodeJS.ProcessEnv;
+  private readonly peerKeys: PeerKeyResolver;
 
   constructor(private readonly options: AppOptions) {
     super();
@@ -82,12 +83,12 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     );
     for (const skill of options.extraSkills ?? []) this.skills.register(skill);
 
-    const peerKeys = new PeerKeyResolver({
+    const peerKeys = (this.peerKeys = new PeerKeyResolver({
       pinned: this.settings.trustedPeerKeys,
       devHttpPeers: this.settings.devHttpPeers,
       now: this.now,
       self: { isOwnId: (id) => id === this.card().id, key: (kid) => this.keys.verificationKey(kid) },
-    });
+    }));
     this.server = new AgentServer({
       dataDir: options.dataDir,
       card: () => this.card(),
@@ -119,6 +120,33 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
 
   async stop(graceMs?: number): Promise<void> {
     await this.server.close(graceMs);
+  }
+
+  get currentSettings(): Settings {
+    return this.settings;
+  }
+
+  /**
+   * Applies changed settings to the running agent: gateway, trust, limits, card text and keys' TTL take
+   * effect at once. Returns the names of changed settings that need a restart (the listening address).
+   */
+  updateSettings(change: Partial<Settings>): string[] {
+    const before = this.settings;
+    this.settings = { ...before, ...change };
+    this.gateway = this.resolveGateway();
+    this.gatewayState = { ...this.gatewayState, status: this.gateway.status };
+    this.peerKeys.setPinned(this.settings.trustedPeerKeys);
+    this.peerKeys.setDevHttpPeers(this.settings.devHttpPeers);
+    this.skills.update('chat', {
+      trust: this.settings.chatTrust,
+      allowedPeers: this.settings.chatTrust === 'trusted-peers' ? this.settings.allowedPeers : undefined,
+    });
+    this.keys.setCardTTL(this.settings.cardTTL);
+    this.invalidateCard();
+    this.server.applyLimits();
+    return (['port', 'host'] as const).filter(
+      (name) => change[name] !== undefined && change[name] !== before[name],
+    );
   }
 
   /** Where the agent is reached from outside: the public URL when set, else the local listener. */

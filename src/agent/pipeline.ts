@@ -252,7 +252,8 @@ function sameSecret(a: string, b: string): boolean {
 }
 
 function checkLimits(deps: PipelineDeps, sender: string, tokensPerDay: number): void {
-  const globalWait = deps.globalLimit.take('*');
+  // Both limits are checked before either counts, so a refused request costs no one's allowance.
+  const globalWait = deps.globalLimit.wait('*');
   if (globalWait > 0) {
     throw new ProtocolError(
       'RATE_LIMITED',
@@ -261,7 +262,7 @@ function checkLimits(deps: PipelineDeps, sender: string, tokensPerDay: number): 
       { step: 'rate-limit', retryAfterSeconds: globalWait },
     );
   }
-  const senderWait = deps.senderLimit.take(sender);
+  const senderWait = deps.senderLimit.wait(sender);
   if (senderWait > 0) {
     throw new ProtocolError(
       'RATE_LIMITED',
@@ -279,6 +280,8 @@ function checkLimits(deps: PipelineDeps, sender: string, tokensPerDay: number): 
       { step: 'rate-limit', retryAfterSeconds: wait },
     );
   }
+  deps.globalLimit.take('*');
+  deps.senderLimit.take(sender);
 }
 
 function checkInput(entry: RegisteredSkill | undefined, envelope: Envelope, mode: Mode): RegisteredSkill {

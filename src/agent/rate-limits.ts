@@ -15,19 +15,24 @@ export class RateLimiter {
     this.perMinute = perMinute;
   }
 
-  /** Takes one request; returns 0 when allowed, else the seconds until one is. */
-  take(key: string): number {
+  /** Seconds until `key` may make a request: 0 when it may now. Takes nothing. */
+  wait(key: string): number {
+    const tokens = this.tokens(key, this.now());
+    return tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / (this.perMinute / 60_000) / 1000));
+  }
+
+  /** Counts one request for `key` (after `wait` said it may). */
+  take(key: string): void {
     const now = this.now();
-    const rate = this.perMinute / 60_000;
-    const bucket = this.buckets.get(key);
-    let tokens = bucket
-      ? Math.min(this.perMinute, bucket.tokens + (now - bucket.updatedAt) * rate)
-      : this.perMinute;
-    if (tokens < 1) return Math.max(1, Math.ceil((1 - tokens) / rate / 1000));
-    tokens -= 1;
-    if (!bucket && this.buckets.size >= this.maxKeys) this.sweep();
+    const tokens = this.tokens(key, now) - 1;
+    if (!this.buckets.has(key) && this.buckets.size >= this.maxKeys) this.sweep();
     this.buckets.set(key, { tokens, updatedAt: now });
-    return 0;
+  }
+
+  private tokens(key: string, now: number): number {
+    const bucket = this.buckets.get(key);
+    if (!bucket) return this.perMinute;
+    return Math.min(this.perMinute, bucket.tokens + (now - bucket.updatedAt) * (this.perMinute / 60_000));
   }
 
   /** A full bucket is the same as none: forget those, which bounds memory by active senders. */

@@ -7,12 +7,17 @@ import type { Reply } from './envelopes.js';
 export function expectSignedBy(agent: AgentBridgeApp, reply: Reply): void {
   const digest = reply.headers.get('content-digest') ?? '';
   expect(digestMatches(digest, reply.text), 'content-digest matches the body').toBe(true);
-  const parsed = parseSignatureHeaders(reply.headers.get('signature-input') ?? '', reply.headers.get('signature') ?? '');
+  const parsed = parseSignatureHeaders(
+    reply.headers.get('signature-input') ?? '',
+    reply.headers.get('signature') ?? '',
+  );
   if (typeof parsed === 'string') throw new Error(parsed);
   expect(parsed.components).toEqual(['@status', 'content-digest']);
   const key = agent.keys.verificationKey(parsed.kid);
   expect(key?.active, 'signed with an active key of the agent').toBe(true);
-  expect(verifyParsedSignature(parsed, { status: reply.status, headers: { 'content-digest': digest } }, key!.key)).toBe(true);
+  expect(
+    verifyParsedSignature(parsed, { status: reply.status, headers: { 'content-digest': digest } }, key!.key),
+  ).toBe(true);
 }
 
 /** Asserts the documented error shape: both the top-level code/message and error{}. */

@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSigner, privateKeyFromRaw, generateRawKeyPair, signObject, signRequest, type Mode } from '../../src/protocol/index.js';
+import {
+  createSigner,
+  privateKeyFromRaw,
+  generateRawKeyPair,
+  signObject,
+  signRequest,
+  type Mode,
+} from '../../src/protocol/index.js';
 import { startGatewayDouble, type GatewayDouble } from '../fixtures/gateway-double.js';
 import { startAgent, type TestAgent } from '../helpers/agents.js';
 import { PATHS, envelope, post, sign, type Form } from '../helpers/envelopes.js';
@@ -50,7 +57,10 @@ describe.each(MODES)('%s mode', (mode) => {
 
   it('refuses a wrong content type with 415', async () => {
     const signed = sign(chat(mode), peer.app.keys.signer);
-    const reply = await post(agent.url, path, { ...signed, headers: { ...signed.headers, 'content-type': 'text/plain' } });
+    const reply = await post(agent.url, path, {
+      ...signed,
+      headers: { ...signed.headers, 'content-type': 'text/plain' },
+    });
     expectError(reply, 415, 'SCHEMA_INVALID', /application\/json/);
   });
 
@@ -65,31 +75,52 @@ describe.each(MODES)('%s mode', (mode) => {
     const env = chat(mode) as unknown as Record<string, unknown>;
     delete env.traceId;
     const body = JSON.stringify(env);
-    const headers = { 'content-type': 'application/json', ...signRequest(peer.app.keys.signer, { method: 'POST', path, body }) };
+    const headers = {
+      'content-type': 'application/json',
+      ...signRequest(peer.app.keys.signer, { method: 'POST', path, body }),
+    };
     expectError(await send(body, headers), 400, 'SCHEMA_INVALID', /"traceId"/);
   });
 
   it('refuses an envelope addressed to another agent', async () => {
-    const reply = await post(agent.url, path, sign(chat(mode, { to: 'agent://someone.else' }), peer.app.keys.signer));
+    const reply = await post(
+      agent.url,
+      path,
+      sign(chat(mode, { to: 'agent://someone.else' }), peer.app.keys.signer),
+    );
     expectError(reply, 400, 'SCHEMA_INVALID', new RegExp(`address it to ${agent.id}`));
   });
 
   it('refuses a mode that does not match the endpoint', async () => {
     const other = MODES.find((m) => m !== mode)!;
-    const reply = await post(agent.url, path, sign(chat(mode, { mode: other }), peer.app.keys.signer, 'headers', path));
+    const reply = await post(
+      agent.url,
+      path,
+      sign(chat(mode, { mode: other }), peer.app.keys.signer, 'headers', path),
+    );
     expectError(reply, 400, 'SCHEMA_INVALID', /does not match/);
   });
 
   it('refuses an unknown sender whose card cannot be fetched', async () => {
     const stranger = createSigner('k1', privateKeyFromRaw(generateRawKeyPair().privateKey));
     const env = envelope('agent://127.0.0.1:9', agent.id, mode, { message: 'hi' });
-    expectError(await post(agent.url, path, sign(env, stranger)), 401, 'AUTH_FAILED', /card could not be fetched/);
+    expectError(
+      await post(agent.url, path, sign(env, stranger)),
+      401,
+      'AUTH_FAILED',
+      /card could not be fetched/,
+    );
   });
 
   it('refuses an unknown kid', async () => {
     const raw = generateRawKeyPair();
     const signer = createSigner('no-such-kid', privateKeyFromRaw(raw.privateKey));
-    expectError(await post(agent.url, path, sign(chat(mode), signer)), 401, 'AUTH_FAILED', /Unknown key id "no-such-kid"/);
+    expectError(
+      await post(agent.url, path, sign(chat(mode), signer)),
+      401,
+      'AUTH_FAILED',
+      /Unknown key id "no-such-kid"/,
+    );
   });
 
   it('refuses a body altered after signing (Form A)', async () => {
@@ -116,15 +147,28 @@ describe.each(MODES)('%s mode', (mode) => {
     const env = chat(mode);
     const inBody = signObject({ ...env, payload: { message: 'something else' } }, peer.app.keys.signer);
     const body = JSON.stringify({ ...inBody, payload: env.payload });
-    const headers = { 'content-type': 'application/json', ...signRequest(peer.app.keys.signer, { method: 'POST', path, body }) };
+    const headers = {
+      'content-type': 'application/json',
+      ...signRequest(peer.app.keys.signer, { method: 'POST', path, body }),
+    };
     expectError(await send(body, headers), 401, 'AUTH_FAILED', /Envelope signature does not verify/);
   });
 
   it('refuses a stale timestamp and a future one', async () => {
     const stale = chat(mode, { timestamp: new Date(Date.now() - 6 * 60_000).toISOString() });
-    expectError(await post(agent.url, path, sign(stale, peer.app.keys.signer)), 401, 'AUTH_FAILED', /more than 5 minutes old/);
+    expectError(
+      await post(agent.url, path, sign(stale, peer.app.keys.signer)),
+      401,
+      'AUTH_FAILED',
+      /more than 5 minutes old/,
+    );
     const future = chat(mode, { timestamp: new Date(Date.now() + 2 * 60_000).toISOString() });
-    expectError(await post(agent.url, path, sign(future, peer.app.keys.signer)), 401, 'AUTH_FAILED', /in the future/);
+    expectError(
+      await post(agent.url, path, sign(future, peer.app.keys.signer)),
+      401,
+      'AUTH_FAILED',
+      /in the future/,
+    );
   });
 
   it('refuses a replayed envelope, and a refused signature does not burn the nonce', async () => {
@@ -145,11 +189,26 @@ describe.each(MODES)('%s mode', (mode) => {
 
   it('names the field and the rule when the payload breaks the input schema', async () => {
     const missing = chat(mode, { payload: { channel: 'x' } });
-    expectError(await post(agent.url, path, sign(missing, peer.app.keys.signer)), 400, 'SCHEMA_INVALID', /payload\.message: is required/);
+    expectError(
+      await post(agent.url, path, sign(missing, peer.app.keys.signer)),
+      400,
+      'SCHEMA_INVALID',
+      /payload\.message: is required/,
+    );
     const long = chat(mode, { payload: { message: 'hi', channel: 'c'.repeat(65) } });
-    expectError(await post(agent.url, path, sign(long, peer.app.keys.signer)), 400, 'SCHEMA_INVALID', /payload\.channel: .*\(pattern\)/);
+    expectError(
+      await post(agent.url, path, sign(long, peer.app.keys.signer)),
+      400,
+      'SCHEMA_INVALID',
+      /payload\.channel: .*\(pattern\)/,
+    );
     const extra = chat(mode, { payload: { message: 'hi', colour: 'red' } });
-    expectError(await post(agent.url, path, sign(extra, peer.app.keys.signer)), 400, 'SCHEMA_INVALID', /payload\.colour: is not allowed/);
+    expectError(
+      await post(agent.url, path, sign(extra, peer.app.keys.signer)),
+      400,
+      'SCHEMA_INVALID',
+      /payload\.colour: is not allowed/,
+    );
   });
 
   it('refuses an unsigned body and says how to sign', async () => {
@@ -171,7 +230,11 @@ describe.each(MODES)('%s mode', (mode) => {
 
   it('refuses a signature made for another endpoint', async () => {
     const other = MODES.find((m) => m !== mode)!;
-    const reply = await post(agent.url, path, sign(chat(mode), peer.app.keys.signer, 'headers', PATHS[other]));
+    const reply = await post(
+      agent.url,
+      path,
+      sign(chat(mode), peer.app.keys.signer, 'headers', PATHS[other]),
+    );
     expectError(reply, 401, 'AUTH_FAILED', /does not verify/);
   });
 });

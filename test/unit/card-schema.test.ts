@@ -4,7 +4,13 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { buildCard, cardSchema, envelopeSchema, type CardInput, type SkillDef } from '../../src/protocol/index.js';
+import {
+  buildCard,
+  cardSchema,
+  envelopeSchema,
+  type CardInput,
+  type SkillDef,
+} from '../../src/protocol/index.js';
 
 // ajv-formats ships CommonJS: its default export arrives wrapped under ESM.
 const addFormats = addFormatsModule as unknown as <T extends Ajv>(ajv: T) => T;
@@ -54,10 +60,11 @@ const input: CardInput = {
   cardTTL: 300,
 };
 
-const card = () => structuredClone(buildCard(input)) as unknown as Record<string, unknown> & {
-  skills: Record<string, unknown>[];
-  publicKeys: Record<string, unknown>[];
-};
+const card = () =>
+  structuredClone(buildCard(input)) as unknown as Record<string, unknown> & {
+    skills: Record<string, unknown>[];
+    publicKeys: Record<string, unknown>[];
+  };
 
 describe('buildCard and our cardSchema', () => {
   it('builds a card our schema accepts, id from the url host, bearer offered for authenticated skills', () => {
@@ -83,7 +90,10 @@ describe('buildCard and our cardSchema', () => {
     ['an extra key field', (c: ReturnType<typeof card>) => ((c.publicKeys[0] ?? {}).alg = 'ed25519')],
     ['a missing required field', (c: ReturnType<typeof card>) => delete c.publicKeys],
     ['an unknown mode', (c: ReturnType<typeof card>) => ((c.skills[0] ?? {}).modes = ['batch'])],
-    ['a non-agent allowed peer', (c: ReturnType<typeof card>) => ((c.skills[1] ?? {}).allowedPeers = ['https://x'])],
+    [
+      'a non-agent allowed peer',
+      (c: ReturnType<typeof card>) => ((c.skills[1] ?? {}).allowedPeers = ['https://x']),
+    ],
   ])('refuses %s', (_name, mutate) => {
     const c = card();
     mutate(c);

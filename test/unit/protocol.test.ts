@@ -149,20 +149,28 @@ describeReference('published SDK vectors (samvad-v1.2/rfc9421-vectors.json)', ()
     expect(sig.kid).toBe(vectors?.kid);
     expect(sig.components).toEqual(['@method', '@path', 'content-digest']);
     expect(sig.created).toBe(1776146908);
-    const parts = { method: c.method, path: c.path, headers: { 'content-digest': headers['content-digest'] } };
+    const parts = {
+      method: c.method,
+      path: c.path,
+      headers: { 'content-digest': headers['content-digest'] },
+    };
     expect(verifyParsedSignature(sig, parts, key())).toBe(true);
   });
 
   it.each(cases.map((c) => [c.name, c] as const))('%s fails once anything is changed', (_name, c) => {
     const headers = c.expectedResult;
     const sig = parsed(headers['signature-input'], headers.signature);
-    const parts = { method: c.method, path: c.path, headers: { 'content-digest': headers['content-digest'] } };
+    const parts = {
+      method: c.method,
+      path: c.path,
+      headers: { 'content-digest': headers['content-digest'] },
+    };
     expect(verifyParsedSignature(sig, { ...parts, path: '/agent/other' }, key())).toBe(false);
     expect(verifyParsedSignature(sig, { ...parts, method: 'PUT' }, key())).toBe(false);
     expect(verifyParsedSignature({ ...sig, signature: flipByte(sig.signature) }, parts, key())).toBe(false);
-    expect(verifyParsedSignature({ ...sig, params: sig.params.replace('1776146908', '1776146909') }, parts, key())).toBe(
-      false,
-    );
+    expect(
+      verifyParsedSignature({ ...sig, params: sig.params.replace('1776146908', '1776146909') }, parts, key()),
+    ).toBe(false);
     expect(digestMatches(headers['content-digest'], c.bodyJson.replace('}', ' }'))).toBe(false);
     const otherKey = publicKeyFromRaw(publicKeyOf(privateKeyFromRaw(RFC8032_SEED.toString('base64'))));
     expect(otherKey && verifyParsedSignature(sig, parts, otherKey)).toBe(false);
@@ -259,7 +267,9 @@ describeReference('project vectors (reference/project-vectors.json)', () => {
     const sig = parsed(r['signature-input'], r.signature);
     const parts = { status: r.status, headers: { 'content-digest': r['content-digest'] } };
     expect(verifyParsedSignature(sig, { ...parts, status: 201 }, key())).toBe(false);
-    expect(verifyParsedSignature({ ...sig, signature: flipByte(sig.signature, 63) }, parts, key())).toBe(false);
+    expect(verifyParsedSignature({ ...sig, signature: flipByte(sig.signature, 63) }, parts, key())).toBe(
+      false,
+    );
     expect(digestMatches(r['content-digest'], r.body.replace('hi', 'ho'))).toBe(false);
     const otherDigest = { headers: { 'content-digest': contentDigest('{}') }, status: r.status };
     expect(verifyParsedSignature(sig, otherDigest, key())).toBe(false);
@@ -294,8 +304,8 @@ describe('parseSignatureHeaders refuses malformed headers with a reason', () => 
     const key = publicKeyFromRaw(publicKeyOf(privateKeyFromRaw(RFC8032_SEED.toString('base64'))));
     if (!key) throw new Error('key');
     const p = parsed('sig1=("@status" "content-digest");keyid="k1"', sig);
-    expect(verifyParsedSignature(p, { method: 'POST', path: '/', headers: { 'content-digest': 'x' } }, key)).toBe(
-      false,
-    );
+    expect(
+      verifyParsedSignature(p, { method: 'POST', path: '/', headers: { 'content-digest': 'x' } }, key),
+    ).toBe(false);
   });
 });

@@ -1,0 +1,129 @@
+import type { KeyObject } from 'node:crypto';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { cardSchema, publicKeyFromRaw, type AgentCard } from '../protocol/index.js';
+import { baseUrlFor, type BaseUrlOptions } from './base-url.js';
+import { CardFetchError } from './errors.js';
+import { BodyTooLargeError, fetchOrExplain, readCapped } from './http.js';
+
+// ajv-formats ships CommonJS: its default export arrives wrapped under ESM.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const validateCard = addFormats(new Ajv({ allErrors: true, strict: false })).compile<AgentCard>(cardSchema);
+
+/** The same limits the agent applies to the cards it fetches: a hostile host cannot hang or flood us. */
+export const CARD_TIMEOUT_MS = 5000;
+export const CARD_MAX_BYTES = 64 * 1024;
+const MAX_REDIRECTS = 3;
+const DEFAULT_TTL_S = 300;
+
+/**
+ * GET {base}/.well-known/agent.json with a 5 s timeout and a 64 KiB cap, following only redirects that
+ * stay on the same origin (a redirect elsewhere would let a card fetch probe other hosts: SSRF), then
+ * validates the card and checks it describes the agent that was asked for.
+ */
+export async function fetchCardFrom(agentId: string, options: BaseUrlOptions = {}): Promise<AgentCard> {
+  const fail = (message: string, cause?: unknown) => new CardFetchError(message, agentId, { cause });
+  let base: string;
+  try {
+    base = baseUrlFor(agentId, options);
+  } catch (error) {
+    throw fail((error as Error).message);
+  }
+  let url = `${base}/.well-known/agent.json`;
+  const signal = AbortSignal.timeout(CARD_TIMEOUT_MS);
+  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+    let response: Response;
+    try {
+      const init: RequestInit = { redirect: 'manual', signal, headers: { accept: 'application/json' } };
+      response = await fetchOrExplain(url, init, CARD_TIMEOUT_MS);
+    } catch (error) {
+      throw fail(`Could not fetch the card of ${agentId}: ${(error as Error).message}`, error);
+    }
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel().catch(() => undefined);
+      const next = new URL(response.headers.get('location') ?? '', url);
+      if (next.origin !== new URL(url).origin) {
+        throw fail(`${url} redirects to ${next.origin}: a card must be served by the agent's own origin`);
+      }
+      url = next.href;
+      continue;
+    }
+    if (!response.ok) {
+      await response.body?.cancel().catch(() => undefined);
+      throw fail(`${url} answered HTTP ${response.status}: is ${agentId} a SAMVAD agent?`);
+    }
+    return parseCard(agentId, url, await readCard(response, url, fail));
+  }
+  throw fail(`${url}: more than ${MAX_REDIRECTS} redirects`);
+}
+
+async function readCard(
+  response: Response,
+  url: string,
+  fail: (message: string, cause?: unknown) => CardFetchError,
+): Promise<string> {
+  try {
+    return Buffer.from(await readCapped(response, CARD_MAX_BYTES)).toString('utf8');
+  } catch (error) {
+    const reason = error instanceof BodyTooLargeError ? error.message : `reading failed (${String(error)})`;
+    throw fail(`Card at ${url} refused: ${reason}`, error);
+  }
+}
+
+function parseCard(agentId: string, url: string, text: string): AgentCard {
+  let card: unknown;
+  try {
+    card = JSON.parse(text);
+  } catch {
+    throw new CardFetchError(`${url} is not JSON`, agentId);
+  }
+  if (!validateCard(card)) {
+    const reasons = (validateCard.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`);
+    throw new CardFetchError(`${url} is not a valid agent card: ${reasons.slice(0, 3).join('; ')}`, agentId);
+  }
+  // A host may only speak for itself: a card naming another id is impersonation or a misconfiguration.
+  if (card.id.toLowerCase() !== agentId.toLowerCase()) {
+    throw new CardFetchError(`${url} describes ${card.id}, not ${agentId}`, agentId);
+  }
+  return card;
+}
+
+/** Cards per agent id, kept for the card's cardTTL; concurrent requests share one fetch. */
+export class CardCache {
+  private readonly entries = new Map<string, { card: Promise<AgentCard>; expires: number }>();
+
+  constructor(private readonly options: BaseUrlOptions = {}) {}
+
+  get(agentId: string, force = false): Promise<AgentCard> {
+    const entry = this.entries.get(agentId);
+    if (entry && !force && entry.expires > Date.now()) return entry.card;
+    const card = fetchCardFrom(agentId, this.options);
+    const fresh = { card, expires: Number.POSITIVE_INFINITY };
+    this.entries.set(agentId, fresh);
+    card.then(
+      (c) => {
+        fresh.expires = Date.now() + (c.cardTTL ?? DEFAULT_TTL_S) * 1000;
+      },
+      () => {
+        // A failed fetch is not cached: the next call tries again.
+        if (this.entries.get(agentId) === fresh) this.entries.delete(agentId);
+      },
+    );
+    return card;
+  }
+
+  /**
+   * The public key a signature names, from the agent's card: re-fetched once when the kid is unknown
+   * (the agent may have rotated keys since we cached its card). A string is the reason it failed.
+   */
+  async keyFor(agentId: string, kid: string): Promise<KeyObject | string> {
+    let card = await this.get(agentId);
+    if (!card.publicKeys.some((k) => k.kid === kid)) card = await this.get(agentId, true);
+    const entry = card.publicKeys.find((k) => k.kid === kid);
+    if (!entry) return `kid "${kid}" is not in the card of ${agentId}`;
+    if (!entry.active) return `key "${kid}" of ${agentId} is inactive (revoked)`;
+    return (
+      publicKeyFromRaw(entry.key) ?? `key "${kid}" in the card of ${agentId} is not a 32-byte Ed25519 key`
+    );
+  }
+}

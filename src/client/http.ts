@@ -1,0 +1,69 @@
+/** Small fetch helpers shared by the card fetch and the calls: bounded reads and readable failures. */
+
+export class BodyTooLargeError extends Error {}
+
+/** Reads a body up to `maxBytes`; a larger one is cancelled rather than buffered (memory exhaustion). */
+export async function readCapped(response: Response, maxBytes: number): Promise<Uint8Array> {
+  const declared = Number(response.headers.get('content-length') ?? NaN);
+  if (declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new BodyTooLargeError(`the reply declares ${declared} bytes, more than the ${maxBytes} allowed`);
+  }
+  const reader = response.body?.getReader();
+  if (!reader) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw new BodyTooLargeError(`the reply is larger than the ${maxBytes} bytes allowed`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Parses JSON when it is JSON; otherwise keeps the text so the caller can still show it. */
+export function parseBody(bytes: Uint8Array): unknown {
+  const text = Buffer.from(bytes).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** A signal that fires after `ms` or when `outer` fires, whichever comes first. */
+export function deadline(ms: number, outer?: AbortSignal): AbortSignal {
+  const timeout = AbortSignal.timeout(ms);
+  return outer ? AbortSignal.any([timeout, outer]) : timeout;
+}
+
+/** fetch, with network failures reworded: `fetch failed` alone does not say what to check. */
+export async function fetchOrExplain(url: string, init: RequestInit, timeoutMs: number): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    if (init.signal?.aborted) {
+      const reason: unknown = init.signal.reason;
+      if (reason instanceof Error && reason.name === 'TimeoutError') {
+        throw new Error(`No answer from ${url} within ${timeoutMs} ms`, { cause: error });
+      }
+      throw reason instanceof Error ? reason : error;
+    }
+    throw new Error(
+      `Cannot reach ${url} (${describeFetchError(error)}): is the agent running and the id right?`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+function describeFetchError(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+}

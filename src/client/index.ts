@@ -1,0 +1,22 @@
+/** A small client for calling SAMVAD 1.2 agents: signed requests, verified replies and streams. */
+export {
+  AgentClient,
+  REPLY_MAX_BYTES,
+  type AgentClientOptions,
+  type CallOptions,
+  type CallResult,
+  type StreamEvent,
+  type WaitOptions,
+} from './agent-client.js';
+export { baseUrlFor, isLoopbackHost, type BaseUrlOptions } from './base-url.js';
+export { CARD_MAX_BYTES, CARD_TIMEOUT_MS, CardCache, fetchCardFrom } from './card-fetch.js';
+export {
+  buildEnvelope,
+  signEnvelope,
+  type EnvelopeInput,
+  type SignatureForm,
+  type SignedRequest,
+} from './envelope.js';
+export { AgentCallError, CardFetchError, ResponseVerificationError, errorCodeOf } from './errors.js';
+export { SSE_MAX_BLOCK_CHARS, SseParser, readSse, type SseBlock } from './sse-reader.js';
+export { verifyEvent, verifyResponse, type KeyLookup } from './verify.js';

@@ -1,0 +1,246 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { Schema } from 'conf';
+import type { Trust } from '../protocol/index.js';
+
+export type TunnelMode = 'localtunnel' | 'command' | 'none';
+
+/**
+ * Every operator setting. Optional ones have no default: absent means "not configured".
+ * A type alias, not an interface: `conf` needs a type assignable to Record<string, unknown>.
+ */
+export type Settings = {
+  port: number;
+  host: string;
+  consolePort: number;
+  gatewayUrl?: string;
+  gatewayToken?: string;
+  gatewayModel: string;
+  gatewayTimeoutMs: number;
+  defaultChannel: string;
+  tunnel: TunnelMode;
+  tunnelHost: string;
+  subdomain?: string;
+  tunnelCommand?: string;
+  publicUrl?: string;
+  registryUrl: string;
+  chatTrust: Trust;
+  allowedPeers: string[];
+  trustedPeerKeys: Record<string, string>;
+  bearerTokens: string[];
+  cardTTL: number;
+  rpm: number;
+  perSender: number;
+  tokensPerDay: number;
+  agentName: string;
+  agentDescription: string;
+  specializations: string[];
+  devHttpPeers: boolean;
+  allowUnsigned: boolean;
+  bodyLimitBytes: number;
+  keepMessageContents: boolean;
+  taskRetentionHours: number;
+};
+
+export type SettingName = keyof Settings;
+type OptionalSetting = 'gatewayUrl' | 'gatewayToken' | 'subdomain' | 'tunnelCommand' | 'publicUrl';
+
+export const DEFAULT_SETTINGS: Readonly<Omit<Settings, OptionalSetting>> = {
+  port: 8787,
+  host: '127.0.0.1',
+  consolePort: 8788,
+  gatewayModel: 'openclaw',
+  gatewayTimeoutMs: 120_000,
+  defaultChannel: 'samvad',
+  tunnel: 'none',
+  tunnelHost: 'https://localtunnel.me',
+  registryUrl: 'https://samvadprotocol.vercel.app',
+  chatTrust: 'public',
+  allowedPeers: [],
+  trustedPeerKeys: {},
+  bearerTokens: [],
+  cardTTL: 300,
+  rpm: 60,
+  perSender: 10,
+  tokensPerDay: 100_000,
+  agentName: 'Agent Bridge',
+  agentDescription: "An AI agent that answers through its operator's own OpenClaw gateway, over SAMVAD.",
+  specializations: [],
+  devHttpPeers: false,
+  allowUnsigned: false,
+  bodyLimitBytes: 1_048_576,
+  keepMessageContents: false,
+  taskRetentionHours: 24,
+};
+
+/** Settings that are write-only: never logged, never sent back to the console. */
+export const SECRET_SETTINGS = ['gatewayToken', 'bearerTokens'] as const;
+export type SecretSetting = (typeof SECRET_SETTINGS)[number];
+
+type ValueSchema = Schema<Settings>[SettingName];
+/** A setting's JSON Schema and its rule in plain words, kept side by side so they cannot drift. */
+interface Field {
+  schema: ValueSchema;
+  rule: string;
+}
+
+const AGENT_ID = '^agent://([A-Za-z0-9.-]+(:[0-9]{1,5})?|\\[[0-9A-Fa-f:.]+\\](:[0-9]{1,5})?)$';
+// Standard base64 of exactly 32 bytes: 43 characters and one '=' of padding.
+const ED25519_KEY = '^[A-Za-z0-9+/]{43}=$';
+
+const integer = (minimum: number, maximum: number, unit = ''): Field => ({
+  schema: { type: 'integer', minimum, maximum },
+  rule: `must be an integer between ${minimum} and ${maximum}${unit ? ` (${unit})` : ''}`,
+});
+const boolean = (): Field => ({ schema: { type: 'boolean' }, rule: 'must be true or false' });
+const oneOf = (...values: string[]): Field => ({
+  schema: { type: 'string', enum: values },
+  rule: `must be one of: ${values.join(', ')}`,
+});
+const text = (minLength: number, maxLength: number, rule: string, pattern?: string): Field => ({
+  schema: { type: 'string', minLength, maxLength, ...(pattern ? { pattern } : {}) },
+  rule,
+});
+const httpUrl = (): Field => ({
+  schema: { type: 'string', format: 'uri', pattern: '^https?://[^\\s/]', maxLength: 2048 },
+  rule: 'must be an http:// or https:// URL',
+});
+
+const FIELDS: { [K in SettingName]-?: Field } = {
+  port: integer(0, 65535),
+  host: text(1, 253, 'must be a host name or IP address, like 127.0.0.1 or 0.0.0.0', '^[^\\s/]+$'),
+  consolePort: integer(0, 65535),
+  gatewayUrl: httpUrl(),
+  gatewayToken: text(1, 4096, 'must be a token of 1 to 4096 characters'),
+  gatewayModel: text(1, 200, 'must be a model name of 1 to 200 characters without spaces', '^\\S+$'),
+  gatewayTimeoutMs: integer(100, 3_600_000, 'milliseconds'),
+  defaultChannel: text(
+    1,
+    64,
+    'must be 1 to 64 letters, digits, dots, dashes or underscores',
+    '^[A-Za-z0-9._-]+$',
+  ),
+  tunnel: oneOf('localtunnel', 'command', 'none'),
+  tunnelHost: httpUrl(),
+  subdomain: text(
+    4,
+    63,
+    'must be 4 to 63 lowercase letters, digits or dashes, not starting or ending with a dash',
+    '^[a-z0-9][a-z0-9-]*[a-z0-9]$',
+  ),
+  tunnelCommand: text(1, 4096, 'must be a command line of 1 to 4096 characters'),
+  publicUrl: httpUrl(),
+  registryUrl: httpUrl(),
+  chatTrust: oneOf('public', 'authenticated', 'trusted-peers'),
+  allowedPeers: {
+    schema: { type: 'array', maxItems: 1000, items: { type: 'string', pattern: AGENT_ID } },
+    rule: 'must be a list of agent ids like agent://example.com',
+  },
+  trustedPeerKeys: {
+    schema: {
+      type: 'object',
+      maxProperties: 1000,
+      propertyNames: { type: 'string', pattern: AGENT_ID },
+      additionalProperties: { type: 'string', pattern: ED25519_KEY },
+    },
+    rule: 'must map agent ids (agent://host) to base64 32-byte Ed25519 public keys',
+  },
+  bearerTokens: {
+    schema: { type: 'array', maxItems: 100, items: { type: 'string', minLength: 8, maxLength: 4096 } },
+    rule: 'must be a list of tokens of 8 to 4096 characters each',
+  },
+  cardTTL: integer(0, 86_400, 'seconds'),
+  rpm: integer(1, 1_000_000),
+  perSender: integer(1, 1_000_000),
+  tokensPerDay: integer(1, 1_000_000_000),
+  agentName: text(1, 100, 'must be a name of 1 to 100 characters'),
+  agentDescription: text(1, 500, 'must be a description of 1 to 500 characters'),
+  specializations: {
+    schema: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 50 } },
+    rule: 'must be a list of short labels (1 to 50 characters each)',
+  },
+  devHttpPeers: boolean(),
+  allowUnsigned: boolean(),
+  bodyLimitBytes: integer(1024, 104_857_600, 'bytes'),
+  keepMessageContents: boolean(),
+  taskRetentionHours: integer(1, 8760, 'hours'),
+};
+
+export const SETTING_NAMES = Object.keys(FIELDS) as SettingName[];
+
+/** The `properties` of the settings schema, defaults included: what `conf`'s `schema` option takes. */
+export const settingsSchema = Object.fromEntries(
+  SETTING_NAMES.map((name) => {
+    const fallback = (DEFAULT_SETTINGS as Partial<Settings>)[name];
+    const schema = FIELDS[name].schema as Record<string, unknown>;
+    return [name, fallback === undefined ? schema : { ...schema, default: fallback }];
+  }),
+) as Schema<Settings>;
+
+/** The rule a setting must follow, in plain words ("must be an integer between 0 and 65535"). */
+export function settingRule(name: SettingName): string {
+  return FIELDS[name].rule;
+}
+
+export function isSettingName(name: string): name is SettingName {
+  return Object.hasOwn(FIELDS, name);
+}
+
+export interface SettingsFieldError {
+  field: string;
+  message: string;
+}
+
+export type SettingsValidation =
+  { ok: true; value: Partial<Settings> } | { ok: false; errors: SettingsFieldError[] };
+
+// ajv-formats ships CommonJS: its default export arrives wrapped under ESM.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const validatePartial = addFormats(new Ajv({ allErrors: true, strict: true })).compile({
+  type: 'object',
+  additionalProperties: false,
+  properties: settingsSchema,
+});
+
+/** Checks some settings (any subset); errors name the field and the rule, never the value. */
+export function validateSettings(partial: unknown): SettingsValidation {
+  if (typeof partial !== 'object' || partial === null || Array.isArray(partial)) {
+    return { ok: false, errors: [{ field: '', message: 'settings must be a JSON object' }] };
+  }
+  const defined = Object.fromEntries(Object.entries(partial).filter(([, value]) => value !== undefined));
+  if (validatePartial(defined)) return { ok: true, value: structuredClone(defined) as Partial<Settings> };
+  const errors = new Map<string, string>();
+  for (const error of validatePartial.errors ?? []) {
+    const field = fieldOf(error);
+    if (errors.has(field)) continue;
+    errors.set(
+      field,
+      isSettingName(field) ? `${field}: ${settingRule(field)}` : `${field}: is not a known setting`,
+    );
+  }
+  return { ok: false, errors: [...errors].map(([field, message]) => ({ field, message })) };
+}
+
+function fieldOf(error: ErrorObject): string {
+  if (error.keyword === 'additionalProperties' && error.instancePath === '') {
+    return String((error.params as { additionalProperty?: unknown }).additionalProperty);
+  }
+  // "/allowedPeers/2" -> "allowedPeers", JSON Pointer escapes undone.
+  const first = error.instancePath.split('/')[1] ?? '';
+  return first.replaceAll('~1', '/').replaceAll('~0', '~');
+}
+
+export type RedactedSettings = Omit<Settings, SecretSetting> & {
+  gatewayToken: { set: boolean };
+  bearerTokens: { set: boolean; count: number };
+};
+
+/** Settings as the console may show them: secrets only as set / not set and a count. */
+export function redactSettings(settings: Settings): RedactedSettings {
+  const { gatewayToken, bearerTokens, ...rest } = settings;
+  return {
+    ...structuredClone(rest),
+    gatewayToken: { set: typeof gatewayToken === 'string' && gatewayToken.length > 0 },
+    bearerTokens: { set: bearerTokens.length > 0, count: bearerTokens.length },
+  };
+}
