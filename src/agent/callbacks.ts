@@ -1,4 +1,4 @@
-import { lookup as dnsLookup } from 'node:dns';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
@@ -18,7 +18,16 @@ export interface CallbackOptions {
    */
   isAllowedAddress?: (address: string) => boolean;
   allowHttp?: boolean;
+  /** Name resolution (tests stand in for DNS, which this machine cannot reach). */
+  resolveHost?: (hostname: string, family: number | undefined) => Promise<LookupAddress[]>;
 }
+
+const systemResolve = (hostname: string, family: number | undefined) =>
+  new Promise<LookupAddress[]>((resolve, reject) =>
+    dnsLookup(hostname, { all: true, family: family ?? 0 }, (error, addresses) =>
+      error ? reject(error) : resolve(addresses),
+    ),
+  );
 
 export class CallbackUrlError extends Error {}
 
@@ -34,6 +43,7 @@ export class CallbackSender {
       timeoutMs: 10_000,
       isAllowedAddress: isPublicAddress,
       allowHttp: false,
+      resolveHost: systemResolve,
       ...options,
     };
   }
@@ -174,25 +184,23 @@ export class CallbackSender {
    */
   private checkedLookup(): LookupFunction {
     return (hostname, options, callback) => {
-      dnsLookup(hostname, { all: true, family: options.family }, (error, addresses) => {
-        if (error) return callback(error, '', 0);
-        const refused = addresses.find((entry) => !this.options.isAllowedAddress(entry.address));
-        if (refused) {
-          return callback(
-            new CallbackUrlError(
-              `callbackUrl host ${hostname} resolves to ${refused.address}, which is not a public address.`,
-            ),
-            '',
-            0,
-          );
-        }
-        if (options.all)
-          return (callback as unknown as (e: null, a: typeof addresses) => void)(null, addresses);
-        const first = addresses[0];
-        return first
-          ? callback(null, first.address, first.family)
-          : callback(new Error(`${hostname} has no address`), '', 0);
-      });
+      this.options
+        .resolveHost(hostname, typeof options.family === 'number' ? options.family : undefined)
+        .then(
+          (addresses) => {
+            const refused = addresses.find((entry) => !this.options.isAllowedAddress(entry.address));
+            if (refused) {
+              const message = `callbackUrl host ${hostname} resolves to ${refused.address}, which is not a public address.`;
+              return callback(new CallbackUrlError(message), '', 0);
+            }
+            if (options.all)
+              return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+            const first = addresses[0];
+            if (!first) return callback(new Error(`${hostname} has no address`), '', 0);
+            return callback(null, first.address, first.family);
+          },
+          (error: NodeJS.ErrnoException) => callback(error, '', 0),
+        );
     };
   }
 

@@ -57,6 +57,7 @@ export class AgentServer {
   private readonly startedAt = Date.now();
   private server: Server | undefined;
   private readonly sweeper: NodeJS.Timeout;
+  private closing: Promise<void> | undefined;
 
   constructor(private readonly options: AgentServerOptions) {
     const now = options.now ?? Date.now;
@@ -131,7 +132,13 @@ export class AgentServer {
    * Stops taking requests, lets in-flight work finish for up to `graceMs`, then aborts the rest (which
    * answer with AGENT_UNAVAILABLE, and running tasks become `failed`), and flushes every store.
    */
-  async close(graceMs = 10_000): Promise<void> {
+  close(graceMs = 10_000): Promise<void> {
+    // Idempotent: a signal handler and the caller may both ask.
+    this.closing ??= this.shutdown(graceMs);
+    return this.closing;
+  }
+
+  private async shutdown(graceMs: number): Promise<void> {
     this.runtime.draining = true;
     clearInterval(this.sweeper);
     const closed = this.server

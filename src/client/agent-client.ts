@@ -174,11 +174,8 @@ export class AgentClient {
     const headers = { ...signed.headers, Accept: 'text/event-stream' };
     let response: Response;
     try {
-      response = await fetchOrExplain(
-        url,
-        { method: 'POST', body: signed.body, headers, signal },
-        this.timeoutMs,
-      );
+      const init: RequestInit = { method: 'POST', body: signed.body, headers, signal, redirect: 'manual' };
+      response = await fetchOrExplain(url, init, this.timeoutMs);
     } finally {
       clearTimeout(timer);
     }
@@ -209,7 +206,8 @@ export class AgentClient {
   private async send(to: string, path: string, init: RequestInit, opts: CallOptions): Promise<CallResult> {
     const url = this.baseUrl(to) + path;
     const signal = deadline(this.timeoutMs, opts.signal);
-    const response = await fetchOrExplain(url, { ...init, signal }, this.timeoutMs);
+    // Never follow a redirect: it would re-send the signed body to a URL the signature was not made for.
+    const response = await fetchOrExplain(url, { ...init, signal, redirect: 'manual' }, this.timeoutMs);
     return this.finish(to, response, opts.verify ?? true);
   }
 

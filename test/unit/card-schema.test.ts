@@ -60,11 +60,16 @@ const input: CardInput = {
   cardTTL: 300,
 };
 
-const card = () =>
-  structuredClone(buildCard(input)) as unknown as Record<string, unknown> & {
-    skills: Record<string, unknown>[];
-    publicKeys: Record<string, unknown>[];
-  };
+type LooseCard = Record<string, unknown> & {
+  skills: Record<string, unknown>[];
+  publicKeys: Record<string, unknown>[];
+};
+const card = () => structuredClone(buildCard(input)) as unknown as LooseCard;
+const at = <T>(list: T[], index: number): T => {
+  const item = list[index];
+  if (item === undefined) throw new Error(`no item ${index}`);
+  return item;
+};
 
 describe('buildCard and our cardSchema', () => {
   it('builds a card our schema accepts, id from the url host, bearer offered for authenticated skills', () => {
@@ -84,16 +89,13 @@ describe('buildCard and our cardSchema', () => {
     expect(validateCard(built)).toBe(true);
   });
 
-  it.each([
-    ['an extra top-level field', (c: ReturnType<typeof card>) => (c.owner = 'me')],
-    ['an extra skill field', (c: ReturnType<typeof card>) => ((c.skills[0] ?? {}).handler = 'x')],
-    ['an extra key field', (c: ReturnType<typeof card>) => ((c.publicKeys[0] ?? {}).alg = 'ed25519')],
-    ['a missing required field', (c: ReturnType<typeof card>) => delete c.publicKeys],
-    ['an unknown mode', (c: ReturnType<typeof card>) => ((c.skills[0] ?? {}).modes = ['batch'])],
-    [
-      'a non-agent allowed peer',
-      (c: ReturnType<typeof card>) => ((c.skills[1] ?? {}).allowedPeers = ['https://x']),
-    ],
+  it.each<[string, (c: LooseCard) => void]>([
+    ['an extra top-level field', (c) => (c.owner = 'me')],
+    ['an extra skill field', (c) => (at(c.skills, 0).handler = 'x')],
+    ['an extra key field', (c) => (at(c.publicKeys, 0).alg = 'ed25519')],
+    ['a missing required field', (c) => delete c.name],
+    ['an unknown mode', (c) => (at(c.skills, 0).modes = ['batch'])],
+    ['a non-agent allowed peer', (c) => (at(c.skills, 1).allowedPeers = ['https://x'])],
   ])('refuses %s', (_name, mutate) => {
     const c = card();
     mutate(c);
@@ -114,10 +116,10 @@ describeReference('against the published schemas (samvad-v1.2)', () => {
     c.owner = 'me';
     expect(validateRefCard?.(c)).toBe(false);
     const s = card();
-    (s.skills[0] ?? {}).handler = 'x';
+    at(s.skills, 0).handler = 'x';
     expect(validateRefCard?.(s)).toBe(false);
     const k = card();
-    (k.publicKeys[0] ?? {}).alg = 'ed25519';
+    at(k.publicKeys, 0).alg = 'ed25519';
     expect(validateRefCard?.(k)).toBe(false);
   });
 

@@ -41,7 +41,7 @@ const entry = (k: ReturnType<typeof keyPair>, active: boolean): PublicKeyEntry =
   active,
 });
 
-type Behaviour = 'ok' | 'tamper' | 'wrong-key' | 'inactive' | 'unknown-kid' | 'unsigned' | 'refuse';
+type Behaviour = 'ok' | 'tamper' | 'wrong-key' | 'inactive' | 'unknown-kid' | 'unsigned' | 'refuse' | 'hang';
 const state = {
   behaviour: 'ok' as Behaviour,
   keys: [entry(k2, true), entry(k1, false)],
@@ -69,6 +69,10 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   const prefixed = /^\/([a-z-]+)\/\.well-known\/agent\.json$/.exec(url);
   if (url === '/.well-known/agent.json') return serveCard(res);
   if (prefixed) return serveOddCard(prefixed[1] ?? '', res);
+  if (url === '/agent/message' && state.behaviour === 'hang') return; // the client's timeout must fire
+  if (url === '/agent/message' && state.behaviour === 'refuse') {
+    return reply(res, 401, error('AUTH_FAILED', 'signature does not verify'));
+  }
   if (url === '/agent/message')
     return reply(res, 200, ok({ echo: JSON.parse(body), checks: checkRequest(req, body) }));
   if (url === '/agent/task') {
@@ -208,6 +212,7 @@ function reply(res: ServerResponse, status: number, value: object): void {
     tamper: state.signer,
     refuse: state.signer,
     unsigned: state.signer,
+    hang: state.signer,
     'wrong-key': rogue.signer,
     inactive: k1.signer,
     'unknown-kid': createSigner('k9', privateKeyFromRaw(k3.raw.privateKey)),
@@ -362,6 +367,18 @@ describe('AgentClient calls', () => {
     const result = await client().call(agentId, 'chat', {}, { verify: false });
     expect(result).toMatchObject({ status: 200, verified: false });
     expect(state.cardFetches).toBe(0);
+  });
+
+  it('returns a signed refusal as a verified result with its status', async () => {
+    state.behaviour = 'refuse';
+    const result = await client().call(agentId, 'chat', {});
+    expect(result).toMatchObject({ status: 401, verified: true, body: { error: { code: 'AUTH_FAILED' } } });
+  });
+
+  it('gives up after timeoutMs with a message that says so', async () => {
+    state.behaviour = 'hang';
+    const call = client({ timeoutMs: 150 }).call(agentId, 'chat', {});
+    await expect(call).rejects.toThrow(/No answer from .* within 150 ms/);
   });
 
   it('submits a task (202), polls it to done, and reports refusals with status and code', async () => {
