@@ -77,6 +77,7 @@ export class KeyStore {
   /** Loads the keystore, creating the directory (0700) and a first key on first start. */
   static open(dataDir: string, options: KeyStoreOptions): KeyStore {
     const now = options.now ?? Date.now;
+    checkTTL(options.cardTTLSeconds);
     ensureDir(dataDir);
     const path = join(dataDir, KEY_FILE_NAME);
     const existing = loadKeyFile(path);

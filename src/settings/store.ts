@@ -124,8 +124,9 @@ function explain(path: string, error: unknown): SettingsError {
   try {
     raw = readJsonFile<unknown>(path);
   } catch (readError) {
-    if (readError instanceof CorruptFileError)
+    if (readError instanceof CorruptFileError) {
       return new SettingsError(`Settings file ${path} ${readError.detail}; ${fix}`);
+    }
     return new SettingsError(
       `Cannot read settings file ${path} (${errorCode(readError) ?? 'unknown error'})`,
     );
