@@ -118,7 +118,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     return this.listenUrl;
   }
 
-  async stop(graceMs?: number): Promise<void> {
+  /** Stops cleanly: in-flight work gets `shutdownGraceSeconds` (or `graceMs`) to finish, then fails. */
+  async stop(graceMs = this.settings.shutdownGraceSeconds * 1000): Promise<void> {
     await this.server.close(graceMs);
   }
 

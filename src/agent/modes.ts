@@ -122,7 +122,7 @@ async function replySync(
 
 function replyTask(ctx: Context, runtime: AgentRuntime, accepted: Accepted, log: Log): void {
   const { envelope } = accepted;
-  if (envelope.callbackUrl !== undefined) {
+  if (envelope.callbackUrl) {
     try {
       runtime.callbacks.check(envelope.callbackUrl);
     } catch (error) {
@@ -135,7 +135,7 @@ function replyTask(ctx: Context, runtime: AgentRuntime, accepted: Accepted, log:
     skill: envelope.skill,
     traceId: envelope.traceId,
     spanId: newSpanId(),
-    callbackUrl: envelope.callbackUrl,
+    callbackUrl: envelope.callbackUrl ?? undefined,
   });
   const bytesOut = sendSigned(ctx, runtime.signer(), 202, { taskId: task.taskId, status: 'accepted' });
   log({ verdict: 'accepted', status: 202, bytesOut, taskId: task.taskId });

@@ -106,7 +106,7 @@ export async function receive(
       `Envelope mode "${envelope.mode}" does not match ${input.path}, which takes mode "${input.mode}".`,
     );
   }
-  if (envelope.callbackUrl !== undefined && input.mode !== 'async') {
+  if (envelope.callbackUrl != null && input.mode !== 'async') {
     throw schemaInvalid('callbackUrl is only allowed on /agent/task.');
   }
 

@@ -11,14 +11,21 @@ export function canonicalJson(value: unknown): string {
     if (text === undefined) throw new TypeError(`Canonical JSON cannot represent a ${typeof value}`);
     return text;
   }
+  // Same as JSON.stringify: a value with toJSON (a Date, say) is signed as what goes on the wire.
+  const withToJson = value as { toJSON?: () => unknown };
+  if (typeof withToJson.toJSON === 'function') return canonicalJson(withToJson.toJSON());
   if (Array.isArray(value)) {
-    // JSON.stringify writes undefined array members as null; so do we.
-    return `[${value.map((item) => (item === undefined ? 'null' : canonicalJson(item))).join(',')}]`;
+    return `[${value.map((item) => (omitted(item) ? 'null' : canonicalJson(item))).join(',')}]`;
   }
   const record = value as Record<string, unknown>;
   // Default sort compares UTF-16 code units, which is what RFC 8785 §3.2.3 asks for.
   const keys = Object.keys(record)
-    .filter((key) => record[key] !== undefined)
+    .filter((key) => !omitted(record[key]))
     .sort();
   return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(',')}}`;
+}
+
+// JSON.stringify leaves these out of objects (and writes null for them in arrays).
+function omitted(value: unknown): boolean {
+  return value === undefined || typeof value === 'function' || typeof value === 'symbol';
 }

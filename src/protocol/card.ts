@@ -122,9 +122,9 @@ export const cardSchema = {
     rateLimit: {
       type: 'object',
       properties: {
-        requestsPerMinute: { type: 'integer', minimum: 0 },
-        requestsPerSender: { type: 'integer', minimum: 0 },
-        tokensPerSenderPerDay: { type: 'integer', minimum: 0 },
+        requestsPerMinute: { type: 'integer', minimum: 1 },
+        requestsPerSender: { type: 'integer', minimum: 1 },
+        tokensPerSenderPerDay: { type: 'integer', minimum: 1 },
       },
     },
     cardTTL: { type: 'integer', minimum: 0 },

@@ -14,15 +14,16 @@ export const envelopeSchema = {
     spanId: { type: 'string', minLength: 1, maxLength: 256 },
     parentSpanId: { type: ['string', 'null'], maxLength: 256 },
     delegationToken: { type: ['string', 'null'], maxLength: 8192 },
+    // The published schema allows null for both: "omit or null" for public skills.
     auth: {
-      type: 'object',
+      type: ['object', 'null'],
       required: ['scheme'],
       properties: {
         scheme: { enum: ['bearer', 'none'] },
         token: { type: 'string', maxLength: 4096 },
       },
     },
-    callbackUrl: { type: 'string', format: 'uri', maxLength: 2048 },
+    callbackUrl: { type: ['string', 'null'], format: 'uri', maxLength: 2048 },
     payload: { type: 'object' },
     kid: { type: 'string', minLength: 1, maxLength: 256 },
     signature: { type: 'string', minLength: 1, maxLength: 256 },

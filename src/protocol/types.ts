@@ -67,8 +67,8 @@ export interface Envelope {
   spanId: string;
   parentSpanId?: string | null;
   delegationToken?: string | null;
-  auth?: { scheme: 'bearer' | 'none'; token?: string };
-  callbackUrl?: string;
+  auth?: { scheme: 'bearer' | 'none'; token?: string } | null;
+  callbackUrl?: string | null;
   payload: Record<string, unknown>;
   /** Form B only. */
   kid?: string;

@@ -183,6 +183,12 @@ const FLAGS: FlagSpec[] = [
     help: 'let agent://127.0.0.1:PORT peers resolve over http (testing only)',
   },
   { flag: 'allow-unsigned', setting: 'allowUnsigned', help: 'accept unsigned requests for public skills' },
+  {
+    flag: 'shutdown-grace',
+    setting: 'shutdownGraceSeconds',
+    value: 'SECONDS',
+    help: 'on SIGINT/SIGTERM, how long in-flight work may finish before it is failed',
+  },
   { flag: 'help', help: 'show this help', defaultText: '' },
 ];
 

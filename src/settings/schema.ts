@@ -40,6 +40,7 @@ export type Settings = {
   bodyLimitBytes: number;
   keepMessageContents: boolean;
   taskRetentionHours: number;
+  shutdownGraceSeconds: number;
 };
 
 export type SettingName = keyof Settings;
@@ -71,6 +72,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<Settings, OptionalSetting>> = {
   bodyLimitBytes: 1_048_576,
   keepMessageContents: false,
   taskRetentionHours: 24,
+  shutdownGraceSeconds: 10,
 };
 
 /** Settings that are write-only: never logged, never sent back to the console. */
@@ -164,6 +166,7 @@ const FIELDS: { [K in SettingName]-?: Field } = {
   bodyLimitBytes: integer(1024, 104_857_600, 'bytes'),
   keepMessageContents: boolean(),
   taskRetentionHours: integer(1, 8760, 'hours'),
+  shutdownGraceSeconds: integer(0, 600, 'seconds'),
 };
 
 export const SETTING_NAMES = Object.keys(FIELDS) as SettingName[];

@@ -53,6 +53,7 @@ describe('schema and defaults', () => {
       perSender: 10,
       tokensPerDay: 100_000,
       taskRetentionHours: 24,
+      shutdownGraceSeconds: 10,
     });
     expect(settings.gatewayUrl).toBeUndefined();
     expect(settings.gatewayToken).toBeUndefined();
