@@ -135,7 +135,13 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     const before = this.settings;
     this.settings = { ...before, ...change };
     this.gateway = this.resolveGateway();
-    this.gatewayState = { ...this.gatewayState, status: this.gateway.status };
+    // A new URL, token or model makes the last call's diagnosis stale: forget it.
+    const gatewayChanged = (['gatewayUrl', 'gatewayToken', 'gatewayModel'] as const).some(
+      (name) => name in change,
+    );
+    this.gatewayState = gatewayChanged
+      ? { status: this.gateway.status }
+      : { ...this.gatewayState, status: this.gateway.status };
     this.peerKeys.setPinned(this.settings.trustedPeerKeys);
     this.peerKeys.setDevHttpPeers(this.settings.devHttpPeers);
     this.skills.update('chat', {

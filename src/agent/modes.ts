@@ -232,7 +232,7 @@ async function replyStream(
       verdict: 'handler',
       code: failure.code,
       status,
-      message: failure.message,
+      message: signal.aborted ? 'caller disconnected' : failure.message,
       diagnosis: operatorDiagnosis(error),
       bytesOut: sse.bytesOut,
     });

@@ -113,7 +113,10 @@ function prepare(config: GatewayConfig, call: ChatCall): Prepared {
 }
 
 // One HTTP exchange. `canRetry`: Node's documented keep-alive race (the server closed an idle socket
-// just as we reused it) is retried once; nothing else is, since every call starts a paid agent run.
+// just as we reused it) is retried once; nothing else is, since every call starts a paid agent run. The
+// race shows as a reset within moments of sending; a later reset may come from a run that had started, so
+// it is not retried (a second, paid run would be worse than an error).
+const KEEP_ALIVE_RACE_MS = 250;
 function exchange(p: Prepared, canRetry: boolean): Promise<ChatReply> {
   const { config, call, endpoint } = p;
   const url = config.url;
@@ -122,6 +125,7 @@ function exchange(p: Prepared, canRetry: boolean): Promise<ChatReply> {
     let responded = false;
     let timer: NodeJS.Timeout | undefined;
     let req: ClientRequest;
+    const sentAt = Date.now();
 
     const cleanUp = () => {
       settled = true;
@@ -170,7 +174,8 @@ function exchange(p: Prepared, canRetry: boolean): Promise<ChatReply> {
 
     req.on('error', (error: NodeJS.ErrnoException) => {
       if (settled) return;
-      if (canRetry && !responded && req.reusedSocket && error.code === 'ECONNRESET') {
+      const race = Date.now() - sentAt < KEEP_ALIVE_RACE_MS;
+      if (canRetry && race && !responded && req.reusedSocket && error.code === 'ECONNRESET') {
         cleanUp();
         resolve(exchange(p, false));
         return;
