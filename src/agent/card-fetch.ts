@@ -1,6 +1,7 @@
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { agentHost, cardSchema, type AgentCard } from '../protocol/index.js';
+import { appFetch, type Response } from '../lib/http.js';
 
 // ajv-formats ships CommonJS: its default export arrives wrapped under ESM.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -50,7 +51,7 @@ export async function fetchPeerCard(agentId: string, options: CardFetchOptions):
   for (let hop = 0; hop < 3; hop++) {
     let response: Response;
     try {
-      response = await fetch(url, { redirect: 'manual', signal, headers: { accept: 'application/json' } });
+      response = await appFetch(url, { redirect: 'manual', signal, headers: { accept: 'application/json' } });
     } catch (error) {
       const reason = signal.aborted ? `no answer within ${options.timeoutMs} ms` : describeFetchError(error);
       throw new CardFetchError(`could not fetch ${url}: ${reason}`);

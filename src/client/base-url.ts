@@ -16,8 +16,7 @@ export function isLoopbackHost(hostname: string): boolean {
 
 /**
  * The base URL for an agent id (PROTOCOL.md §1: `agent://host` -> `https://host`). With devHttp a loopback
- * id maps to `http://`, and `*.localhost` connects to 127.0.0.1 because those names do not resolve
- * everywhere (Node's fetch cannot override the Host header, so the agent sees `127.0.0.1:port` as Host).
+ * id maps to `http://` (the app's fetch resolves `*.localhost` to loopback itself, as browsers do).
  * Whatever the mapping, the result must be https, or http to loopback with devHttp: never plain http
  * across the network.
  */
@@ -39,6 +38,5 @@ function defaultBaseUrl(agentId: string, options: BaseUrlOptions): string {
   if (!host) throw new Error(`"${agentId}" is not an agent id: expected agent://host or agent://host:port`);
   const hostname = host.replace(/:\d+$/, '');
   if (!options.devHttp || !isLoopbackHost(hostname)) return `https://${host}`;
-  const port = host.slice(hostname.length);
-  return `http://${hostname.endsWith('.localhost') ? '127.0.0.1' : hostname}${port}`;
+  return `http://${host}`;
 }

@@ -1,4 +1,5 @@
 /** Small fetch helpers shared by the card fetch and the calls: bounded reads and readable failures. */
+import { appFetch } from '../lib/http.js';
 
 export class BodyTooLargeError extends Error {}
 
@@ -45,7 +46,7 @@ export function deadline(ms: number, outer?: AbortSignal): AbortSignal {
 /** fetch, with network failures reworded: `fetch failed` alone does not say what to check. */
 export async function fetchOrExplain(url: string, init: RequestInit, timeoutMs: number): Promise<Response> {
   try {
-    return await fetch(url, init);
+    return (await appFetch(url, init as Parameters<typeof appFetch>[1])) as unknown as Response;
   } catch (error) {
     if (init.signal?.aborted) {
       const reason: unknown = init.signal.reason;

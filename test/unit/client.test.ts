@@ -467,11 +467,11 @@ describe('card fetch limits', () => {
     expect(state.requests).toBe(0);
   });
 
-  it('maps ids to base URLs: https by default, http for loopback with devHttp, *.localhost to 127.0.0.1', () => {
+  it('maps ids to base URLs: https by default, http for loopback with devHttp, *.localhost kept (appFetch resolves it)', () => {
     expect(baseUrlFor('agent://abc.loca.lt')).toBe('https://abc.loca.lt');
     expect(baseUrlFor('agent://127.0.0.1:8787')).toBe('https://127.0.0.1:8787');
     expect(baseUrlFor('agent://127.0.0.1:8787', { devHttp: true })).toBe('http://127.0.0.1:8787');
-    expect(baseUrlFor('agent://bob.localhost:9000', { devHttp: true })).toBe('http://127.0.0.1:9000');
+    expect(baseUrlFor('agent://bob.localhost:9000', { devHttp: true })).toBe('http://bob.localhost:9000');
     expect(baseUrlFor('agent://[::1]:9000', { devHttp: true })).toBe('http://[::1]:9000');
     expect(baseUrlFor('agent://example.com', { devHttp: true })).toBe('https://example.com');
     expect(() => baseUrlFor('https://example.com')).toThrow(/not an agent id/);
