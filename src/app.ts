@@ -12,6 +12,14 @@ import { KeyStore } from './keys/keystore.js';
 import { ensureDir } from './lib/atomic-file.js';
 import { buildCard, type AgentCard } from './protocol/index.js';
 import type { Settings } from './settings/schema.js';
+import { Registrar, type Registration, type RegistryState } from './registry/registration.js';
+import { runSelfTest, type SelfTestReport } from './self-test.js';
+import { CommandProvider } from './tunnel/command-provider.js';
+import { LocaltunnelProvider } from './tunnel/localtunnel-provider.js';
+import type { TunnelProvider } from './tunnel/provider.js';
+import { checkReachable } from './tunnel/reachability.js';
+import type { TunnelState } from './tunnel/state.js';
+import { TunnelSupervisor, type AddressChange, type SupervisorOptions } from './tunnel/supervisor.js';
 import packageJson from '../package.json' with { type: 'json' };
 
 export const AGENT_VERSION: string = packageJson.version;
@@ -25,6 +33,8 @@ export interface AppOptions {
   extraSkills?: Skill[];
   /** Test seams for callbacks (e.g. loopback targets); production uses the defaults. */
   callbacks?: Partial<CallbackOptions>;
+  /** Tunnel supervision timing (tests shorten the backoff and the reachability interval). */
+  tunnel?: Pick<SupervisorOptions, 'backoff' | 'checkIntervalMs' | 'random'> & { stepTimeoutMs?: number };
   keepAliveMs?: number;
   now?: () => number;
 }
@@ -41,6 +51,9 @@ export interface AppEvents {
   callback: [CallbackEvent];
   gateway: [GatewayState];
   card: [AgentCard];
+  tunnel: [TunnelState];
+  address: [AddressChange];
+  registry: [RegistryState];
 }
 
 /**
@@ -59,6 +72,10 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   private readonly now: () => number;
   private readonly env: NodeJS.ProcessEnv;
   private readonly peerKeys: PeerKeyResolver;
+  readonly registrar: Registrar;
+  private supervisor: TunnelSupervisor | undefined;
+  /** The tunnel's address, kept while it reconnects so the agent's id does not flap. */
+  private tunnelUrl: string | undefined;
 
   constructor(private readonly options: AppOptions) {
     super();
@@ -89,6 +106,12 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       now: this.now,
       self: { isOwnId: (id) => id === this.card().id, key: (kid) => this.keys.verificationKey(kid) },
     }));
+    this.registrar = new Registrar({
+      dataDir: options.dataDir,
+      registryUrl: () => this.settings.registryUrl,
+      checkReachable: (url) => checkReachable(url, this.card()),
+      onState: (state) => this.emit('registry', state),
+    });
     this.server = new AgentServer({
       dataDir: options.dataDir,
       card: () => this.card(),
@@ -111,15 +134,87 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     });
   }
 
-  /** Starts listening on the agent port; resolves with the local URL. */
+  /** Starts listening on the agent port, then the tunnel if one is set; resolves with the local URL. */
   async start(): Promise<string> {
     this.listenUrl = await this.server.listen(this.settings.port, this.settings.host);
     this.invalidateCard();
+    if (this.settings.tunnel !== 'none') this.startTunnel();
     return this.listenUrl;
+  }
+
+  get tunnelState(): TunnelState {
+    return this.supervisor?.state ?? { status: 'off' };
+  }
+
+  /** Opens the configured tunnel (localtunnel or the operator's command) to the agent port only. */
+  startTunnel(): void {
+    if (this.supervisor) return;
+    const port = Number(new URL(this.listenUrl).port);
+    let provider: TunnelProvider;
+    try {
+      provider = this.tunnelProvider();
+    } catch (error) {
+      const failed: TunnelState = { status: 'failed', reason: (error as Error).message };
+      this.emit('tunnel', failed);
+      return;
+    }
+    const supervisor = new TunnelSupervisor({
+      provider,
+      port,
+      subdomain: this.settings.subdomain,
+      checkReachability: (url) => checkReachable(url, this.card()),
+      ...this.options.tunnel,
+    });
+    this.supervisor = supervisor;
+    supervisor.on('state', (state) => {
+      if (state.status === 'online') this.setTunnelUrl(state.url);
+      if (state.status === 'off' || state.status === 'failed') this.setTunnelUrl(undefined);
+      this.emit('tunnel', state);
+    });
+    supervisor.on('address', (change) => {
+      this.setTunnelUrl(change.url);
+      this.emit('address', change);
+      void this.registrar.addressChanged(change.url);
+    });
+    supervisor.start();
+  }
+
+  stopTunnel(): void {
+    const supervisor = this.supervisor;
+    this.supervisor = undefined;
+    supervisor?.stop();
+    supervisor?.removeAllListeners();
+    this.setTunnelUrl(undefined);
+    this.emit('tunnel', { status: 'off' });
+  }
+
+  /** Registers the current public URL with the registry (after proving it reaches us). */
+  register(): Promise<Registration> {
+    return this.registrar.register(this.agentUrl);
+  }
+
+  selfTest(): Promise<SelfTestReport> {
+    return runSelfTest(this);
+  }
+
+  private tunnelProvider(): TunnelProvider {
+    if (this.settings.tunnel === 'command')
+      return new CommandProvider({ command: this.settings.tunnelCommand ?? '' });
+    return new LocaltunnelProvider({
+      host: this.settings.tunnelHost,
+      stepTimeoutMs: this.options.tunnel?.stepTimeoutMs,
+    });
+  }
+
+  private setTunnelUrl(url: string | undefined): void {
+    if (url === this.tunnelUrl) return;
+    this.tunnelUrl = url;
+    this.invalidateCard();
   }
 
   /** Stops cleanly: in-flight work gets `shutdownGraceSeconds` (or `graceMs`) to finish, then fails. */
   async stop(graceMs = this.settings.shutdownGraceSeconds * 1000): Promise<void> {
+    this.supervisor?.stop();
     await this.server.close(graceMs);
   }
 
@@ -156,8 +251,9 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     );
   }
 
-  /** Where the agent is reached from outside: the public URL when set, else the local listener. */
+  /** Where the agent is reached from outside: the tunnel's URL, else the public URL setting, else loopback. */
   get agentUrl(): string {
+    if (this.tunnelUrl) return this.tunnelUrl;
     if (this.settings.publicUrl) return this.settings.publicUrl.replace(/\/+$/, '');
     // A server bound to every interface is still reached locally through loopback.
     return this.listenUrl.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://127.0.0.1:');

@@ -2,6 +2,7 @@
 /** Headless entry: `agent-bridge serve [flags]` (npm run serve -- [flags]). */
 import { AgentBridgeApp } from './app.js';
 import type { EnvelopeEvent } from './agent/events.js';
+import type { TunnelState } from './tunnel/state.js';
 import { probeGateway } from './bridge/gateway-health.js';
 import { defaultDataDir } from './settings/data-dir.js';
 import { SERVE_HELP, parseServeArgs } from './settings/flags.js';
@@ -31,6 +32,20 @@ async function main(argv: string[]): Promise<void> {
       console.log(`Gateway problem: ${state.lastCall.diagnosis}\n  Fix: ${state.lastCall.fix}`);
     else console.log('Gateway answering again.');
   });
+
+  app.on('tunnel', (state) => console.log(describeTunnel(state)));
+  app.on('address', (change) => {
+    console.log(
+      `Public URL: ${change.url}${change.previous ? ` (was ${change.previous})` : ''}${change.note ? `: ${change.note}` : ''}`,
+    );
+  });
+  app.on('registry', (state) => {
+    if (state.status === 'registered' && !state.lastError)
+      console.log(`Registered with ${state.record.registry} as ${state.record.id} (${state.record.url}).`);
+    if (state.status !== 'registering' && state.lastError)
+      console.log(`Registration failed: ${state.lastError.message}\n  Fix: ${state.lastError.fix}`);
+  });
+  if (parsed.register) registerWhenReachable(app, settings.tunnel);
 
   let localUrl: string;
   try {
@@ -85,6 +100,39 @@ async function reportGateway(app: AgentBridgeApp): Promise<void> {
     console.log(
       `  Gateway:    configured but not answering: ${health.diagnosis ?? 'no answer'}\n              Fix: ${health.fix ?? 'start the gateway'}`,
     );
+}
+
+function describeTunnel(state: TunnelState): string {
+  switch (state.status) {
+    case 'off':
+      return 'Tunnel: off';
+    case 'connecting':
+      return `Tunnel: connecting (attempt ${state.attempt})...`;
+    case 'online':
+      return `Tunnel: online at ${state.url}`;
+    case 'reconnecting': {
+      const seconds = Math.max(0, Math.round((Date.parse(state.nextTryAt) - Date.now()) / 1000));
+      return `Tunnel: ${state.lastError}; reconnecting in ${seconds} s (attempt ${state.attempt})`;
+    }
+    case 'failed':
+      return `Tunnel: failed: ${state.reason}`;
+  }
+}
+
+/** --register: as soon as the public URL proves reachable; tried again at each reconnect until it works. */
+function registerWhenReachable(app: AgentBridgeApp, tunnel: string): void {
+  if (tunnel === 'none') {
+    setImmediate(() => void app.register().catch(() => undefined /* reported with its fix */));
+    return;
+  }
+  const onState = (state: TunnelState) => {
+    if (state.status !== 'online') return;
+    app.register().then(
+      () => app.off('tunnel', onState),
+      () => undefined /* reported through the registry event with its fix */,
+    );
+  };
+  app.on('tunnel', onState);
 }
 
 function formatEnvelope(e: EnvelopeEvent): string {

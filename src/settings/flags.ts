@@ -14,6 +14,8 @@ export interface ServeArgs {
   /** Settings for this run only: they override the store and are never written to it. */
   overrides: Partial<Settings>;
   help: boolean;
+  /** --register: register with the agent registry once the public URL is reachable. */
+  register: boolean;
 }
 
 interface FlagSpec {
@@ -189,6 +191,11 @@ const FLAGS: FlagSpec[] = [
     value: 'SECONDS',
     help: 'on SIGINT/SIGTERM, how long in-flight work may finish before it is failed',
   },
+  {
+    flag: 'register',
+    help: 'register with the agent registry once the public URL is reachable',
+    defaultText: '',
+  },
   { flag: 'help', help: 'show this help', defaultText: '' },
 ];
 
@@ -204,7 +211,7 @@ const PARSE_OPTIONS: NonNullable<ParseArgsConfig['options']> = Object.fromEntrie
 /** `agent-bridge serve` flags and env; flags beat env. Throws an Error naming the flag and its rule. */
 export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ServeArgs {
   const values = parseStrict(argv);
-  if (values.help === true) return { overrides: {}, help: true };
+  if (values.help === true) return { overrides: {}, help: true, register: false };
 
   const overrides: Record<string, unknown> = {};
   const sources = new Map<SettingName, { spec: FlagSpec; label: string; raw: string[] }>();
@@ -217,7 +224,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ServeArg
     if (typeof fromFlag === 'boolean') raw = fromFlag;
     else if (fromFlag !== undefined) raw = [fromFlag].flat().filter((item) => typeof item === 'string');
     else if (fromEnv) [raw, label] = [[fromEnv], spec.env as string];
-    if (raw === undefined || spec.flag === 'help') continue;
+    if (raw === undefined || spec.flag === 'help' || spec.flag === 'register') continue;
     if (spec.flag === 'data-dir') {
       dataDir = last(raw as string[]);
       continue;
@@ -238,7 +245,12 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ServeArg
     });
     throw new Error(`${messages.join('; ')}. Run with --help to list the flags.`);
   }
-  return { ...(dataDir === undefined ? {} : { dataDir }), overrides: result.value, help: false };
+  return {
+    ...(dataDir === undefined ? {} : { dataDir }),
+    overrides: result.value,
+    help: false,
+    register: values.register === true,
+  };
 }
 
 function parseStrict(argv: string[]): Record<string, string | boolean | (string | boolean)[] | undefined> {

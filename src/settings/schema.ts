@@ -53,7 +53,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<Settings, OptionalSetting>> = {
   gatewayModel: 'openclaw',
   gatewayTimeoutMs: 120_000,
   defaultChannel: 'samvad',
-  tunnel: 'none',
+  tunnel: 'localtunnel',
   tunnelHost: 'https://localtunnel.me',
   registryUrl: 'https://samvadprotocol.vercel.app',
   chatTrust: 'public',

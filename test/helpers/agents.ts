@@ -30,6 +30,7 @@ export async function startAgent(options: TestAgentOptions = {}): Promise<TestAg
   const settings: Settings = {
     ...DEFAULT_SETTINGS,
     port: 0,
+    tunnel: 'none',
     devHttpPeers: true,
     rpm: 10_000,
     perSender: 10_000,

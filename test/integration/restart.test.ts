@@ -32,6 +32,8 @@ async function launch(dataDir: string, port: number): Promise<ChildAgent> {
     '--port',
     String(port),
     '--dev-http-peers',
+    '--tunnel',
+    'none',
     '--gateway-url',
     gateway.url,
     '--gateway-token',

@@ -46,7 +46,7 @@ describe('schema and defaults', () => {
       consolePort: 8788,
       gatewayModel: 'openclaw',
       gatewayTimeoutMs: 120_000,
-      tunnel: 'none',
+      tunnel: 'localtunnel',
       chatTrust: 'public',
       cardTTL: 300,
       rpm: 60,
@@ -227,6 +227,7 @@ describe('parseServeArgs', () => {
     expect(parseServeArgs(argv, {})).toEqual({
       dataDir: '/srv/bridge',
       help: false,
+      register: false,
       overrides: {
         port: 9000,
         host: '0.0.0.0',
@@ -302,6 +303,7 @@ describe('parseServeArgs', () => {
     expect(parseServeArgs([], env)).toEqual({
       dataDir: '/env/dir',
       help: false,
+      register: false,
       overrides: {
         port: 9001,
         gatewayUrl: 'http://gw.local:1',
@@ -329,7 +331,11 @@ describe('parseServeArgs', () => {
   });
 
   it('returns help without judging the other flags', () => {
-    expect(parseServeArgs(['--port', 'x', '--help'], {})).toEqual({ overrides: {}, help: true });
+    expect(parseServeArgs(['--port', 'x', '--help'], {})).toEqual({
+      overrides: {},
+      help: true,
+      register: false,
+    });
     expect(parseServeArgs(['-h'], {}).help).toBe(true);
   });
 
@@ -371,5 +377,15 @@ describe('defaultDataDir', () => {
     expect(defaultDataDir({ USERPROFILE: 'C:\\Users\\u' }, 'win32')).toBe(
       'C:\\Users\\u\\AppData\\Roaming\\Agent Bridge',
     );
+  });
+});
+
+describe('--register', () => {
+  it('is an action for this run, not a setting', () => {
+    expect(parseServeArgs(['--register', '--tunnel', 'none'], {})).toEqual({
+      overrides: { tunnel: 'none' },
+      help: false,
+      register: true,
+    });
   });
 });

@@ -1,0 +1,90 @@
+import { join } from 'node:path';
+import { readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
+import { RegistryError, registerWithRegistry, type RegistryRecord } from './registry-client.js';
+
+export interface Registration extends RegistryRecord {
+  registry: string;
+  url: string;
+}
+
+export type RegistryState =
+  | { status: 'unregistered'; lastError?: { message: string; fix: string; at: string } }
+  | { status: 'registering'; url: string }
+  | { status: 'registered'; record: Registration; lastError?: { message: string; fix: string; at: string } };
+
+export interface RegistrarOptions {
+  dataDir: string;
+  registryUrl(): string;
+  /** Proves the public URL serves our card before asking the registry to fetch it. */
+  checkReachable(url: string): Promise<void>;
+  onState?(state: RegistryState): void;
+}
+
+/**
+ * Registration with the agent registry, kept in `<dataDir>/registration.json`. When the public URL changes
+ * and the agent was registered, it registers the new URL by itself; a failure is reported, not retried in a
+ * loop (the next URL change or the operator tries again).
+ */
+export class Registrar {
+  private state: RegistryState;
+  private readonly path: string;
+
+  constructor(private readonly options: RegistrarOptions) {
+    this.path = join(options.dataDir, 'registration.json');
+    const saved = readJsonFile<Registration>(this.path);
+    this.state = saved ? { status: 'registered', record: saved } : { status: 'unregistered' };
+  }
+
+  get current(): RegistryState {
+    return this.state;
+  }
+
+  get record(): Registration | undefined {
+    return this.state.status === 'registered' ? this.state.record : undefined;
+  }
+
+  /** Registers `url`; resolves with the record or rejects with a RegistryError saying what to do. */
+  async register(url: string): Promise<Registration> {
+    const previous = this.state;
+    this.setState({ status: 'registering', url });
+    try {
+      try {
+        await this.options.checkReachable(url);
+      } catch (error) {
+        throw new RegistryError(
+          `Not registered: ${url} does not reach this agent yet (${(error as Error).message}); the registry would fail to read the card.`,
+          'Wait until the tunnel is online, run the self-test, then register again.',
+        );
+      }
+      const registry = this.options.registryUrl();
+      const record: Registration = { ...(await registerWithRegistry(registry, url)), registry, url };
+      writeFileAtomic(this.path, JSON.stringify(record, null, 2));
+      this.setState({ status: 'registered', record });
+      return record;
+    } catch (error) {
+      const failure =
+        error instanceof RegistryError ? error : new RegistryError((error as Error).message, 'Try again.');
+      const lastError = { message: failure.message, fix: failure.fix, at: new Date().toISOString() };
+      this.setState(
+        previous.status === 'registered' ? { ...previous, lastError } : { status: 'unregistered', lastError },
+      );
+      throw failure;
+    }
+  }
+
+  /** Called on every public address change: re-registers only when registered under another URL. */
+  async addressChanged(url: string): Promise<Registration | undefined> {
+    const record = this.record;
+    if (!record || record.url === url) return undefined;
+    try {
+      return await this.register(url);
+    } catch {
+      return undefined; // Reported through the state; the operator sees it and the fix.
+    }
+  }
+
+  private setState(state: RegistryState): void {
+    this.state = state;
+    this.options.onState?.(state);
+  }
+}

@@ -1,0 +1,90 @@
+import { appFetch } from '../lib/http.js';
+
+export interface RegistryRecord {
+  id: string;
+  name: string;
+  registeredAt: string;
+}
+
+/** A registration that did not happen; `message` says what happened and `fix` what to do. */
+export class RegistryError extends Error {
+  constructor(
+    message: string,
+    readonly fix: string,
+    readonly httpStatus?: number,
+  ) {
+    super(message);
+    this.name = 'RegistryError';
+  }
+}
+
+/** `POST {registry}/api/register` with `{url}` (PROTOCOL.md §8); the registry fetches our card from `url`. */
+export async function registerWithRegistry(
+  registryUrl: string,
+  publicUrl: string,
+  timeoutMs = 20_000,
+): Promise<RegistryRecord> {
+  const endpoint = `${registryUrl.replace(/\/+$/, '')}/api/register`;
+  let response;
+  try {
+    response = await appFetch(endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ url: publicUrl }),
+      signal: AbortSignal.timeout(timeoutMs),
+      redirect: 'error',
+    });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    const timedOut = (error as Error).name === 'TimeoutError';
+    throw new RegistryError(
+      timedOut
+        ? `The registry at ${registryUrl} did not answer within ${timeoutMs / 1000} s.`
+        : `The registry at ${registryUrl} is unreachable (${cause?.code ?? cause?.message ?? (error as Error).message}).`,
+      'Check your internet connection and the registry URL setting, then register again.',
+    );
+  }
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  if (!response.ok) {
+    const said = messageOf(body) ?? (text.trim().slice(0, 200) || 'no message');
+    const fix =
+      response.status >= 500
+        ? 'The registry is having trouble; try again in a few minutes.'
+        : /card|fetch|reach/i.test(said)
+          ? 'The registry could not read your card at the public URL: check the tunnel is online and run the self-test.'
+          : 'Read the registry message above; fix what it names and register again.';
+    throw new RegistryError(
+      `The registry refused the registration (HTTP ${response.status}): ${said}`,
+      fix,
+      response.status,
+    );
+  }
+  if (!isRecord(body)) {
+    throw new RegistryError(
+      `The registry at ${registryUrl} answered, but not with a registration record ({id, name, registeredAt}).`,
+      'Check the registry URL setting: it must point at a SAMVAD registry.',
+      response.status,
+    );
+  }
+  return { id: body.id, name: body.name, registeredAt: body.registeredAt };
+}
+
+function isRecord(value: unknown): value is RegistryRecord {
+  const v = value as Partial<RegistryRecord> | undefined;
+  return typeof v?.id === 'string' && typeof v.name === 'string' && typeof v.registeredAt === 'string';
+}
+
+function messageOf(body: unknown): string | undefined {
+  const b = body as { error?: unknown; message?: unknown } | undefined;
+  if (typeof b?.error === 'string') return b.error;
+  if (typeof (b?.error as { message?: unknown } | undefined)?.message === 'string')
+    return (b?.error as { message: string }).message;
+  if (typeof b?.message === 'string') return b.message;
+  return undefined;
+}

@@ -1,0 +1,122 @@
+import { performance } from 'node:perf_hooks';
+import type { AgentBridgeApp } from './app.js';
+import { AgentClient, ResponseVerificationError } from './client/index.js';
+import { lookupWithLocalhost } from './lib/http.js';
+import { checkReachable } from './tunnel/reachability.js';
+
+export type StageName = 'resolve' | 'card' | 'signature' | 'gateway' | 'reply-signature';
+
+export interface SelfTestStage {
+  name: StageName;
+  label: string;
+  ok: boolean;
+  detail: string;
+  ms: number;
+}
+
+export interface SelfTestReport {
+  ok: boolean;
+  url: string;
+  stages: SelfTestStage[];
+  totalMs: number;
+}
+
+const LABELS: Record<StageName, string> = {
+  resolve: 'Public URL resolves',
+  card: 'Card fetched through the public URL and matches',
+  signature: 'Signed request accepted',
+  gateway: 'Gateway answered',
+  'reply-signature': 'Reply signature verifies',
+};
+
+/**
+ * Proves end to end that a stranger reaches the agent: a signed `chat` call to ourselves through the public
+ * URL, made with the project's client and our own identity, reported stage by stage. Stops at the first
+ * failed stage; the later ones are reported as not run.
+ */
+export async function runSelfTest(
+  app: AgentBridgeApp,
+  message = 'Agent Bridge self-test: please answer with a short greeting.',
+): Promise<SelfTestReport> {
+  const started = performance.now();
+  const url = app.agentUrl;
+  const card = app.card();
+  const stages: SelfTestStage[] = [];
+  const stage = async (name: StageName, run: () => Promise<string>): Promise<boolean> => {
+    const t0 = performance.now();
+    try {
+      const detail = await run();
+      stages.push({ name, label: LABELS[name], ok: true, detail, ms: elapsed(t0) });
+      return true;
+    } catch (error) {
+      stages.push({
+        name,
+        label: LABELS[name],
+        ok: false,
+        detail: (error as Error).message,
+        ms: elapsed(t0),
+      });
+      return false;
+    }
+  };
+
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  let reply: { status: number; body: unknown } | undefined;
+  let badSignature: string | undefined;
+  const client = new AgentClient({
+    id: card.id,
+    signer: app.keys.signer,
+    resolveBaseUrl: () => url,
+    devHttp: new URL(url).protocol === 'http:',
+    timeoutMs: app.currentSettings.gatewayTimeoutMs + 5000,
+  });
+  const ok =
+    (await stage('resolve', async () => {
+      const addresses = await new Promise<string[]>((resolve, reject) =>
+        lookupWithLocalhost(host, { all: true }, (error, found) =>
+          error
+            ? reject(new Error(`${host} does not resolve (${error.code ?? error.message})`))
+            : resolve((found as unknown as { address: string }[]).map((a) => a.address)),
+        ),
+      );
+      return `${host} -> ${addresses.join(', ')}`;
+    })) &&
+    (await stage('card', async () => {
+      await checkReachable(url, card);
+      return `${url}/.well-known/agent.json serves ${card.id}`;
+    })) &&
+    (await stage('signature', async () => {
+      try {
+        reply = await client.call(card.id, 'chat', { message, channel: 'self-test' });
+      } catch (error) {
+        // One gateway call only (each costs a run): a bad reply signature is kept for its own stage.
+        if (!(error instanceof ResponseVerificationError) || error.status === undefined) throw error;
+        reply = { status: error.status, body: error.body };
+        badSignature = error.message;
+      }
+      const body = reply.body as { code?: string; message?: string };
+      if (reply.status === 401 || reply.status === 403)
+        throw new Error(`refused: ${body.code} ${body.message}`);
+      if (reply.status >= 400 && reply.status !== 502 && reply.status !== 503)
+        throw new Error(`HTTP ${reply.status}: ${body.code} ${body.message}`);
+      return `HTTP ${reply.status}`;
+    })) &&
+    (await stage('gateway', async () => {
+      const body = reply?.body as { status?: string; result?: { reply?: string }; message?: string };
+      if (reply?.status !== 200) {
+        const last = app.gatewayStatus().lastCall;
+        const why = last && !last.ok ? `${last.diagnosis} Fix: ${last.fix}` : (body.message ?? 'no reply');
+        throw new Error(why);
+      }
+      return `replied: ${truncate(body.result?.reply ?? '', 120)}`;
+    })) &&
+    (await stage('reply-signature', async () => {
+      // Checked against the card fetched through the public URL, as any caller would.
+      if (badSignature) throw new Error(badSignature);
+      return 'signed with an active key listed in the card';
+    }));
+  return { ok, url, stages, totalMs: elapsed(started) };
+}
+
+const elapsed = (t0: number) => Math.round(performance.now() - t0);
+const truncate = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}...` : text);

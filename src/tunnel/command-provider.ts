@@ -1,0 +1,110 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { TunnelConfigError, type TunnelConnection, type TunnelProvider } from './provider.js';
+
+export interface CommandProviderOptions {
+  /** A shell command line; `{port}` is replaced by the agent port. */
+  command: string;
+  /** How the URL appears in the command's output; the first match wins. */
+  urlPattern?: string;
+  /** How long the command may take to print its URL. */
+  urlTimeoutMs?: number;
+}
+
+export const DEFAULT_URL_PATTERN = 'https://[A-Za-z0-9.-]+(?::\\d+)?';
+
+/**
+ * Runs an operator's tunnel command (cloudflared, ngrok, ...), reads the first https URL it prints, and
+ * treats the process ending as the tunnel breaking. Stopping kills the whole process group, so a shell
+ * wrapper cannot leave the real tunnel running.
+ */
+export class CommandProvider implements TunnelProvider {
+  readonly name = 'command';
+  private readonly pattern: RegExp;
+
+  constructor(private readonly options: CommandProviderOptions) {
+    if (!options.command.trim()) {
+      throw new TunnelConfigError(
+        'The command tunnel needs a command: set --tunnel-command, e.g. "cloudflared tunnel --url http://127.0.0.1:{port}".',
+      );
+    }
+    try {
+      this.pattern = new RegExp(options.urlPattern ?? DEFAULT_URL_PATTERN);
+    } catch (error) {
+      throw new TunnelConfigError(
+        `The tunnel URL pattern is not a valid regular expression: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  open(port: number, { signal }: { signal: AbortSignal }): Promise<TunnelConnection> {
+    const command = this.options.command.replaceAll('{port}', String(port));
+    const child = spawn(command, {
+      shell: true,
+      detached: process.platform !== 'win32',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const kill = () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      try {
+        if (child.pid && process.platform !== 'win32') process.kill(-child.pid, 'SIGTERM');
+        else child.kill('SIGTERM');
+      } catch {
+        child.kill('SIGTERM');
+      }
+      // A command that ignores SIGTERM is killed for good after a moment.
+      setTimeout(() => {
+        try {
+          if (child.pid && child.exitCode === null && process.platform !== 'win32')
+            process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }, 3000).unref();
+    };
+    const lastLines: string[] = [];
+    const exited = new Promise<Error>((resolve) => {
+      child.once('exit', (code, sig) => {
+        const tail = lastLines.length ? `; last output: ${lastLines.slice(-3).join(' | ')}` : '';
+        resolve(new Error(`tunnel command exited (${sig ?? `code ${code}`})${tail}`));
+      });
+      child.once('error', (error) => resolve(new Error(`tunnel command could not start: ${error.message}`)));
+    });
+
+    return new Promise<TunnelConnection>((resolve, reject) => {
+      let settled = false;
+      const finish = (outcome: { url: string } | { error: Error }) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        if ('url' in outcome) resolve({ url: outcome.url, broken: exited, close: kill });
+        else {
+          kill();
+          reject(outcome.error);
+        }
+      };
+      const timeoutMs = this.options.urlTimeoutMs ?? 30_000;
+      const timer = setTimeout(
+        () =>
+          finish({
+            error: new Error(
+              `tunnel command printed no URL matching ${this.pattern.source} within ${timeoutMs / 1000} s`,
+            ),
+          }),
+        timeoutMs,
+      );
+      const onAbort = () => finish({ error: new Error('cancelled') });
+      signal.addEventListener('abort', onAbort, { once: true });
+      void exited.then((error) => finish({ error }));
+      for (const stream of [child.stdout, child.stderr]) {
+        createInterface({ input: stream }).on('line', (line) => {
+          lastLines.push(line.slice(0, 200));
+          if (lastLines.length > 10) lastLines.shift();
+          const match = this.pattern.exec(line);
+          if (match) finish({ url: match[0].replace(/\/+$/, '') });
+        });
+      }
+    });
+  }
+}

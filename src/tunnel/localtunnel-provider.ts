@@ -1,0 +1,104 @@
+import Tunnel, { type TunnelInfo, type TunnelServerReply } from 'localtunnel/lib/Tunnel.js';
+import { appFetch } from '../lib/http.js';
+import { TunnelConfigError, withTimeout, type TunnelConnection, type TunnelProvider } from './provider.js';
+
+export interface LocaltunnelOptions {
+  /** The localtunnel server, e.g. https://localtunnel.me. */
+  host: string;
+  /** Each step (asking for an address, connecting) gets this long. */
+  stepTimeoutMs?: number;
+}
+
+/**
+ * The real `localtunnel` client, guarded. Its own address request retries forever (even on a refused
+ * subdomain) and has no timeout, so that one step is done here, once, with a timeout; the client's tunnel
+ * sockets, reconnects and request piping are used as they are. Its `error` events (which would crash the
+ * process unhandled) become the connection's `broken` reason.
+ */
+export class LocaltunnelProvider implements TunnelProvider {
+  readonly name = 'localtunnel';
+  private readonly host: string;
+  private readonly stepTimeoutMs: number;
+
+  constructor(options: LocaltunnelOptions) {
+    let host: URL;
+    try {
+      host = new URL(options.host);
+    } catch {
+      throw new TunnelConfigError(
+        `Tunnel host "${options.host}" is not a URL; use e.g. https://localtunnel.me.`,
+      );
+    }
+    if (host.protocol !== 'https:' && host.protocol !== 'http:') {
+      throw new TunnelConfigError(`Tunnel host must be an http(s) URL, not ${host.protocol}`);
+    }
+    this.host = options.host.replace(/\/+$/, '');
+    this.stepTimeoutMs = options.stepTimeoutMs ?? 10_000;
+  }
+
+  async open(port: number, options: { subdomain?: string; signal: AbortSignal }): Promise<TunnelConnection> {
+    const reply = await this.requestAddress(options.subdomain, options.signal);
+    const tunnel = new Tunnel({ port, host: this.host, subdomain: options.subdomain });
+    tunnel._init = (callback) => callback(null, tunnel._getInfo(reply));
+    let reportBroken: (error: Error) => void = () => undefined;
+    const broken = new Promise<Error>((resolve) => (reportBroken = resolve));
+    tunnel.on('error', (error: Error) =>
+      reportBroken(new Error(`tunnel connection failed: ${error.message}`)),
+    );
+
+    const url = await withTimeout(
+      new Promise<string>((resolve, reject) => {
+        tunnel.once('url', resolve);
+        tunnel.once('error', reject);
+        tunnel.open((error) => error && reject(error));
+      }),
+      this.stepTimeoutMs,
+      `connecting to the tunnel server at ${reply.ip ?? new URL(this.host).hostname}:${reply.port}`,
+      options.signal,
+    ).catch((error: unknown) => {
+      tunnel.close();
+      throw error;
+    });
+    return { url, broken, close: () => tunnel.close() };
+  }
+
+  /** `GET {host}/{subdomain}` (or `/?new`): the server's answer names the URL and the port to connect to. */
+  private async requestAddress(
+    subdomain: string | undefined,
+    signal: AbortSignal,
+  ): Promise<TunnelServerReply> {
+    const endpoint = `${this.host}/${subdomain ?? '?new'}`;
+    const timeout = AbortSignal.any([signal, AbortSignal.timeout(this.stepTimeoutMs)]);
+    let response;
+    try {
+      response = await appFetch(endpoint, { signal: timeout, redirect: 'error' });
+    } catch (error) {
+      if (signal.aborted) throw new Error('cancelled');
+      if (timeout.aborted)
+        throw new Error(`tunnel server ${this.host} did not answer within ${this.stepTimeoutMs / 1000} s`);
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      throw new Error(
+        `tunnel server ${this.host} is unreachable (${cause?.code ?? cause?.message ?? (error as Error).message})`,
+      );
+    }
+    const text = await response.text();
+    let body: Partial<TunnelServerReply> & { message?: string } = {};
+    try {
+      body = JSON.parse(text) as typeof body;
+    } catch {
+      // Reported below with the status.
+    }
+    if (!response.ok) {
+      const detail = body.message ?? text.slice(0, 200);
+      const hint =
+        subdomain && response.status < 500 ? `; subdomain "${subdomain}" may be taken or not allowed` : '';
+      throw new Error(`tunnel server refused (HTTP ${response.status}: ${detail})${hint}`);
+    }
+    if (typeof body.url !== 'string' || typeof body.port !== 'number' || typeof body.id !== 'string') {
+      throw new Error(`tunnel server ${this.host} answered something that is not a localtunnel reply`);
+    }
+    return body as TunnelServerReply;
+  }
+}
+
+export type { TunnelInfo };

@@ -1,0 +1,37 @@
+/** One open tunnel: its public URL, a way to close it, and a promise that settles when it breaks. */
+export interface TunnelConnection {
+  url: string;
+  /** Resolves with the reason once the tunnel stops working by itself (never resolves after close()). */
+  broken: Promise<Error>;
+  close(): void;
+}
+
+/** A way to get a public URL for a local port: the built-in localtunnel client, or an operator's command. */
+export interface TunnelProvider {
+  readonly name: string;
+  /** Opens a tunnel to `port`; rejects (never hangs: every step has a timeout) when it cannot. */
+  open(port: number, options: { subdomain?: string; signal: AbortSignal }): Promise<TunnelConnection>;
+}
+
+/** A failure that retrying will not fix (bad settings): the supervisor stops with `failed`. */
+export class TunnelConfigError extends Error {}
+
+export function withTimeout<T>(
+  promise: Promise<T>,
+  ms: number,
+  what: string,
+  signal?: AbortSignal,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${what}: no answer within ${Math.round(ms / 1000)} s`)),
+      ms,
+    );
+    const onAbort = () => reject(new Error(`${what}: cancelled`));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    });
+  });
+}

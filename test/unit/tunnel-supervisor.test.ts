@@ -1,0 +1,183 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { TunnelConfigError, type TunnelConnection, type TunnelProvider } from '../../src/tunnel/provider.js';
+import { backoffDelay, type TunnelState } from '../../src/tunnel/state.js';
+import { TunnelSupervisor, type AddressChange } from '../../src/tunnel/supervisor.js';
+
+// The supervisor's decisions with a scripted provider: each open() takes the next step of the script.
+type Step = { url: string } | { error: Error } | 'hang';
+
+class ScriptedProvider implements TunnelProvider {
+  readonly name = 'scripted';
+  readonly opened: { subdomain?: string }[] = [];
+  readonly connections: { close: () => void; breakWith: (e: Error) => void; closed: boolean }[] = [];
+  constructor(private readonly steps: Step[]) {}
+
+  async open(_port: number, options: { subdomain?: string }): Promise<TunnelConnection> {
+    this.opened.push({ subdomain: options.subdomain });
+    const step = this.steps.shift() ?? 'hang';
+    if (step === 'hang') return new Promise<TunnelConnection>(() => undefined);
+    if ('error' in step) throw step.error;
+    let breakWith: (e: Error) => void = () => undefined;
+    const broken = new Promise<Error>((resolve) => (breakWith = resolve));
+    const handle = {
+      closed: false,
+      breakWith: (e: Error) => breakWith(e),
+      close: () => (handle.closed = true),
+    };
+    this.connections.push(handle);
+    return { url: step.url, broken, close: handle.close };
+  }
+}
+
+const supervisors: TunnelSupervisor[] = [];
+afterEach(() => {
+  for (const s of supervisors.splice(0)) s.stop();
+});
+
+function supervise(
+  provider: TunnelProvider,
+  extra: Partial<ConstructorParameters<typeof TunnelSupervisor>[0]> = {},
+) {
+  const supervisor = new TunnelSupervisor({
+    provider,
+    port: 1234,
+    backoff: { initialMs: 10, maxMs: 80 },
+    random: () => 1,
+    ...extra,
+  });
+  supervisors.push(supervisor);
+  const states: TunnelState[] = [];
+  const addresses: AddressChange[] = [];
+  supervisor.on('state', (state) => states.push(state));
+  supervisor.on('address', (change) => addresses.push(change));
+  return { supervisor, states, addresses };
+}
+
+const until = async (condition: () => boolean, timeoutMs = 2000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 2));
+  }
+};
+
+describe('backoff', () => {
+  it('doubles from 1 s to 30 s, with jitter between half and all of it', () => {
+    expect([1, 2, 3, 4, 5, 6, 7].map((n) => backoffDelay(n, () => 1))).toEqual([
+      1000, 2000, 4000, 8000, 16000, 30000, 30000,
+    ]);
+    expect(backoffDelay(3, () => 0)).toBe(2000);
+  });
+});
+
+describe('TunnelSupervisor', () => {
+  it('goes connecting -> online and announces the address', async () => {
+    const provider = new ScriptedProvider([{ url: 'https://abcd.loca.lt/' }]);
+    const { supervisor, states, addresses } = supervise(provider);
+    supervisor.start();
+    await until(() => supervisor.state.status === 'online');
+    expect(states.map((s) => s.status)).toEqual(['connecting', 'online']);
+    expect(supervisor.url).toBe('https://abcd.loca.lt');
+    expect(addresses).toEqual([{ url: 'https://abcd.loca.lt', previous: undefined }]);
+  });
+
+  it('retries a failed open with growing backoff and a fresh client, then comes online', async () => {
+    const provider = new ScriptedProvider([
+      { error: new Error('refused') },
+      { error: new Error('refused') },
+      { url: 'https://abcd.loca.lt' },
+    ]);
+    const { supervisor, states } = supervise(provider);
+    supervisor.start();
+    await until(() => supervisor.state.status === 'online');
+    const reconnecting = states.filter(
+      (s): s is Extract<TunnelState, { status: 'reconnecting' }> => s.status === 'reconnecting',
+    );
+    expect(reconnecting.map((s) => [s.attempt, s.lastError])).toEqual([
+      [2, 'refused'],
+      [3, 'refused'],
+    ]);
+    expect(provider.opened).toHaveLength(3);
+  });
+
+  it('reconnects when the tunnel breaks, asking for the same subdomain, and reports a changed address', async () => {
+    const provider = new ScriptedProvider([{ url: 'https://abcd.loca.lt' }, { url: 'https://wxyz.loca.lt' }]);
+    const { supervisor, addresses } = supervise(provider);
+    supervisor.start();
+    await until(() => supervisor.state.status === 'online');
+    provider.connections[0]!.breakWith(new Error('socket closed'));
+    await until(() => supervisor.url === 'https://wxyz.loca.lt');
+    expect(provider.connections[0]!.closed).toBe(true);
+    expect(provider.opened[1]).toEqual({ subdomain: 'abcd' });
+    expect(addresses[1]).toEqual({
+      url: 'https://wxyz.loca.lt',
+      previous: 'https://abcd.loca.lt',
+      note: 'asked for "abcd" but the server handed out https://wxyz.loca.lt (subdomain taken?)',
+    });
+  });
+
+  it('asks for the configured subdomain', async () => {
+    const provider = new ScriptedProvider([{ url: 'https://mine.loca.lt' }]);
+    const { supervisor, addresses } = supervise(provider, { subdomain: 'mine' });
+    supervisor.start();
+    await until(() => supervisor.state.status === 'online');
+    expect(provider.opened[0]).toEqual({ subdomain: 'mine' });
+    expect(addresses[0]?.note).toBeUndefined();
+  });
+
+  it('treats a failed reachability check as a failure; backoff keeps growing until a check passes', async () => {
+    let reachable = false;
+    const provider = new ScriptedProvider(
+      Array.from({ length: 10 }, () => ({ url: 'https://abcd.loca.lt' })),
+    );
+    const { supervisor, states } = supervise(provider, {
+      checkReachability: async () => {
+        if (!reachable) throw new Error('card not served');
+      },
+    });
+    supervisor.start();
+    await until(() => states.filter((s) => s.status === 'reconnecting').length >= 3);
+    const attempts = states.flatMap((s) => (s.status === 'reconnecting' ? [s.attempt] : []));
+    expect(attempts.slice(0, 3)).toEqual([2, 3, 4]);
+    expect(states.find((s) => s.status === 'reconnecting')).toMatchObject({
+      lastError: 'public URL is not reachable: card not served',
+    });
+    reachable = true;
+    await until(() => supervisor.state.status === 'online' && provider.opened.length >= 4);
+    await supervisor.checkNow();
+    expect(supervisor.state.status).toBe('online');
+  });
+
+  it('stops for good on a configuration error', async () => {
+    const provider = new ScriptedProvider([{ error: new TunnelConfigError('no command set') }]);
+    const { supervisor } = supervise(provider);
+    supervisor.start();
+    await until(() => supervisor.state.status === 'failed');
+    expect(supervisor.state).toEqual({ status: 'failed', reason: 'no command set' });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(provider.opened).toHaveLength(1);
+  });
+
+  it('gives up on a provider that never answers, and closes what arrives late', async () => {
+    const provider = new ScriptedProvider(['hang', { url: 'https://abcd.loca.lt' }]);
+    const { supervisor, states } = supervise(provider, { openTimeoutMs: 30 });
+    supervisor.start();
+    await until(() => supervisor.state.status === 'online');
+    expect(states.find((s) => s.status === 'reconnecting')).toMatchObject({
+      lastError: expect.stringMatching(/no answer within/),
+    });
+  });
+
+  it('stop() closes the connection and opens nothing more', async () => {
+    const provider = new ScriptedProvider([{ url: 'https://abcd.loca.lt' }, { url: 'https://abcd.loca.lt' }]);
+    const { supervisor } = supervise(provider);
+    supervisor.start();
+    await until(() => supervisor.state.status === 'online');
+    supervisor.stop();
+    expect(supervisor.state).toEqual({ status: 'off' });
+    expect(provider.connections[0]!.closed).toBe(true);
+    provider.connections[0]!.breakWith(new Error('late'));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(provider.opened).toHaveLength(1);
+  });
+});
