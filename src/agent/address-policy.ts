@@ -20,10 +20,11 @@ for (const [net, prefix] of [
 ] as const) {
   blocked.addSubnet(net, prefix, 'ipv4');
 }
+// IPv4-mapped IPv6 (::ffff:a.b.c.d) is not listed: BlockList treats it as the IPv4 address itself, so a
+// ::ffff:0:0/96 rule would block every IPv4 address; mapped addresses are unwrapped and checked as IPv4.
 for (const [net, prefix] of [
   ['::', 128],
   ['::1', 128],
-  ['::ffff:0:0', 96],
   ['64:ff9b::', 96],
   ['100::', 64],
   ['2001:db8::', 32],

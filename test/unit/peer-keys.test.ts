@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { PeerKeyResolver } from '../../src/agent/peer-keys.js';
+import { CardFetchError } from '../../src/agent/card-fetch.js';
+import { buildCard, generateRawKeyPair, type AgentCard } from '../../src/protocol/index.js';
+
+const keyA = generateRawKeyPair();
+const keyB = generateRawKeyPair();
+const ID = 'agent://peer.example';
+
+function card(keys: { kid: string; key: string; active: boolean }[], cardTTL = 300): AgentCard {
+  return buildCard({
+    url: 'https://peer.example',
+    name: 'Peer',
+    version: '1',
+    description: 'd',
+    specializations: [],
+    models: [],
+    skills: [
+      {
+        id: 's',
+        name: 's',
+        description: 'd',
+        inputSchema: {},
+        outputSchema: {},
+        modes: ['sync'],
+        trust: 'public',
+      },
+    ],
+    publicKeys: keys,
+    rateLimit: { requestsPerMinute: 1, requestsPerSender: 1, tokensPerSenderPerDay: 1 },
+    cardTTL,
+  });
+}
+
+function resolverWith(cards: (() => AgentCard | Error)[], now = { t: 0 }) {
+  const fetched: string[] = [];
+  const resolver = new PeerKeyResolver({
+    now: () => now.t,
+    fetchCard: async (id) => {
+      fetched.push(id);
+      const next = (cards.length > 1 ? cards.shift() : cards[0])!();
+      if (next instanceof Error) throw next;
+      return next;
+    },
+  });
+  return { resolver, fetched, now };
+}
+
+describe('PeerKeyResolver', () => {
+  it('fetches a card once and caches it for its cardTTL', async () => {
+    const { resolver, fetched, now } = resolverWith([
+      () => card([{ kid: 'a', key: keyA.publicKey, active: true }], 60),
+    ]);
+    await resolver.resolve(ID, 'a');
+    await resolver.resolve(ID, 'a');
+    expect(fetched).toHaveLength(1);
+    now.t += 61_000;
+    await resolver.resolve(ID, 'a');
+    expect(fetched).toHaveLength(2);
+  });
+
+  it('clamps a zero cardTTL so a peer cannot force a fetch per request', async () => {
+    const { resolver, fetched, now } = resolverWith([
+      () => card([{ kid: 'a', key: keyA.publicKey, active: true }], 0),
+    ]);
+    await resolver.resolve(ID, 'a');
+    now.t += 5000;
+    await resolver.resolve(ID, 'a');
+    expect(fetched).toHaveLength(1);
+  });
+
+  it('re-fetches once for an unknown kid (rotation), at most once a second', async () => {
+    const { resolver, fetched, now } = resolverWith([
+      () => card([{ kid: 'a', key: keyA.publicKey, active: true }]),
+      () => card([{ kid: 'b', key: keyB.publicKey, active: true }]),
+    ]);
+    await resolver.resolve(ID, 'a');
+    await expect(resolver.resolve(ID, 'b')).resolves.toMatchObject({ source: 'card' });
+    expect(fetched).toHaveLength(2);
+    await expect(resolver.resolve(ID, 'zzz')).rejects.toThrow(/Unknown key id "zzz"/);
+    expect(fetched).toHaveLength(2);
+    now.t += 1500;
+    await expect(resolver.resolve(ID, 'zzz')).rejects.toThrow(/Unknown key id/);
+    expect(fetched).toHaveLength(3);
+  });
+
+  it('refuses an inactive key', async () => {
+    const { resolver } = resolverWith([
+      () =>
+        card([
+          { kid: 'a', key: keyA.publicKey, active: false },
+          { kid: 'b', key: keyB.publicKey, active: true },
+        ]),
+    ]);
+    await expect(resolver.resolve(ID, 'a')).rejects.toThrow(/inactive/);
+  });
+
+  it('remembers a failed fetch for a short while (negative cache)', async () => {
+    const { resolver, fetched, now } = resolverWith([() => new CardFetchError('connection refused')]);
+    await expect(resolver.resolve(ID, 'a')).rejects.toThrow(
+      /card could not be fetched \(connection refused\)/,
+    );
+    await expect(resolver.resolve(ID, 'a')).rejects.toThrow(/connection refused/);
+    expect(fetched).toHaveLength(1);
+    now.t += 31_000;
+    await expect(resolver.resolve(ID, 'a')).rejects.toThrow();
+    expect(fetched).toHaveLength(2);
+  });
+
+  it('shares one fetch among concurrent requests', async () => {
+    const { resolver, fetched } = resolverWith([
+      () => card([{ kid: 'a', key: keyA.publicKey, active: true }]),
+    ]);
+    await Promise.all([resolver.resolve(ID, 'a'), resolver.resolve(ID, 'a'), resolver.resolve(ID, 'a')]);
+    expect(fetched).toHaveLength(1);
+  });
+
+  it('uses a pinned key for any kid and never fetches for that sender', async () => {
+    const { fetched } = resolverWith([() => new Error('should not fetch')]);
+    const resolver = new PeerKeyResolver({
+      pinned: { [ID]: keyA.publicKey },
+      fetchCard: async () => {
+        fetched.push('x');
+        throw new Error('no');
+      },
+    });
+    await expect(resolver.resolve(ID, 'whatever')).resolves.toMatchObject({ source: 'pinned' });
+    expect(fetched).toHaveLength(0);
+    expect(() => resolver.setPinned({ [ID]: 'not-a-key' })).toThrow(/not a base64 32-byte/);
+  });
+});
