@@ -124,6 +124,12 @@ const FLAGS: FlagSpec[] = [
     defaultText: 'none',
   },
   {
+    flag: 'tunnel-url-pattern',
+    setting: 'tunnelUrlPattern',
+    value: 'REGEX',
+    help: 'how the public URL appears in the tunnel command output',
+  },
+  {
     flag: 'public-url',
     setting: 'publicUrl',
     value: 'URL',

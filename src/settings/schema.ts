@@ -22,6 +22,7 @@ export type Settings = {
   tunnelHost: string;
   subdomain?: string;
   tunnelCommand?: string;
+  tunnelUrlPattern: string;
   publicUrl?: string;
   registryUrl: string;
   chatTrust: Trust;
@@ -55,6 +56,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<Settings, OptionalSetting>> = {
   defaultChannel: 'samvad',
   tunnel: 'localtunnel',
   tunnelHost: 'https://localtunnel.me',
+  tunnelUrlPattern: 'https://[A-Za-z0-9.-]+(?::\\d+)?',
   registryUrl: 'https://samvadprotocol.vercel.app',
   chatTrust: 'public',
   allowedPeers: [],
@@ -131,6 +133,10 @@ const FIELDS: { [K in SettingName]-?: Field } = {
     '^[a-z0-9][a-z0-9-]*[a-z0-9]$',
   ),
   tunnelCommand: text(1, 4096, 'must be a command line of 1 to 4096 characters'),
+  tunnelUrlPattern: {
+    schema: { type: 'string', minLength: 1, maxLength: 500, format: 'regex' },
+    rule: 'must be a regular expression that matches the public URL in the command output',
+  },
   publicUrl: httpUrl(),
   registryUrl: httpUrl(),
   chatTrust: oneOf('public', 'authenticated', 'trusted-peers'),
