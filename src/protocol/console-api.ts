@@ -1,0 +1,186 @@
+/**
+ * The operator console's HTTP API (DESIGN.md): the contract between `src/console` and `renderer/`. Pure types
+ * and constants, so the renderer can import them without importing the core.
+ */
+import type { ErrorCode, RefusalStep } from './errors.js';
+import type { AgentCard, Mode } from './types.js';
+
+/** The receive pipeline's steps in order (PROTOCOL.md §4): a refusal at one means every earlier one passed. */
+export const PIPELINE_STEPS: readonly RefusalStep[] = [
+  'size',
+  'shape',
+  'signature',
+  'timestamp',
+  'trust',
+  'rate-limit',
+  'nonce',
+  'skill',
+  'input',
+  'handler',
+];
+
+export type Verdict = 'accepted' | RefusalStep;
+
+/** One envelope handled, as the operator's log keeps it. Never tokens, signatures' secrets or keys. */
+export interface TrafficEntry {
+  /** Increases by one per entry within a run; the UI's row key. */
+  id: number;
+  time: string;
+  endpoint: string;
+  sender?: string;
+  skill?: string;
+  mode?: Mode;
+  signatureForm: 'headers' | 'envelope' | 'both' | 'unsigned' | 'none';
+  verdict: Verdict;
+  code?: ErrorCode;
+  status: number;
+  message?: string;
+  durationMs: number;
+  bytesIn: number;
+  bytesOut: number;
+  traceId?: string;
+  forwardedFor?: string;
+  /** Operator-facing detail of a failure (the gateway diagnosis and fix). */
+  diagnosis?: string;
+  taskId?: string;
+  /** Only when "keep message contents" is on: truncated previews. */
+  preview?: { payload?: string; reply?: string };
+}
+
+export type TunnelStatus =
+  | { status: 'off' }
+  | { status: 'connecting'; attempt: number }
+  | { status: 'online'; url: string; since: string }
+  | { status: 'reconnecting'; attempt: number; nextTryAt: string; lastError: string }
+  | { status: 'failed'; reason: string };
+
+export interface RegistryRecordView {
+  registry: string;
+  url: string;
+  id: string;
+  name: string;
+  registeredAt: string;
+}
+
+export interface ProblemView {
+  message: string;
+  fix: string;
+  at: string;
+}
+
+export type RegistryStatus =
+  | { status: 'unregistered'; lastError?: ProblemView }
+  | { status: 'registering'; url: string }
+  | { status: 'registered'; record: RegistryRecordView; lastError?: ProblemView };
+
+export interface GatewayView {
+  /** `configured`, `missing GATEWAY_URL` or `missing GATEWAY_TOKEN`. */
+  status: string;
+  /** Shown to the operator only (the console is loopback and token-protected); the token never is. */
+  url: string;
+  model: string;
+  /** From the last health probe (`GET /health`); undefined before the first. */
+  live?: boolean;
+  checkedAt?: string;
+  /** The current problem, from the probe or the last chat call, with its fix. */
+  problem?: { kind: string; diagnosis: string; fix: string; at: string };
+  lastCallOk?: boolean;
+}
+
+export interface KeyView {
+  kid: string;
+  publicKey: string;
+  createdAt: string;
+  active: boolean;
+  signing: boolean;
+  retiredAt?: string;
+  inactiveFrom?: string;
+}
+
+export interface TrafficMinute {
+  /** ISO time of the minute's start. */
+  minute: string;
+  accepted: number;
+  refused: number;
+}
+
+/** GET /api/status */
+export interface StatusResponse {
+  agent: {
+    id: string;
+    url: string;
+    localUrl: string;
+    version: string;
+    protocolVersion: string;
+    uptimeSeconds: number;
+    health: 'ok' | 'degraded';
+    activeRequests: number;
+    queuedTasks: number;
+    card: AgentCard;
+  };
+  gateway: GatewayView;
+  tunnel: TunnelStatus & { provider: 'localtunnel' | 'command' | 'none' };
+  registry: RegistryStatus;
+  keys: KeyView[];
+  /** The last 15 minutes, oldest first, and totals since start. */
+  traffic: { perMinute: TrafficMinute[]; accepted: number; refused: number };
+  /** Settings changed in the console that only take effect after a restart. */
+  restartNeeded: string[];
+}
+
+/** GET /api/events (SSE): `event: envelope` with a TrafficEntry; `event: state` when anything in the status changed. */
+export interface StateEvent {
+  kind: 'agent' | 'gateway' | 'tunnel' | 'registry' | 'keys' | 'settings';
+}
+
+/** GET /api/traffic?sender=&skill=&verdict=&status=&text=&limit= (newest first). */
+export interface TrafficResponse {
+  entries: TrafficEntry[];
+  /** How many entries the log holds in memory in all. */
+  total: number;
+}
+
+export interface TrafficFilter {
+  sender?: string;
+  skill?: string;
+  /** `accepted`, `refused`, or a pipeline step. */
+  verdict?: string;
+  /** An HTTP status, or a class like `4xx`. */
+  status?: string;
+  /** Matched case-insensitively against sender, skill, code, message, traceId and diagnosis. */
+  text?: string;
+}
+
+/** Every /api error: what happened and what to do. */
+export interface ApiError {
+  error: { message: string; fix?: string; fields?: { field: string; message: string }[] };
+}
+
+/** Settings as the console shows them: secrets only as set / not set. */
+export interface SettingsResponse {
+  settings: Record<string, unknown>;
+  secrets: { gatewayToken: { set: boolean }; bearerTokens: { count: number } };
+  restartNeeded: string[];
+}
+
+/** PUT /api/settings answer. */
+export interface SettingsUpdateResponse extends SettingsResponse {
+  /** Settings that took effect at once. */
+  applied: string[];
+}
+
+export interface SelfTestStageView {
+  name: 'resolve' | 'card' | 'signature' | 'gateway' | 'reply-signature';
+  label: string;
+  ok: boolean;
+  detail: string;
+  ms: number;
+}
+
+/** POST /api/selftest */
+export interface SelfTestResponse {
+  ok: boolean;
+  url: string;
+  stages: SelfTestStageView[];
+  totalMs: number;
+}
