@@ -8,6 +8,7 @@ import type { Skill } from './agent/skill.js';
 import { createChatSkill } from './bridge/chat-skill.js';
 import type { GatewayError } from './bridge/diagnosis.js';
 import { resolveGatewayConfig, type ResolvedGateway } from './bridge/gateway-config.js';
+import { probeGateway } from './bridge/gateway-health.js';
 import { KeyStore } from './keys/keystore.js';
 import { ensureDir } from './lib/atomic-file.js';
 import { buildCard, type AgentCard } from './protocol/index.js';
@@ -33,6 +34,8 @@ export interface AppOptions {
   extraSkills?: Skill[];
   /** Test seams for callbacks (e.g. loopback targets); production uses the defaults. */
   callbacks?: Partial<CallbackOptions>;
+  /** How often the gateway's health is probed (GET /health); 0 turns the periodic probe off. */
+  gatewayProbeMs?: number;
   /** Tunnel supervision timing (tests shorten the backoff and the reachability interval). */
   tunnel?: Pick<SupervisorOptions, 'backoff' | 'checkIntervalMs' | 'random'> & { stepTimeoutMs?: number };
   keepAliveMs?: number;
@@ -41,6 +44,8 @@ export interface AppOptions {
 
 export interface GatewayState {
   status: ResolvedGateway['status'];
+  /** The last health probe (`GET /health`, never a chat call); undefined before the first. */
+  probe?: { live: boolean; checkedAt: string; problem?: string; diagnosis?: string; fix?: string };
   /** The last chat call's outcome; undefined until the first call. */
   lastCall?:
     { ok: true; at: string } | { ok: false; at: string; problem: string; diagnosis: string; fix: string };
@@ -76,6 +81,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   private supervisor: TunnelSupervisor | undefined;
   /** The tunnel's address, kept while it reconnects so the agent's id does not flap. */
   private tunnelUrl: string | undefined;
+  private probeTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: AppOptions) {
     super();
@@ -124,6 +130,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
         allowUnsigned: this.settings.allowUnsigned,
         bodyLimitBytes: this.settings.bodyLimitBytes,
         taskRetentionHours: this.settings.taskRetentionHours,
+        keepMessageContents: this.settings.keepMessageContents,
       }),
       gatewayStatus: () => this.gateway.status,
       agentVersion: AGENT_VERSION,
@@ -139,7 +146,30 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     this.listenUrl = await this.server.listen(this.settings.port, this.settings.host);
     this.invalidateCard();
     if (this.settings.tunnel !== 'none') this.startTunnel();
+    const every = this.options.gatewayProbeMs ?? 30_000;
+    if (every > 0) {
+      void this.probeGatewayNow();
+      this.probeTimer = setInterval(() => void this.probeGatewayNow(), every);
+      this.probeTimer.unref();
+    }
     return this.listenUrl;
+  }
+
+  /** Probes the gateway's health endpoint (never chat: each chat call costs a run); emits on change. */
+  async probeGatewayNow(): Promise<GatewayState> {
+    if (this.gateway.status !== 'configured') return this.gatewayState;
+    const health = await probeGateway(this.gateway.config);
+    const probe: NonNullable<GatewayState['probe']> = {
+      live: health.live,
+      checkedAt: new Date(this.now()).toISOString(),
+    };
+    if (!health.live)
+      Object.assign(probe, { problem: health.problem, diagnosis: health.diagnosis, fix: health.fix });
+    const before = this.gatewayState.probe;
+    this.gatewayState = { ...this.gatewayState, probe };
+    if (before?.live !== probe.live || before?.diagnosis !== probe.diagnosis)
+      this.emit('gateway', this.gatewayState);
+    return this.gatewayState;
   }
 
   get tunnelState(): TunnelState {
@@ -214,6 +244,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
 
   /** Stops cleanly: in-flight work gets `shutdownGraceSeconds` (or `graceMs`) to finish, then fails. */
   async stop(graceMs = this.settings.shutdownGraceSeconds * 1000): Promise<void> {
+    clearInterval(this.probeTimer);
     this.supervisor?.stop();
     await this.server.close(graceMs);
   }
@@ -232,11 +263,15 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     this.gateway = this.resolveGateway();
     // A new URL, token or model makes the last call's diagnosis stale: forget it.
     const gatewayChanged = (['gatewayUrl', 'gatewayToken', 'gatewayModel'] as const).some(
-      (name) => name in change,
+      (name) => name in change && change[name] !== before[name],
     );
-    this.gatewayState = gatewayChanged
-      ? { status: this.gateway.status }
-      : { ...this.gatewayState, status: this.gateway.status };
+    if (gatewayChanged) {
+      this.gatewayState = { status: this.gateway.status };
+      this.emit('gateway', this.gatewayState);
+      if (this.probeTimer) void this.probeGatewayNow();
+    } else {
+      this.gatewayState = { ...this.gatewayState, status: this.gateway.status };
+    }
     this.peerKeys.setPinned(this.settings.trustedPeerKeys);
     this.peerKeys.setDevHttpPeers(this.settings.devHttpPeers);
     this.skills.update('chat', {
@@ -246,7 +281,15 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     this.keys.setCardTTL(this.settings.cardTTL);
     this.invalidateCard();
     this.server.applyLimits();
-    return (['port', 'host'] as const).filter(
+    // A changed tunnel setting takes effect by reopening the tunnel (the agent keeps serving meanwhile).
+    const tunnelChanged = (
+      ['tunnel', 'tunnelHost', 'subdomain', 'tunnelCommand', 'tunnelUrlPattern'] as const
+    ).some((name) => name in change && change[name] !== before[name]);
+    if (tunnelChanged && this.listenUrl && this.server.listening) {
+      this.stopTunnel();
+      if (this.settings.tunnel !== 'none') this.startTunnel();
+    }
+    return (['port', 'host', 'consolePort'] as const).filter(
       (name) => change[name] !== undefined && change[name] !== before[name],
     );
   }

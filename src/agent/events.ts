@@ -23,6 +23,8 @@ export interface EnvelopeEvent {
   /** Operator-facing detail of a handler failure (e.g. the gateway diagnosis); never sent to callers. */
   diagnosis?: string;
   taskId?: string;
+  /** Only when the operator keeps message contents: truncated previews. */
+  preview?: { payload?: string; reply?: string };
 }
 
 export interface CallbackEvent {

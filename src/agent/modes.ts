@@ -117,7 +117,7 @@ async function replySync(
   if (signal.aborted) throw signal.reason;
   const body = { traceId: accepted.envelope.traceId, spanId: newSpanId(), status: 'ok', result };
   const bytesOut = sendSigned(ctx, runtime.signer(), 200, body);
-  log({ verdict: 'accepted', status: 200, bytesOut });
+  log({ verdict: 'accepted', status: 200, bytesOut, ...preview(runtime, accepted, result) });
 }
 
 function replyTask(ctx: Context, runtime: AgentRuntime, accepted: Accepted, log: Log): void {
@@ -138,7 +138,7 @@ function replyTask(ctx: Context, runtime: AgentRuntime, accepted: Accepted, log:
     callbackUrl: envelope.callbackUrl ?? undefined,
   });
   const bytesOut = sendSigned(ctx, runtime.signer(), 202, { taskId: task.taskId, status: 'accepted' });
-  log({ verdict: 'accepted', status: 202, bytesOut, taskId: task.taskId });
+  log({ verdict: 'accepted', status: 202, bytesOut, taskId: task.taskId, ...preview(runtime, accepted) });
   void runTask(runtime, accepted, task);
 }
 
@@ -221,7 +221,7 @@ async function replyStream(
     if (signal.aborted) throw signal.reason;
     if (named) sse.send(signObject({ status: 'ok', result }, signer), 'result');
     sse.send(signObject({ done: true, result }, signer));
-    log({ verdict: 'accepted', status: 200, bytesOut: sse.bytesOut });
+    log({ verdict: 'accepted', status: 200, bytesOut: sse.bytesOut, ...preview(runtime, accepted, result) });
   } catch (error) {
     const failure = callerError(error);
     const detail = { code: failure.code, message: failure.message };
@@ -240,6 +240,27 @@ async function replyStream(
     if (named) sse.send({}, 'done');
     sse.end();
   }
+}
+
+const PREVIEW_CHARS = 500;
+
+/** Truncated contents for the operator's log, only when the operator chose to keep them. */
+function preview(
+  runtime: AgentRuntime,
+  accepted: Accepted,
+  result?: unknown,
+): Pick<EnvelopeEvent, 'preview'> {
+  if (!runtime.keepContents()) return {};
+  const cut = (value: unknown) => {
+    const text = JSON.stringify(value) ?? '';
+    return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}...` : text;
+  };
+  return {
+    preview: {
+      payload: cut(accepted.envelope.payload),
+      ...(result === undefined ? {} : { reply: cut(result) }),
+    },
+  };
 }
 
 function usageReporter(runtime: AgentRuntime, accepted: Accepted) {

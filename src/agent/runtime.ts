@@ -14,6 +14,7 @@ export interface AgentRuntime {
   signer(): Signer;
   card(): AgentCard;
   bodyLimitBytes(): number;
+  keepContents(): boolean;
   sse: SseOptions;
   /** Every in-flight call's abort controller: shutdown aborts what has not finished in time. */
   inflight: Set<AbortController>;

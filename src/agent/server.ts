@@ -21,6 +21,8 @@ import { errorBody } from '../protocol/index.js';
 export interface AgentSettings extends PipelineSettings {
   bodyLimitBytes: number;
   taskRetentionHours: number;
+  /** Keep truncated previews of payloads and replies in the operator log (off by default). */
+  keepMessageContents: boolean;
 }
 
 export interface AgentServerOptions {
@@ -91,6 +93,7 @@ export class AgentServer {
       signer: options.signer,
       card: options.card,
       bodyLimitBytes: () => options.settings().bodyLimitBytes,
+      keepContents: () => options.settings().keepMessageContents,
       sse: { keepAliveMs: options.keepAliveMs },
       inflight: new Set(),
       draining: false,
@@ -107,6 +110,10 @@ export class AgentServer {
     const { rateLimit } = this.options.card();
     this.globalLimit.setLimit(rateLimit.requestsPerMinute);
     this.senderLimit.setLimit(rateLimit.requestsPerSender);
+  }
+
+  get listening(): boolean {
+    return this.server?.listening ?? false;
   }
 
   get activeRequests(): number {

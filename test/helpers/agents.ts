@@ -36,7 +36,14 @@ export async function startAgent(options: TestAgentOptions = {}): Promise<TestAg
     perSender: 10_000,
     ...options.settings,
   };
-  const app = new AgentBridgeApp({ ...options, dataDir, settings, env: options.env ?? {} });
+  // No periodic gateway probe unless a test asks: tests count the gateway double's requests.
+  const app = new AgentBridgeApp({
+    gatewayProbeMs: 0,
+    ...options,
+    dataDir,
+    settings,
+    env: options.env ?? {},
+  });
   const url = await app.start();
   let stopped = false;
   const stop = async () => {
