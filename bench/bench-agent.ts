@@ -1,0 +1,25 @@
+// The agent under test: a real AgentBridgeApp on loopback whose card limits are raised so that the
+// rate limits and the daily token budget never throttle a benchmark, with loopback peers over http.
+import type { Settings } from '../src/settings/schema.js';
+import { startAgent, type TestAgent } from '../test/helpers/agents.js';
+
+export const BENCH_SETTINGS: Partial<Settings> = {
+  rpm: 1_000_000,
+  perSender: 1_000_000,
+  tokensPerDay: 1_000_000_000,
+  devHttpPeers: true,
+};
+
+export interface BenchAgentOptions {
+  gatewayUrl: string;
+  gatewayToken: string;
+  /** The agent's clock; the memory run moves it forward to expire every nonce. */
+  now?: () => number;
+}
+
+export function startBenchAgent(options: BenchAgentOptions): Promise<TestAgent> {
+  return startAgent({
+    settings: { ...BENCH_SETTINGS, gatewayUrl: options.gatewayUrl, gatewayToken: options.gatewayToken },
+    now: options.now,
+  });
+}

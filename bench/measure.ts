@@ -1,0 +1,97 @@
+// Throughput and latency measurements over HTTP: each warms up, then runs the closed loop for real.
+import { signRequest } from '../src/protocol/index.js';
+import { PATHS, envelope } from '../test/helpers/envelopes.js';
+import type { ServerChild } from './child-host.js';
+import { keepAliveAgent, runLoad, type LoadResult, type PreparedRequest } from './load.js';
+import { directGatewayChat, signedChat, type Caller } from './requests.js';
+import type { BenchEnv } from './setup.js';
+import type { LatencySummary } from './stats.js';
+
+export interface PhaseOptions {
+  concurrency: number;
+  warmupMs: number;
+  durationMs: number;
+}
+
+/** What the server process spent during the measured run (not the warm-up). */
+export interface ServerStats {
+  /** CPU time of the server process per successful call, user + system, µs. */
+  cpuUsPerCall: number;
+  systemShare: number;
+  /** Agent only: time inside handleEnvelope per call (its envelope log's durationMs). */
+  handled?: LatencySummary;
+}
+
+export interface Measured extends LoadResult {
+  server: ServerStats;
+  /** CPU time of this process (the load generator: building, signing, sending, reading) per call, µs. */
+  clientCpuUsPerCall: number;
+}
+
+/** Warm-up then measurement on the same keep-alive connections, with the server's CPU time per call. */
+export async function measure(
+  server: ServerChild,
+  prepare: () => PreparedRequest,
+  options: PhaseOptions,
+): Promise<Measured> {
+  const agent = keepAliveAgent(options.concurrency);
+  try {
+    const common = { url: server.url, prepare, agent, concurrency: options.concurrency };
+    await runLoad({ ...common, durationMs: options.warmupMs });
+    await server.sample();
+    const clientMark = process.cpuUsage();
+    const result = await runLoad({ ...common, durationMs: options.durationMs });
+    const client = process.cpuUsage(clientMark);
+    const sample = await server.sample();
+    const cpuUs = sample.userUs + sample.systemUs;
+    return {
+      ...result,
+      server: {
+        cpuUsPerCall: result.ok ? cpuUs / result.ok : NaN,
+        systemShare: cpuUs ? sample.systemUs / cpuUs : 0,
+        handled: sample.handled,
+      },
+      clientCpuUsPerCall: result.ok ? (client.user + client.system) / result.ok : NaN,
+    };
+  } finally {
+    agent.destroy();
+  }
+}
+
+/** 1. Signed `chat` sync calls to the agent, each signed inside the loop with a fresh nonce. */
+export function measureSignedChat(env: BenchEnv, options: PhaseOptions): Promise<Measured> {
+  return measure(env.agent, signedChat(env.caller, env.agent.id), options);
+}
+
+/** 2. The same requests (built and signed the same way) to a plain Koa JSON echo server: the ceiling. */
+export function measureEcho(env: BenchEnv, options: PhaseOptions): Promise<Measured> {
+  return measure(env.echo, signedChat(env.caller, env.agent.id), options);
+}
+
+/** 3. The bridge's own gateway call, sent straight to the gateway with the same HTTP client. */
+export function measureDirectGateway(env: BenchEnv, options: PhaseOptions): Promise<Measured> {
+  return measure(env.gateway.child, directGatewayChat(env.gateway.token), options);
+}
+
+export interface SigningCost {
+  /** Building the envelope, serialising it and signing it (what the loop does per request), µs. */
+  requestUs: number;
+  /** Of which Content-Digest + Ed25519 signature, µs. */
+  signUs: number;
+}
+
+/** The client-side cost of one signed request, measured on its own (after a warm-up). */
+export function measureSigningCost(caller: Caller, to: string, iterations = 5000): SigningCost {
+  const prepare = signedChat(caller, to);
+  const body = JSON.stringify(envelope(caller.id, to, 'sync', { message: 'hi' }));
+  const time = (work: () => unknown) => {
+    for (let i = 0; i < Math.min(500, iterations); i++) work();
+    const started = performance.now();
+    for (let i = 0; i < iterations; i++) work();
+    return ((performance.now() - started) / iterations) * 1000;
+  };
+  return {
+    requestUs: time(prepare),
+    signUs: time(() => signRequest(caller.signer, { method: 'POST', path: PATHS.sync, body })),
+  };
+}

@@ -1,0 +1,196 @@
+// The printed table: every measurement, and each target beside its measurement with PASS or MISS.
+import { MAX_AGE_MS } from '../src/agent/pipeline.js';
+import type { LoadResult } from './load.js';
+import type { Measured } from './measure.js';
+import type { BenchResults } from './suite.js';
+
+export const TARGETS = {
+  /** Signed throughput as a share of the Koa echo ceiling. */
+  minEchoRatio: 0.4,
+  /** p50 at c=1 through the agent minus p50 of the gateway called directly, ms. */
+  maxAddedLatencyMs: 1,
+  /** p50 of the gateway-delta to caller-chunk delay, ms. */
+  maxStreamP50Ms: 5,
+  /** Resident memory of the agent process, bytes. */
+  maxRssBytes: 150 * 1024 * 1024,
+};
+
+/** How long the agent remembers a nonce: the envelope's timestamp plus the window plus 1 s. */
+const NONCE_LIFETIME_S = (MAX_AGE_MS + 1000) / 1000;
+
+export interface Row {
+  label: string;
+  result: string;
+  target?: string;
+  pass?: boolean;
+}
+
+export function buildRows(r: BenchResults): Row[] {
+  const t = TARGETS;
+  const ratioC1 = r.signed.c1.rps / r.echo.c1.rps;
+  const ratioC32 = r.signed.c32.rps / r.echo.c32.rps;
+  const added = r.signed.c1.p50 - r.direct.p50;
+  const handled = r.signed.c1.server.handled;
+  const m = r.memory;
+  const rss = Math.max(m.afterRun.rss, m.afterRun.peakRss ?? 0);
+  const steadyNonces = m.load.rps * NONCE_LIFETIME_S;
+  return [
+    { label: '1. Signed chat via agent, c=1', result: load(r.signed.c1) },
+    { label: '1. Signed chat via agent, c=32', result: load(r.signed.c32) },
+    {
+      label: '   client: build + sign one request',
+      result:
+        `${us(r.signing.requestUs)} (digest + Ed25519 ${us(r.signing.signUs)}), ` +
+        `${pct(r.signing.requestUs / 1000 / r.signed.c1.p50)} of a c=1 round trip; not in the latencies`,
+    },
+    { label: '2. Koa JSON echo (ceiling), c=1', result: load(r.echo.c1) },
+    { label: '2. Koa JSON echo (ceiling), c=32', result: load(r.echo.c32) },
+    ratioRow('2. Signed / echo req/s, c=1', ratioC1),
+    ratioRow('2. Signed / echo req/s, c=32', ratioC32),
+    { label: '3. Gateway called directly, c=1', result: load(r.direct) },
+    {
+      label: '3. Bridge added latency (p50, c=1)',
+      result: `${ms(added)} (${ms(r.signed.c1.p50)} - ${ms(r.direct.p50)})`,
+      target: `< ${ms(t.maxAddedLatencyMs)}`,
+      pass: added < t.maxAddedLatencyMs,
+    },
+    {
+      label: '   of it inside handleEnvelope, c=1',
+      result: handled
+        ? `p50 ${ms(handled.p50)}, p99 ${ms(handled.p99)} (from body read to reply queued; gateway call included)`
+        : 'n/a',
+    },
+    {
+      label: '4. Stream: gateway delta -> caller chunk',
+      result:
+        `p50 ${ms(r.stream.p50)}, p99 ${ms(r.stream.p99)}, max ${ms(r.stream.max)} ` +
+        `(${r.stream.count}/${r.stream.expectedDeltas} deltas; ${r.stream.completed}/${r.stream.streams} streams ended signed)`,
+      target: `p50 < ${ms(t.maxStreamP50Ms)}`,
+      pass:
+        r.stream.p50 < t.maxStreamP50Ms &&
+        r.stream.count === r.stream.expectedDeltas &&
+        r.stream.completed === r.stream.streams,
+    },
+    {
+      label: `5. ${(m.load.ok + m.load.errors).toLocaleString('en')} signed calls, c=${m.load.concurrency}`,
+      result: `${load(m.load)}; agent CPU ${us(m.cpuUsPerCall)}/call`,
+    },
+    {
+      label: '5. Agent process rss (peak)',
+      result:
+        `${mb(rss)} (warm ${mb(m.baseline.rss)}; after run+GC ${mb(m.afterRun.rss)}, ` +
+        `anon ${mb(m.afterRun.anonRss ?? NaN)}; after sweep+GC ${mb(m.afterSweep.rss)})`,
+      target: `< ${mb(t.maxRssBytes)}`,
+      pass: rss < t.maxRssBytes && m.load.errors === 0,
+    },
+    {
+      label: '   rss at rest, after a GC',
+      result:
+        `agent ${mb(r.idle.agent.rss)}, Koa echo ${mb(r.idle.echo.rss)}, ` +
+        `node + tsx alone ${mb(r.idle.runtime.rss)} [anon ${mb(r.idle.runtime.anonRss ?? NaN)}]`,
+    },
+    {
+      label: '5. Nonce store: before / after sweep',
+      result:
+        `${count(m.afterRun.nonces)} -> ${count(m.afterSweep.nonces)} pairs; ` +
+        `log ${mb(m.afterRun.nonceLogBytes ?? 0)} -> ${mb(m.afterSweep.nonceLogBytes ?? 0)}; ` +
+        `heap ${mb(m.afterRun.heapUsed)} -> ${mb(m.afterSweep.heapUsed)} (${Math.round(m.heapBytesPerNonce)} B/pair)`,
+      target: 'empties',
+      pass: m.afterSweep.nonces === 0 && (m.afterRun.nonces ?? 0) >= m.load.ok,
+    },
+    {
+      label: '   nonces held at this rate (projection)',
+      result:
+        `${Math.round(m.load.rps).toLocaleString('en')} req/s for ${NONCE_LIFETIME_S} s: ` +
+        `~${count(Math.round(steadyNonces))} pairs, ~${mb(steadyNonces * m.heapBytesPerNonce)} heap`,
+    },
+  ];
+}
+
+export function formatReport(r: BenchResults): string {
+  const rows = buildRows(r);
+  const header: Row = { label: 'Measurement', result: 'Result', target: 'Target' };
+  const all = [header, ...rows];
+  const widths = [
+    Math.max(...all.map((row) => row.label.length)),
+    Math.max(...all.map((row) => row.result.length)),
+    Math.max(...all.map((row) => (row.target ?? '').length)),
+  ] as const;
+  const line = (row: Row, verdict: string) =>
+    [row.label.padEnd(widths[0]), row.result.padEnd(widths[1]), (row.target ?? '').padEnd(widths[2]), verdict]
+      .join('  ')
+      .trimEnd();
+  const rule = `${widths.map((w) => '-'.repeat(w)).join('  ')}  -------`;
+  const verdict = (row: Row) => (row.pass === undefined ? '' : row.pass ? 'PASS' : 'MISS');
+  const { machine, config } = r;
+  const title =
+    `Agent Bridge bench (${config.name}: ${config.durationMs / 1000} s per point after ` +
+    `${config.warmupMs / 1000} s warm-up) on node ${machine.node}, ${machine.cpus} x ${machine.cpuModel}`;
+  const loads = [r.signed.c1, r.signed.c32, r.echo.c1, r.echo.c32, r.direct, r.memory.load];
+  const errors = loads
+    .filter((l) => l.errors > 0)
+    .map((l) => `! ${l.errors} failed requests at c=${l.concurrency}: ${l.firstError ?? ''}`);
+  const misses = rows.filter((row) => row.pass === false).length;
+  const busy =
+    machine.busyBefore > 0.1
+      ? [
+          `! Other processes used ${pct(machine.busyBefore)} of the CPUs just before the run: expect skewed figures.`,
+        ]
+      : [];
+  return [
+    title,
+    ...busy,
+    'Client, agent, gateway and echo server each run in their own process' +
+      (machine.pinned
+        ? ` (agent and echo on CPU ${machine.pinned.server}, client and gateway on CPU ${machine.pinned.client}).`
+        : ' (not pinned to CPUs).'),
+    'CPU/call: CPU time (user + system, all threads) of the server process and of the client process per call.',
+    '',
+    line(header, 'Verdict'),
+    rule,
+    ...rows.map((row) => line(row, verdict(row))),
+    '',
+    ...errors,
+    misses === 0 ? 'All targets met.' : `${misses} target(s) missed.`,
+  ].join('\n');
+}
+
+export function missedTargets(r: BenchResults): number {
+  return buildRows(r).filter((row) => row.pass === false).length;
+}
+
+function ratioRow(label: string, ratio: number): Row {
+  return {
+    label,
+    result: pct(ratio),
+    target: `>= ${pct(TARGETS.minEchoRatio)}`,
+    pass: ratio >= TARGETS.minEchoRatio,
+  };
+}
+
+function load(l: LoadResult | Measured): string {
+  const errors = l.errors > 0 ? `, ${l.errors} errors` : '';
+  const cpu =
+    'server' in l ? `; CPU/call server ${us(l.server.cpuUsPerCall)}, client ${us(l.clientCpuUsPerCall)}` : '';
+  return `${Math.round(l.rps).toLocaleString('en')} req/s, p50 ${ms(l.p50)}, p99 ${ms(l.p99)}${cpu}${errors}`;
+}
+
+function ms(value: number): string {
+  return `${value.toFixed(Math.abs(value) < 10 ? 2 : 1)} ms`;
+}
+
+function us(value: number): string {
+  return `${Math.round(value).toLocaleString('en')} us`;
+}
+
+function pct(value: number): string {
+  return `${Math.round(value * 100)}%`;
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function count(value: number | undefined): string {
+  return value === undefined ? '?' : value.toLocaleString('en');
+}

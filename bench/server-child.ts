@@ -1,0 +1,121 @@
+// Entry of a server child process: hosts the agent, the echo server or the instant gateway away from the
+// load generator, so that each has a core of its own to use and is measured on its own (CPU, memory).
+// Started by bench/child-host.ts with an IPC channel.
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ChildConfig, ChildMemory, ChildMessage, ChildRequest, ChildSample } from './child-protocol.js';
+import { Samples, summarize } from './stats.js';
+
+const config = JSON.parse(process.argv[2] ?? '{}') as ChildConfig;
+let clockOffset = 0;
+
+// Each role loads only its own modules, so that a child's memory is its server's and not the others'.
+async function start() {
+  switch (config.role) {
+    case 'agent': {
+      const { startBenchAgent } = await import('./bench-agent.js');
+      const agent = await startBenchAgent({
+        gatewayUrl: config.gatewayUrl,
+        gatewayToken: config.gatewayToken,
+        now: () => Date.now() + clockOffset,
+      });
+      return { agent, url: agent.url, close: () => agent.close() };
+    }
+    case 'echo':
+      return (await import('./echo-server.js')).startEchoServer();
+    case 'gateway':
+      return (await import('./instant-gateway.js')).startInstantGateway(config.token);
+    case 'idle':
+      return { url: '', close: () => Promise.resolve() };
+  }
+}
+
+const server = await start();
+const agent = 'agent' in server ? server.agent : undefined;
+
+let handled = new Samples();
+agent?.app.on('envelope', (event) => {
+  if (event.verdict === 'accepted') handled.push(event.durationMs);
+});
+let cpuMark = process.cpuUsage();
+
+function sample(): ChildSample {
+  const cpu = process.cpuUsage(cpuMark);
+  cpuMark = process.cpuUsage();
+  const result: ChildSample = { userUs: cpu.user, systemUs: cpu.system };
+  if (agent) result.handled = summarize(handled.values());
+  handled = new Samples();
+  return result;
+}
+
+function memory(): ChildMemory {
+  const usage = process.memoryUsage();
+  const status = procStatus();
+  const result: ChildMemory = {
+    rss: usage.rss,
+    heapUsed: usage.heapUsed,
+    peakRss: status.VmHWM,
+    anonRss: status.RssAnon,
+  };
+  if (agent) {
+    result.nonces = agent.app.server.nonces.size;
+    result.nonceLogBytes = statSync(join(agent.dataDir, 'nonces.log')).size;
+  }
+  return result;
+}
+
+// Linux only: VmHWM is the highest resident set the process has had; RssAnon leaves out mapped files
+// (the node binary and shared libraries, which other processes share).
+function procStatus(): { VmHWM?: number; RssAnon?: number } {
+  let text = '';
+  try {
+    text = readFileSync('/proc/self/status', 'utf8');
+  } catch {
+    return {};
+  }
+  const kb = (field: string) => {
+    const value = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1];
+    return value === undefined ? undefined : Number(value) * 1024;
+  };
+  return { VmHWM: kb('VmHWM'), RssAnon: kb('RssAnon') };
+}
+
+function collectGarbage(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  gc?.();
+}
+
+const tell = (message: ChildMessage, then?: () => void) => process.send?.(message, undefined, {}, then);
+
+process.on('message', (raw) => {
+  const request = raw as ChildRequest;
+  const reply = (fields: Omit<Extract<ChildMessage, { type: 'reply' }>, 'type' | 'seq'> = {}) =>
+    tell({ type: 'reply', seq: request.seq, ...fields });
+  switch (request.cmd) {
+    case 'memory':
+      return reply({ memory: memory() });
+    case 'gc':
+      collectGarbage();
+      return reply({ memory: memory() });
+    case 'sample':
+      return reply({ sample: sample() });
+    case 'sweep':
+      // Every nonce expires one window after its envelope's timestamp: move the clock past that.
+      clockOffset += request.advanceMs;
+      agent?.app.server.nonces.sweep();
+      clockOffset = 0;
+      collectGarbage();
+      return reply({ memory: memory() });
+    case 'stop':
+      void server.close().then(
+        // A clean exit, so that --cpu-prof writes its profile.
+        () => tell({ type: 'reply', seq: request.seq }, () => process.exit(0)),
+        (error: Error) => reply({ error: error.message }),
+      );
+  }
+});
+// The bench process went away: never outlive it.
+process.on('disconnect', () => process.exit(0));
+
+tell({ type: 'ready', url: server.url, id: agent?.id, pid: process.pid });

@@ -1,0 +1,108 @@
+// The bench's world: the load generator and a peer agent in this process; the agent under test, the
+// instant gateway and the Koa echo server each in a child process of their own, as they would be deployed.
+// Checks that a signed call really works before measuring.
+import {
+  publicKeyFromRaw,
+  verifyParsedSignature,
+  parseSignatureHeaders,
+  digestMatches,
+} from '../src/protocol/index.js';
+import type { AgentCard } from '../src/protocol/index.js';
+import { startAgent, type TestAgent } from '../test/helpers/agents.js';
+import { spawnServer, type ServerChild, type SpawnOptions } from './child-host.js';
+import { sendAndRead } from './load.js';
+import { pinSelf, unpinSelf, type PinPlan } from './pinning.js';
+import { signedChat, type Caller } from './requests.js';
+
+export interface GatewayRef {
+  url: string;
+  token: string;
+}
+
+const GATEWAY_TOKEN = 'bench-gateway-token';
+
+export interface BenchEnv {
+  /** The instant gateway (bench/instant-gateway.ts), in its own process. */
+  gateway: GatewayRef & { child: ServerChild };
+  /** The calling agent: a real AgentBridgeApp whose card the agent under test fetches once. */
+  peer: TestAgent;
+  caller: Caller;
+  /** The agent under test, in its own process. */
+  agent: ServerChild & { id: string };
+  echo: ServerChild;
+  pin: PinPlan | undefined;
+  close(): Promise<void>;
+}
+
+export interface SetupOptions {
+  /** Write a CPU profile of the agent process into this directory when it stops. */
+  cpuProfileDir?: string;
+  /** Give the server under test a CPU of its own (see pinning.ts); pins this process too. */
+  pin?: PinPlan;
+}
+
+export async function setupBench(options: SetupOptions = {}): Promise<BenchEnv> {
+  const { pin } = options;
+  if (pin) pinSelf(pin.client);
+  const gatewayChild = await spawnServer({ role: 'gateway', token: GATEWAY_TOKEN }, { cpu: pin?.client });
+  const gateway = { url: gatewayChild.url, token: GATEWAY_TOKEN, child: gatewayChild };
+  const children: ServerChild[] = [gatewayChild];
+  let peer: TestAgent | undefined;
+  const close = async () => {
+    await Promise.all(children.map((child) => child.stop()));
+    await peer?.close();
+    if (pin) unpinSelf();
+  };
+  try {
+    peer = await startAgent({ settings: { gatewayUrl: gateway.url, gatewayToken: gateway.token } });
+    const caller: Caller = { id: peer.id, signer: peer.app.keys.signer };
+    const agent = await startAgentChild(gateway, { cpuProfileDir: options.cpuProfileDir, cpu: pin?.server });
+    children.push(agent);
+    const echo = await spawnServer({ role: 'echo' }, { cpu: pin?.server });
+    children.push(echo);
+    await checkSignedChat(agent.url, caller, agent.id);
+    return { gateway, peer, caller, agent, echo, pin, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+export async function startAgentChild(
+  gateway: GatewayRef,
+  options: SpawnOptions = {},
+): Promise<ServerChild & { id: string }> {
+  const child = await spawnServer(
+    { role: 'agent', gatewayUrl: gateway.url, gatewayToken: gateway.token },
+    options,
+  );
+  if (!child.id) throw new Error('the agent child did not report its id');
+  return { ...child, id: child.id };
+}
+
+/**
+ * One signed call end to end: 200, `status: "ok"`, the gateway's reply, and a response signature that
+ * verifies with the agent's card key. A bench of refusals would measure nothing.
+ */
+export async function checkSignedChat(agentUrl: string, caller: Caller, agentId: string): Promise<void> {
+  const reply = await sendAndRead(agentUrl, signedChat(caller, agentId, 'sync', 'check')());
+  const text = reply.body.toString('utf8');
+  const json = JSON.parse(text) as { status?: string; result?: { reply?: string } };
+  if (reply.status !== 200 || json.status !== 'ok' || json.result?.reply !== 'echo: check') {
+    throw new Error(`A signed chat call failed (HTTP ${reply.status}): ${text.slice(0, 300)}`);
+  }
+  const card = (await (await fetch(`${agentUrl}/.well-known/agent.json`)).json()) as AgentCard;
+  const parsed = parseSignatureHeaders(
+    String(reply.headers['signature-input']),
+    String(reply.headers.signature),
+  );
+  if (typeof parsed === 'string') throw new Error(`The agent's reply signature is malformed: ${parsed}`);
+  const raw = card.publicKeys.find((k) => k.kid === parsed.kid)?.key;
+  const key = raw === undefined ? null : publicKeyFromRaw(raw);
+  const digest = String(reply.headers['content-digest']);
+  const verified =
+    key !== null &&
+    digestMatches(digest, reply.body) &&
+    verifyParsedSignature(parsed, { status: 200, headers: { 'content-digest': digest } }, key);
+  if (!verified) throw new Error("The agent's reply signature does not verify with its card key");
+}

@@ -1,0 +1,154 @@
+// The whole bench in order: setup, each measurement after its warm-up, teardown. run.ts prints it.
+import { cpus } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ChildMemory } from './child-protocol.js';
+import {
+  measureDirectGateway,
+  measureEcho,
+  measureSignedChat,
+  measureSigningCost,
+  type Measured,
+  type PhaseOptions,
+  type SigningCost,
+} from './measure.js';
+import { measureMemory, type MemoryOptions, type MemoryResult } from './measure-memory.js';
+import { measureStream, type StreamOptions, type StreamResult } from './measure-stream.js';
+import { spawnServer } from './child-host.js';
+import { pinPlan, type PinPlan } from './pinning.js';
+import { setupBench } from './setup.js';
+
+export interface BenchConfig {
+  name: 'full' | 'quick';
+  warmupMs: number;
+  durationMs: number;
+  stream: StreamOptions;
+  memory: MemoryOptions;
+  /** Write a CPU profile of the agent process (the throughput runs) into this directory. */
+  cpuProfileDir?: string;
+  /** Pin the server under test to one CPU and the client and gateway to another, where possible. */
+  pin: boolean;
+}
+
+export const FULL: BenchConfig = {
+  name: 'full',
+  warmupMs: 1500,
+  durationMs: 5000,
+  stream: { streams: 8, deltas: 50, intervalMs: 2, warmupStreams: 2 },
+  memory: { requests: 100_000, concurrency: 32, warmupRequests: 3000 },
+  pin: true,
+};
+
+export const QUICK: BenchConfig = {
+  name: 'quick',
+  warmupMs: 300,
+  durationMs: 1000,
+  stream: { streams: 3, deltas: 40, intervalMs: 2, warmupStreams: 1 },
+  memory: { requests: 5000, concurrency: 32, warmupRequests: 500 },
+  pin: true,
+};
+
+export interface BenchResults {
+  config: BenchConfig;
+  machine: {
+    node: string;
+    cpus: number;
+    cpuModel: string;
+    pinned: PinPlan | undefined;
+    /** Share of all CPUs other processes used in the second before the bench started. */
+    busyBefore: number;
+  };
+  /** The process measured in 1-4 (its CPU profile's file name carries this pid). */
+  agentPid: number;
+  /** Right after start, after a GC: what the runtime (node + tsx) and the code cost before any load. */
+  idle: { agent: ChildMemory; echo: ChildMemory; runtime: ChildMemory };
+  signing: SigningCost;
+  signed: { c1: Measured; c32: Measured };
+  echo: { c1: Measured; c32: Measured };
+  direct: Measured;
+  stream: StreamResult;
+  memory: MemoryResult;
+}
+
+export async function runSuite(
+  config: BenchConfig,
+  progress: (step: string) => void = () => {},
+): Promise<BenchResults> {
+  const busyBefore = await machineBusy(1000);
+  progress('starting the gateway, the peer agent, the agent and the echo server');
+  const pin = config.pin ? pinPlan() : undefined;
+  const env = await setupBench({ cpuProfileDir: config.cpuProfileDir, pin });
+  try {
+    const phase = (concurrency: number): PhaseOptions => ({
+      concurrency,
+      warmupMs: config.warmupMs,
+      durationMs: config.durationMs,
+    });
+    const idle = { agent: await env.agent.gc(), echo: await env.echo.gc(), runtime: await runtimeMemory() };
+    progress('client signing cost');
+    const signing = measureSigningCost(env.caller, env.agent.id);
+    progress('1. signed chat, concurrency 1');
+    const signedC1 = await measureSignedChat(env, phase(1));
+    // Right after the c=1 run, so both sides of the added latency see the same machine state.
+    progress('3. gateway called directly, concurrency 1');
+    const direct = await measureDirectGateway(env, phase(1));
+    progress('1. signed chat, concurrency 32');
+    const signedC32 = await measureSignedChat(env, phase(32));
+    progress('2. Koa echo, concurrency 1');
+    const echoC1 = await measureEcho(env, phase(1));
+    progress('2. Koa echo, concurrency 32');
+    const echoC32 = await measureEcho(env, phase(32));
+    progress('4. stream deltas');
+    const stream = await measureStream(env, config.stream);
+    progress(
+      `5. memory: ${config.memory.requests.toLocaleString('en')} signed calls to a fresh agent process`,
+    );
+    const memory = await measureMemory(env, config.memory);
+    return {
+      config,
+      machine: {
+        node: process.version,
+        cpus: cpus().length,
+        cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+        pinned: pin,
+        busyBefore,
+      },
+      agentPid: env.agent.pid,
+      idle,
+      signing,
+      signed: { c1: signedC1, c32: signedC32 },
+      echo: { c1: echoC1, c32: echoC32 },
+      direct,
+      stream,
+      memory,
+    };
+  } finally {
+    await env.close();
+  }
+}
+
+/** A child that loads nothing but node and tsx: the floor under every server's memory. */
+async function runtimeMemory(): Promise<ChildMemory> {
+  const child = await spawnServer({ role: 'idle' });
+  try {
+    return await child.gc();
+  } finally {
+    await child.stop();
+  }
+}
+
+/** How busy the machine is before we add any load: other work on it skews every figure. */
+async function machineBusy(ms: number): Promise<number> {
+  const total = () =>
+    cpus().reduce(
+      (sum, cpu) => {
+        const { idle, user, nice, sys, irq } = cpu.times;
+        return { idle: sum.idle + idle, all: sum.all + idle + user + nice + sys + irq };
+      },
+      { idle: 0, all: 0 },
+    );
+  const before = total();
+  await sleep(ms);
+  const after = total();
+  const all = after.all - before.all;
+  return all > 0 ? 1 - (after.idle - before.idle) / all : 0;
+}
