@@ -26,10 +26,17 @@ export interface SpawnOptions {
   cpu?: number;
 }
 
-const CHILD = fileURLToPath(new URL('./server-child.ts', import.meta.url));
+const SOURCE_CHILD = fileURLToPath(new URL('./server-child.ts', import.meta.url));
+let builtChild: string | undefined;
+
+/** Servers run from the compiled child once `useBuiltChild` was called (bench/run.ts does), else through tsx. */
+export function useBuiltChild(path: string): void {
+  builtChild = path;
+}
 
 export async function spawnServer(config: ChildConfig, options: SpawnOptions = {}): Promise<ServerChild> {
-  const execArgv = ['--expose-gc', '--import', 'tsx'];
+  const CHILD = builtChild ?? SOURCE_CHILD;
+  const execArgv = builtChild ? ['--expose-gc', '--enable-source-maps'] : ['--expose-gc', '--import', 'tsx'];
   if (options.cpuProfileDir) execArgv.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`);
   // taskset execs node in place, so the IPC channel fork() sets up is inherited as usual.
   const pinned = options.cpu === undefined ? {} : { execPath: 'taskset' };

@@ -5,7 +5,7 @@ export type ChildConfig =
   | { role: 'agent'; gatewayUrl: string; gatewayToken: string }
   | { role: 'echo' }
   | { role: 'gateway'; token: string }
-  /** Nothing but node and tsx: what the runtime alone costs in memory. */
+  /** Nothing but node: what the runtime alone costs in memory. */
   | { role: 'idle' };
 
 export type ChildCommand =

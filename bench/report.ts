@@ -87,7 +87,7 @@ export function buildRows(r: BenchResults): Row[] {
       label: '   rss at rest, after a GC',
       result:
         `agent ${mb(r.idle.agent.rss)}, Koa echo ${mb(r.idle.echo.rss)}, ` +
-        `node + tsx alone ${mb(r.idle.runtime.rss)} [anon ${mb(r.idle.runtime.anonRss ?? NaN)}]`,
+        `node alone ${mb(r.idle.runtime.rss)} [anon ${mb(r.idle.runtime.anonRss ?? NaN)}]`,
     },
     {
       label: '5. Nonce store: before / after sweep',

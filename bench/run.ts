@@ -5,6 +5,8 @@
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { buildServerChild } from './build-child.js';
+import { useBuiltChild } from './child-host.js';
 import { formatReport, missedTargets } from './report.js';
 import { FULL, QUICK, runSuite } from './suite.js';
 
@@ -19,12 +21,13 @@ const { values } = parseArgs({
 });
 
 const config = { ...(values.quick ? QUICK : FULL), cpuProfileDir: values.profile, pin: !values.unpinned };
+useBuiltChild(await buildServerChild());
 const started = performance.now();
 const results = await runSuite(config, (step) => process.stderr.write(`  ${step}...\n`));
 process.stderr.write(`  done in ${((performance.now() - started) / 1000).toFixed(0)} s\n\n`);
 console.log(formatReport(results));
 if (values.profile) {
-  // One file per thread: thread 0 is the agent's main thread (the others are tsx's module loader).
+  // One file per thread: thread 0 is the agent's main thread.
   const main = readdirSync(values.profile).filter((f) => f.includes(`.${results.agentPid}.0.`));
   for (const file of main) {
     console.log(`\nCPU profile of the agent's main thread: ${join(values.profile, file)}`);

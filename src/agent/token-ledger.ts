@@ -16,6 +16,7 @@ export class TokenLedger {
   private readonly path: string;
   private dirty = false;
   private timer: NodeJS.Timeout | undefined;
+  private dayEndsAt: number;
 
   constructor(
     dataDir: string,
@@ -23,6 +24,7 @@ export class TokenLedger {
   ) {
     this.path = join(dataDir, 'token-usage.json');
     this.day = utcDay(this.now());
+    this.dayEndsAt = nextUtcMidnight(this.now());
     const saved = readJsonFile<LedgerFile>(this.path);
     if (saved?.day === this.day) this.used = new Map(Object.entries(saved.used));
   }
@@ -43,12 +45,7 @@ export class TokenLedger {
   /** Seconds until the budget resets at UTC midnight. */
   secondsUntilReset(): number {
     const now = this.now();
-    const midnight = Date.UTC(
-      new Date(now).getUTCFullYear(),
-      new Date(now).getUTCMonth(),
-      new Date(now).getUTCDate() + 1,
-    );
-    return Math.max(1, Math.ceil((midnight - now) / 1000));
+    return Math.max(1, Math.ceil((nextUtcMidnight(now) - now) / 1000));
   }
 
   flush(): void {
@@ -59,10 +56,12 @@ export class TokenLedger {
     writeFileAtomic(this.path, JSON.stringify({ day: this.day, used: Object.fromEntries(this.used) }));
   }
 
+  // Cheap on every request: a comparison, until the day actually ends.
   private rollOver(): void {
-    const today = utcDay(this.now());
-    if (today === this.day) return;
-    this.day = today;
+    const now = this.now();
+    if (now < this.dayEndsAt) return;
+    this.day = utcDay(now);
+    this.dayEndsAt = nextUtcMidnight(now);
     this.used.clear();
     this.dirty = true;
   }
@@ -70,4 +69,9 @@ export class TokenLedger {
 
 function utcDay(time: number): string {
   return new Date(time).toISOString().slice(0, 10);
+}
+
+function nextUtcMidnight(time: number): number {
+  const day = new Date(time);
+  return Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate() + 1);
 }

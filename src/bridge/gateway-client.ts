@@ -77,18 +77,44 @@ interface Prepared {
   config: GatewayConfig;
   call: ChatCall;
   endpoint: URL;
+  /** The endpoint as request options, worked out once per gateway URL (this is the hot path). */
+  target: http.RequestOptions;
   stream: boolean;
   body: string;
   headers: Record<string, string | number>;
 }
 
+const targets = new Map<string, { endpoint: URL; target: http.RequestOptions }>();
+
+function targetFor(baseUrl: string): { endpoint: URL; target: http.RequestOptions } {
+  let found = targets.get(baseUrl);
+  if (!found) {
+    const endpoint = gatewayEndpoint(baseUrl, CHAT_PATH);
+    const target: http.RequestOptions = {
+      protocol: endpoint.protocol,
+      hostname: endpoint.hostname.replace(/^\[|\]$/g, ''),
+      port: endpoint.port || undefined,
+      path: `${endpoint.pathname}${endpoint.search}`,
+      agent: agentFor(endpoint),
+      ...(endpoint.username
+        ? { auth: `${decodeURIComponent(endpoint.username)}:${decodeURIComponent(endpoint.password)}` }
+        : {}),
+    };
+    found = { endpoint, target };
+    if (targets.size > 16) targets.clear();
+    targets.set(baseUrl, found);
+  }
+  return found;
+}
+
 function prepare(config: GatewayConfig, call: ChatCall): Prepared {
-  let endpoint: URL;
+  let resolved: { endpoint: URL; target: http.RequestOptions };
   try {
-    endpoint = gatewayEndpoint(config.url, CHAT_PATH);
+    resolved = targetFor(config.url);
   } catch {
     throw gatewayError('not-configured', { detail: 'the gateway URL is not a valid http(s) URL' });
   }
+  const { endpoint, target } = resolved;
   // An unauthenticated call would count as a failed login towards the gateway's lockout.
   if (!config.token) throw gatewayError('not-configured', { detail: 'no gateway token is set' });
   const stream = call.onDelta !== undefined;
@@ -109,7 +135,7 @@ function prepare(config: GatewayConfig, call: ChatCall): Prepared {
     Accept: stream ? 'text/event-stream' : 'application/json',
     ...(channel ? { 'x-openclaw-message-channel': channel } : {}),
   };
-  return { config, call, endpoint, stream, body, headers };
+  return { config, call, endpoint, target, stream, body, headers };
 }
 
 // One HTTP exchange. `canRetry`: Node's documented keep-alive race (the server closed an idle socket
@@ -118,7 +144,7 @@ function prepare(config: GatewayConfig, call: ChatCall): Prepared {
 // it is not retried (a second, paid run would be worse than an error).
 const KEEP_ALIVE_RACE_MS = 250;
 function exchange(p: Prepared, canRetry: boolean): Promise<ChatReply> {
-  const { config, call, endpoint } = p;
+  const { config, call, endpoint, target } = p;
   const url = config.url;
   return new Promise<ChatReply>((resolve, reject) => {
     let settled = false;
@@ -155,9 +181,9 @@ function exchange(p: Prepared, canRetry: boolean): Promise<ChatReply> {
     const onAbort = () => finish(gatewayError('aborted'));
 
     try {
-      req = (endpoint.protocol === 'https:' ? https : http).request(endpoint, {
+      req = (endpoint.protocol === 'https:' ? https : http).request({
+        ...target,
         method: 'POST',
-        agent: agentFor(endpoint),
         headers: p.headers,
       });
     } catch {

@@ -126,7 +126,7 @@ export function parseSignatureHeaders(
   if (!input)
     return 'Signature-Input is not of the form sig1=("@method" "@path" "content-digest");keyid="...";alg="ed25519";created=...';
   const [, label, params = '', list = '', paramText = ''] = input;
-  const sig = new RegExp(`(?:^|,)\\s*${label}=:([A-Za-z0-9+/=]+):\\s*(?:,|$)`).exec(signatureHeader);
+  const sig = signatureEntry(label ?? '').exec(signatureHeader);
   if (!sig?.[1]) return `Signature has no ${label}=:<base64>: entry matching Signature-Input`;
   const components = list.trim() === '' ? [] : list.trim().split(/\s+/);
   if (!components.every((c) => /^"[^"]+"$/.test(c)))
@@ -142,6 +142,18 @@ export function parseSignatureHeaders(
     return `Signature-Input alg "${alg}" is not supported: use ed25519`;
   const created = fields.has('created') ? Number(fields.get('created')) : undefined;
   return { kid, components: components.map((c) => c.slice(1, -1)), params, created, signature: sig[1] };
+}
+
+// One compiled pattern per label (almost always just `sig1`): parsing is on every request's path.
+const entryPatterns = new Map<string, RegExp>();
+function signatureEntry(label: string): RegExp {
+  let pattern = entryPatterns.get(label);
+  if (!pattern) {
+    pattern = new RegExp(`(?:^|,)\\s*${label}=:([A-Za-z0-9+/=]+):\\s*(?:,|$)`);
+    if (entryPatterns.size > 32) entryPatterns.clear();
+    entryPatterns.set(label, pattern);
+  }
+  return pattern;
 }
 
 /** True when `parsed` is a valid signature by `publicKey` over the given message parts. */

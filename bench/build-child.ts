@@ -1,0 +1,22 @@
+// Builds bench/server-child.ts (and the core it imports) into plain JavaScript, as `npm run serve` runs
+// the core, so that the agent is measured without the TypeScript loader in its CPU time and memory.
+import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+
+export const CHILD_OUT_DIR = fileURLToPath(new URL('../dist/bench/', import.meta.url));
+
+export async function buildServerChild(): Promise<string> {
+  await build({
+    entryPoints: [fileURLToPath(new URL('./server-child.ts', import.meta.url))],
+    outdir: CHILD_OUT_DIR,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    sourcemap: true,
+    logLevel: 'warning',
+  });
+  return `${CHILD_OUT_DIR}server-child.js`;
+}
