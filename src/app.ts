@@ -37,7 +37,9 @@ export interface AppOptions {
   /** How often the gateway's health is probed (GET /health); 0 turns the periodic probe off. */
   gatewayProbeMs?: number;
   /** Tunnel supervision timing (tests shorten the backoff and the reachability interval). */
-  tunnel?: Pick<SupervisorOptions, 'backoff' | 'checkIntervalMs' | 'random'> & { stepTimeoutMs?: number };
+  tunnel?: Pick<SupervisorOptions, 'backoff' | 'checkIntervalMs' | 'random' | 'recheckDelayMs'> & {
+    stepTimeoutMs?: number;
+  };
   keepAliveMs?: number;
   now?: () => number;
 }
@@ -82,6 +84,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   /** The tunnel's address, kept while it reconnects so the agent's id does not flap. */
   private tunnelUrl: string | undefined;
   private probeTimer: NodeJS.Timeout | undefined;
+  /** A tunnel that could not even start (bad settings): kept so `tunnelState` reports it. */
+  private tunnelFailure: TunnelState | undefined;
 
   constructor(private readonly options: AppOptions) {
     super();
@@ -173,19 +177,20 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   }
 
   get tunnelState(): TunnelState {
-    return this.supervisor?.state ?? { status: 'off' };
+    return this.supervisor?.state ?? this.tunnelFailure ?? { status: 'off' };
   }
 
   /** Opens the configured tunnel (localtunnel or the operator's command) to the agent port only. */
   startTunnel(): void {
     if (this.supervisor) return;
+    this.tunnelFailure = undefined;
     const port = Number(new URL(this.listenUrl).port);
     let provider: TunnelProvider;
     try {
       provider = this.tunnelProvider();
     } catch (error) {
-      const failed: TunnelState = { status: 'failed', reason: (error as Error).message };
-      this.emit('tunnel', failed);
+      this.tunnelFailure = { status: 'failed', reason: (error as Error).message };
+      this.emit('tunnel', this.tunnelFailure);
       return;
     }
     const supervisor = new TunnelSupervisor({
@@ -212,10 +217,12 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   stopTunnel(): void {
     const supervisor = this.supervisor;
     this.supervisor = undefined;
-    supervisor?.stop();
+    this.tunnelFailure = undefined;
+    // The supervisor announces `off` itself; without one, say it here.
+    if (supervisor) supervisor.stop();
+    else this.emit('tunnel', { status: 'off' });
     supervisor?.removeAllListeners();
     this.setTunnelUrl(undefined);
-    this.emit('tunnel', { status: 'off' });
   }
 
   /** Registers the current public URL with the registry (after proving it reaches us). */
@@ -228,8 +235,12 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   }
 
   private tunnelProvider(): TunnelProvider {
-    if (this.settings.tunnel === 'command')
-      return new CommandProvider({ command: this.settings.tunnelCommand ?? '' });
+    if (this.settings.tunnel === 'command') {
+      return new CommandProvider({
+        command: this.settings.tunnelCommand ?? '',
+        urlPattern: this.settings.tunnelUrlPattern,
+      });
+    }
     return new LocaltunnelProvider({
       host: this.settings.tunnelHost,
       stepTimeoutMs: this.options.tunnel?.stepTimeoutMs,

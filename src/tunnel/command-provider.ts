@@ -78,7 +78,16 @@ export class CommandProvider implements TunnelProvider {
         settled = true;
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
-        if ('url' in outcome) resolve({ url: outcome.url, broken: exited, close: kill });
+        // Once closed by us, the exit that follows is not a breakage: `broken` stays pending.
+        let closed = false;
+        const broken = new Promise<Error>(
+          (resolveBroken) => void exited.then((error) => !closed && resolveBroken(error)),
+        );
+        const close = () => {
+          closed = true;
+          kill();
+        };
+        if ('url' in outcome) resolve({ url: outcome.url, broken, close });
         else {
           kill();
           reject(outcome.error);

@@ -12,6 +12,8 @@ export interface SupervisorOptions {
   /** Proves the public URL reaches this agent; throws with a reason when it does not. */
   checkReachability?: (url: string) => Promise<void>;
   checkIntervalMs?: number;
+  /** How long to wait before checking again after a failed reachability check. */
+  recheckDelayMs?: number;
   /** A last guard around the provider's own step timeouts, so no provider can wedge the supervisor. */
   openTimeoutMs?: number;
   backoff?: { initialMs?: number; maxMs?: number };
@@ -77,12 +79,22 @@ export class TunnelSupervisor extends EventEmitter<SupervisorEvents> {
     const url = this.url;
     if (!url || !this.options.checkReachability) return;
     const run = this.run;
+    const stillCurrent = () => run !== undefined && run === this.run && this.url === url;
     try {
       await this.options.checkReachability(url);
       this.failures = 0;
-    } catch (error) {
-      if (run && run === this.run && this.url === url) {
-        this.fail(`public URL is not reachable: ${(error as Error).message}`);
+    } catch (first) {
+      if (!stillCurrent()) return;
+      // One blip (a dropped socket, a 502) is not an outage: look again before tearing the tunnel down,
+      // since a reconnect may lose the address to the server's grace period.
+      await new Promise((resolve) => setTimeout(resolve, this.options.recheckDelayMs ?? 2000).unref());
+      if (!stillCurrent()) return;
+      try {
+        await this.options.checkReachability(url);
+        this.failures = 0;
+      } catch (error) {
+        if (stillCurrent())
+          this.fail(`public URL is not reachable: ${(error as Error).message || (first as Error).message}`);
       }
     }
   }

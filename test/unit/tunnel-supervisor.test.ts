@@ -43,6 +43,7 @@ function supervise(
     port: 1234,
     backoff: { initialMs: 10, maxMs: 80 },
     random: () => 1,
+    recheckDelayMs: 5,
     ...extra,
   });
   supervisors.push(supervisor);
@@ -123,6 +124,20 @@ describe('TunnelSupervisor', () => {
     await until(() => supervisor.state.status === 'online');
     expect(provider.opened[0]).toEqual({ subdomain: 'mine' });
     expect(addresses[0]?.note).toBeUndefined();
+  });
+
+  it('looks twice before treating a failed reachability check as an outage', async () => {
+    let failuresLeft = 1;
+    const provider = new ScriptedProvider([{ url: 'https://abcd.loca.lt' }]);
+    const { supervisor, states } = supervise(provider, {
+      checkReachability: async () => {
+        if (failuresLeft-- > 0) throw new Error('one 502');
+      },
+    });
+    supervisor.start();
+    await until(() => failuresLeft < 0);
+    expect(supervisor.state.status).toBe('online');
+    expect(states.some((s) => s.status === 'reconnecting')).toBe(false);
   });
 
   it('treats a failed reachability check as a failure; backoff keeps growing until a check passes', async () => {
