@@ -4,9 +4,10 @@ import { AgentBridgeApp } from './app.js';
 import type { EnvelopeEvent } from './agent/events.js';
 import type { TunnelState } from './tunnel/state.js';
 import { probeGateway } from './bridge/gateway-health.js';
+import { startConsole, type ConsoleHandle } from './console/console-server.js';
 import { defaultDataDir } from './settings/data-dir.js';
 import { SERVE_HELP, parseServeArgs } from './settings/flags.js';
-import { openSettingsStore } from './settings/store.js';
+import { openSettingsStore, type SettingsStore } from './settings/store.js';
 
 async function main(argv: string[]): Promise<void> {
   const [command = 'serve', ...rest] = argv[0]?.startsWith('-') ? ['serve', ...argv] : argv;
@@ -67,6 +68,15 @@ async function main(argv: string[]): Promise<void> {
   if (settings.publicUrl) console.log(`  Public URL: ${app.agentUrl}`);
   console.log(`  Card:       ${localUrl}/.well-known/agent.json`);
   console.log(`  Data dir:   ${dataDir}`);
+  const operatorConsole = await openConsole(
+    app,
+    store,
+    dataDir,
+    settings.consolePort,
+    parsed.overrides.consolePort !== undefined,
+  );
+  // The token rides in the fragment: browsers never send it to a server or write it to a log.
+  console.log(`Console: ${operatorConsole.url}/#token=${operatorConsole.token}`);
   await reportGateway(app);
 
   let stopping = false;
@@ -74,16 +84,52 @@ async function main(argv: string[]): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log(`${signal}: finishing in-flight requests and stopping...`);
-    app.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        console.error(`Stopped with an error: ${(error as Error).message}`);
-        process.exit(1);
-      },
-    );
+    // The agent first, so the traffic log (flushed by the console's close) records its last envelopes.
+    app
+      .stop()
+      .then(() => operatorConsole.close())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          console.error(`Stopped with an error: ${(error as Error).message}`);
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/**
+ * Starts the operator console. When the saved or default port is taken (another agent, a test run), it
+ * takes a free port instead and says so; a port given with --console-port must be free.
+ */
+async function openConsole(
+  app: AgentBridgeApp,
+  store: SettingsStore,
+  dataDir: string,
+  port: number,
+  explicit: boolean,
+): Promise<ConsoleHandle> {
+  try {
+    return await startConsole({ app, store, dataDir, port });
+  } catch (error) {
+    const inUse = (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
+    if (inUse && !explicit && port !== 0) {
+      console.log(
+        `Console port ${port} is in use; the console takes a free port (choose one with --console-port).`,
+      );
+      return openConsole(app, store, dataDir, 0, true);
+    }
+    await app.stop(0);
+    if (inUse) {
+      throw new Error(
+        `Console port ${port} on 127.0.0.1 is already in use: stop the other program or pass --console-port <another port> (0 picks a free one).`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
 }
 
 async function reportGateway(app: AgentBridgeApp): Promise<void> {

@@ -1,0 +1,197 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import Koa, { type Context, type Next } from 'koa';
+import type { AgentBridgeApp, AppEvents } from '../app.js';
+import { errorCode } from '../lib/atomic-file.js';
+import type { TunnelStatus } from '../protocol/console-api.js';
+import type { SettingsStore } from '../settings/store.js';
+import { consoleApi } from './api.js';
+import { newConsoleToken, requireToken, sameOriginOnly } from './auth.js';
+import { CONSOLE_FILE, removeConsoleFile, writeConsoleFile } from './console-file.js';
+import { ConsoleError } from './errors.js';
+import { EventStreams, type EventStreamOptions } from './events-stream.js';
+import { securityHeaders } from './security-headers.js';
+import { ConsoleSettings } from './settings-api.js';
+import { DEFAULT_STATIC_DIR, staticFiles } from './static-files.js';
+import { buildStatus } from './status.js';
+import { TrafficLog, type TrafficLogOptions } from './traffic-log.js';
+
+export interface ConsoleOptions {
+  app: AgentBridgeApp;
+  /** The settings store the app was built from: PUT /api/settings saves through it. */
+  store: SettingsStore;
+  dataDir: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Only 127.0.0.1: the console must never be reachable from another machine or through the tunnel. */
+  host?: string;
+  /** The built UI; default `dist/renderer` at the repository root. */
+  staticDir?: string;
+  traffic?: Omit<TrafficLogOptions, 'dataDir' | 'secrets'>;
+  events?: EventStreamOptions;
+  /** Unexpected errors (answered as a plain 500); default: printed to stderr. */
+  onError?: (error: unknown) => void;
+}
+
+export interface ConsoleHandle {
+  /** `http://127.0.0.1:PORT` */
+  url: string;
+  token: string;
+  /** Ends the event streams, stops listening, flushes the traffic log and removes console.json. */
+  close(): Promise<void>;
+}
+
+/**
+ * The operator console (DESIGN.md): a second listener, on loopback only, serving the UI at `/` and the
+ * token-protected API at `/api/*`. It writes `<dataDir>/console.json` and prints nothing itself.
+ */
+export async function startConsole(options: ConsoleOptions): Promise<ConsoleHandle> {
+  const { app, dataDir, host = '127.0.0.1' } = options;
+  if (host !== '127.0.0.1') {
+    throw new Error(
+      `The console listens on 127.0.0.1 only (got host "${host}"): it controls the agent, so it must never be ` +
+        'reachable from another machine. Reach it remotely through an SSH tunnel (ssh -L) instead.',
+    );
+  }
+  const onError = options.onError ?? ((error: unknown) => console.error('Console: unexpected error:', error));
+  const token = newConsoleToken();
+  const startedAt = Date.now();
+  let port = 0;
+
+  const events = new EventStreams(options.events);
+  const log = new TrafficLog({
+    ...options.traffic,
+    dataDir,
+    // Masked wherever they might appear (a diagnosis, a preview): the log must never hold them.
+    secrets: () => [app.currentSettings.gatewayToken ?? '', ...app.currentSettings.bearerTokens],
+  });
+  const settings = new ConsoleSettings(app, options.store, () => events.state('settings'));
+  // A tunnel that fails to start leaves no supervisor behind: remember the failure so the status shows it.
+  let lastTunnel: TunnelStatus | undefined;
+  const tunnel = (): TunnelStatus => {
+    const live = app.tunnelState;
+    return live.status === 'off' && lastTunnel?.status === 'failed' ? lastTunnel : live;
+  };
+  const tunnelView = () => ({ ...tunnel(), provider: app.currentSettings.tunnel });
+
+  const unsubscribe = [
+    log.subscribe((entry) => events.envelope(entry)),
+    on(app, 'envelope', (event) => log.add(event)),
+    on(app, 'gateway', () => events.state('gateway')),
+    on(app, 'tunnel', (state) => {
+      lastTunnel = state;
+      events.state('tunnel');
+    }),
+    on(app, 'address', () => events.state('tunnel')),
+    on(app, 'registry', () => events.state('registry')),
+    on(app, 'card', () => events.state('agent')),
+    app.keys.onChange(() => events.state('keys')),
+  ];
+
+  const koa = new Koa();
+  koa.silent = true;
+  const api = consoleApi({
+    app,
+    log,
+    events,
+    settings,
+    tunnel: tunnelView,
+    status: () =>
+      buildStatus({
+        app,
+        log,
+        tunnel: tunnel(),
+        restartNeeded: settings.restartNeeded,
+        startedAt,
+        now: Date.now(),
+      }),
+  });
+  const guardApi = requireToken(token, dataDir);
+  const files = staticFiles(options.staticDir ?? DEFAULT_STATIC_DIR);
+  koa.use(securityHeaders);
+  koa.use(errorsAsJson(onError));
+  koa.use(sameOriginOnly(() => port));
+  koa.use(async (ctx: Context) => {
+    if (ctx.path === '/api' || ctx.path.startsWith('/api/')) return guardApi(ctx, () => api(ctx));
+    return files(ctx);
+  });
+
+  const server = createServer(koa.callback());
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    for (const stop of unsubscribe) stop();
+    await log.close();
+    throw error;
+  }
+  port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+
+  let closing: Promise<void> | undefined;
+  const close = async () => {
+    for (const stop of unsubscribe) stop();
+    events.close();
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    await closed;
+    await log.close();
+    removeConsoleFile(dataDir, token);
+  };
+  const handle = { url, token, close: () => (closing ??= close()) };
+  try {
+    writeConsoleFile(dataDir, { url, token });
+  } catch (error) {
+    await handle.close();
+    throw new Error(
+      `Cannot write ${join(dataDir, CONSOLE_FILE)} (${errorCode(error) ?? String(error)}): check the data directory's permissions and free space.`,
+      { cause: error },
+    );
+  }
+  return handle;
+}
+
+/** Every failure answers ApiError JSON; only ConsoleErrors say what went wrong, the rest a generic 500. */
+function errorsAsJson(onError: (error: unknown) => void) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    try {
+      await next();
+    } catch (error) {
+      // A stream that already started cannot change its status: just end it.
+      if (ctx.headerSent || ctx.respond === false) {
+        ctx.res.destroy();
+        return;
+      }
+      const known =
+        error instanceof ConsoleError
+          ? error
+          : new ConsoleError(
+              500,
+              `The console failed to handle ${ctx.method} ${ctx.path.slice(0, 200)}.`,
+              'The details are in the terminal (stderr) of Agent Bridge; try again, and report it if it repeats.',
+            );
+      if (!(error instanceof ConsoleError)) onError(error);
+      ctx.status = known.status;
+      ctx.set(known.headers);
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = known.toBody();
+    }
+  };
+}
+
+/** app.on with its matching off, so close() can undo every subscription. */
+function on<K extends keyof AppEvents>(
+  app: AgentBridgeApp,
+  name: K,
+  listener: (...args: AppEvents[K]) => void,
+): () => void {
+  // Node's typings cannot narrow their conditional listener type through a generic K; the call is sound.
+  app.on(name, listener as never);
+  return () => app.off(name, listener as never);
+}

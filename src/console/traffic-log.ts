@@ -1,0 +1,231 @@
+import { join } from 'node:path';
+import type { EnvelopeEvent } from '../agent/events.js';
+import type { StatusResponse, TrafficEntry, TrafficFilter, TrafficMinute } from '../protocol/console-api.js';
+import { RotatingFile } from './traffic-file.js';
+import { compileFilter } from './traffic-filter.js';
+
+export interface TrafficLogOptions {
+  dataDir: string;
+  /** Entries kept in memory; default 10,000. */
+  capacity?: number;
+  /** The file rotates before it passes this size; default 5 MiB. */
+  maxFileBytes?: number;
+  /** Old files kept (traffic.1.jsonl ...); default 3. */
+  keepFiles?: number;
+  /** Lines are written in batches: at most this long after they arrive ... */
+  flushMs?: number;
+  /** ... or as soon as this many bytes are waiting. */
+  flushBytes?: number;
+  /** Values that must never reach the log (the gateway and bearer tokens), masked wherever they appear. */
+  secrets?: () => readonly string[];
+  onError?: (error: unknown) => void;
+  now?: () => number;
+}
+
+type Counts = { accepted: number; refused: number };
+
+const MINUTES = 15;
+const MINUTE_MS = 60_000;
+// Bounds each entry's memory whatever a caller sends; previews are already cut to 500 characters.
+const MAX_TEXT = 2000;
+// Shorter values are too common to mask without destroying the log (a one-letter test token, say).
+const MIN_SECRET_LENGTH = 8;
+
+/**
+ * The operator's envelope log: the last `capacity` entries in memory (a ring buffer), every entry appended
+ * to `<dataDir>/logs/traffic.jsonl` (rotated), per-minute counts, and a live feed for /api/events.
+ */
+export class TrafficLog {
+  readonly file: RotatingFile;
+  private readonly ring: (TrafficEntry | undefined)[];
+  private start = 0;
+  private count = 0;
+  private nextId = 1;
+  private readonly minutes = new Map<number, Counts>();
+  private readonly totals: Counts = { accepted: 0, refused: 0 };
+  private readonly listeners = new Set<(entry: TrafficEntry) => void>();
+  private pending: string[] = [];
+  private pendingBytes = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly options: Required<TrafficLogOptions>;
+
+  constructor(options: TrafficLogOptions) {
+    this.options = {
+      capacity: 10_000,
+      maxFileBytes: 5 * 1024 * 1024,
+      keepFiles: 3,
+      flushMs: 100,
+      flushBytes: 64 * 1024,
+      secrets: () => [],
+      onError: (error) =>
+        console.warn(
+          `Traffic log: cannot write the log file (${String(error)}); the console keeps the entries in memory. Check the data directory's free space and permissions.`,
+        ),
+      now: Date.now,
+      ...withoutUndefined(options),
+    };
+    if (!Number.isInteger(this.options.capacity) || this.options.capacity < 1)
+      throw new Error(
+        `Traffic log capacity must be a whole number of entries, 1 or more (got ${this.options.capacity}).`,
+      );
+    this.ring = new Array<TrafficEntry | undefined>(this.options.capacity);
+    this.file = new RotatingFile({
+      path: join(options.dataDir, 'logs', 'traffic.jsonl'),
+      maxBytes: this.options.maxFileBytes,
+      keep: this.options.keepFiles,
+      onError: this.options.onError,
+    });
+  }
+
+  /** Records one envelope event; returns the entry as kept (only TrafficEntry's fields, secrets masked). */
+  add(event: EnvelopeEvent): TrafficEntry {
+    const entry = toEntry(this.nextId++, event, maskerFor(this.options.secrets()));
+    this.push(entry);
+    this.countIn(entry);
+    if (!this.closed) this.queueLine(`${JSON.stringify(entry)}\n`);
+    for (const listener of this.listeners) listener(entry);
+    return entry;
+  }
+
+  /** Calls `listener` with each new entry; returns the unsubscribe function. */
+  subscribe(listener: (entry: TrafficEntry) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The id of the newest entry, 0 before the first. */
+  get lastId(): number {
+    return this.nextId - 1;
+  }
+
+  /** How many entries are in memory. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Matching entries, newest first, at most `limit`. */
+  query(filter: TrafficFilter = {}, limit = this.options.capacity): TrafficEntry[] {
+    const matches = compileFilter(filter);
+    const found: TrafficEntry[] = [];
+    for (let i = this.count - 1; i >= 0 && found.length < limit; i--) {
+      const entry = this.at(i);
+      if (matches(entry)) found.push(entry);
+    }
+    return found;
+  }
+
+  /** Every entry in memory, oldest first. */
+  all(): TrafficEntry[] {
+    return Array.from({ length: this.count }, (_, i) => this.at(i));
+  }
+
+  /** The last 15 minutes, oldest first (zeros where nothing came), and totals since start. */
+  counters(): StatusResponse['traffic'] {
+    const current = Math.floor(this.options.now() / MINUTE_MS);
+    const perMinute: TrafficMinute[] = [];
+    for (let minute = current - MINUTES + 1; minute <= current; minute++) {
+      const counts = this.minutes.get(minute) ?? { accepted: 0, refused: 0 };
+      perMinute.push({ minute: new Date(minute * MINUTE_MS).toISOString(), ...counts });
+    }
+    return { perMinute, ...this.totals };
+  }
+
+  /** Writes what is waiting; resolves once it is on disk. */
+  flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const lines = this.pending;
+    this.pending = [];
+    this.pendingBytes = 0;
+    return this.file.write(lines);
+  }
+
+  /** Flushes and stops writing; the in-memory log stays readable. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.listeners.clear();
+    await this.flush();
+  }
+
+  private at(index: number): TrafficEntry {
+    return this.ring[(this.start + index) % this.options.capacity] as TrafficEntry;
+  }
+
+  private push(entry: TrafficEntry): void {
+    const { capacity } = this.options;
+    if (this.count < capacity) {
+      this.ring[(this.start + this.count) % capacity] = entry;
+      this.count++;
+    } else {
+      // Full: the oldest slot takes the newest entry.
+      this.ring[this.start] = entry;
+      this.start = (this.start + 1) % capacity;
+    }
+  }
+
+  private countIn(entry: TrafficEntry): void {
+    const kind = entry.verdict === 'accepted' ? 'accepted' : 'refused';
+    const minute = Math.floor(this.options.now() / MINUTE_MS);
+    const counts = this.minutes.get(minute) ?? { accepted: 0, refused: 0 };
+    counts[kind]++;
+    this.totals[kind]++;
+    this.minutes.set(minute, counts);
+    for (const old of this.minutes.keys()) if (old <= minute - MINUTES) this.minutes.delete(old);
+  }
+
+  private queueLine(line: string): void {
+    this.pending.push(line);
+    this.pendingBytes += line.length;
+    if (this.pendingBytes >= this.options.flushBytes) void this.flush();
+    else if (!this.timer) {
+      this.timer = setTimeout(() => void this.flush(), this.options.flushMs);
+      this.timer.unref();
+    }
+  }
+}
+
+type Mask = (text: string | undefined) => string | undefined;
+
+function maskerFor(secrets: readonly string[]): Mask {
+  const masked = secrets.filter((secret) => secret.length >= MIN_SECRET_LENGTH);
+  return (text) => {
+    if (text === undefined) return undefined;
+    let clean = text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}...` : text;
+    for (const secret of masked) clean = clean.replaceAll(secret, '[secret]');
+    return clean;
+  };
+}
+
+/** A whitelist: only TrafficEntry's own fields are copied, so nothing else an event carries is ever kept. */
+function toEntry(id: number, e: EnvelopeEvent, mask: Mask): TrafficEntry {
+  const entry: TrafficEntry = {
+    id,
+    time: e.time,
+    endpoint: mask(e.endpoint) ?? '',
+    sender: mask(e.sender),
+    skill: mask(e.skill),
+    mode: e.mode,
+    signatureForm: e.signatureForm,
+    verdict: e.verdict,
+    code: e.code,
+    status: e.status,
+    message: mask(e.message),
+    durationMs: e.durationMs,
+    bytesIn: e.bytesIn,
+    bytesOut: e.bytesOut,
+    traceId: mask(e.traceId),
+    forwardedFor: mask(e.forwardedFor),
+    diagnosis: mask(e.diagnosis),
+    taskId: mask(e.taskId),
+  };
+  if (e.preview) {
+    const preview = { payload: mask(e.preview.payload), reply: mask(e.preview.reply) };
+    entry.preview = withoutUndefined(preview);
+  }
+  return withoutUndefined(entry);
+}
+
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as T;
+}
