@@ -15,11 +15,21 @@ export interface BenchAgentOptions {
   gatewayToken: string;
   /** The agent's clock; the memory run moves it forward to expire every nonce. */
   now?: () => number;
+  /**
+   * Open a localtunnel through this server (the bench's loopback tunnel server), with the production
+   * supervisor timings (backoff 1 s doubling to 30 s, 10 s per step), which the restart figures are about.
+   */
+  tunnelHost?: string;
 }
 
 export function startBenchAgent(options: BenchAgentOptions): Promise<TestAgent> {
   return startAgent({
-    settings: { ...BENCH_SETTINGS, gatewayUrl: options.gatewayUrl, gatewayToken: options.gatewayToken },
+    settings: {
+      ...BENCH_SETTINGS,
+      gatewayUrl: options.gatewayUrl,
+      gatewayToken: options.gatewayToken,
+      ...(options.tunnelHost ? { tunnel: 'localtunnel', tunnelHost: options.tunnelHost } : {}),
+    },
     now: options.now,
   });
 }

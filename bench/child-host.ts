@@ -2,13 +2,37 @@
 // its memory, a garbage collection, a nonce sweep or a clean stop.
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { TunnelState } from '../src/tunnel/state.js';
 import type { ChildCommand, ChildConfig, ChildMemory, ChildMessage, ChildSample } from './child-protocol.js';
+
+/** One tunnel state of a tunnelled agent child, stamped in the child as it happened. */
+export interface TunnelEvent {
+  state: TunnelState;
+  /** `process.hrtime.bigint()` in the child (the machine's monotonic clock, the same in every process). */
+  at: bigint;
+  /** `Date.now()` in the child at the same moment (to read a reconnecting state's `nextTryAt`). */
+  wallMs: number;
+}
+
+/** When a tunnel-stop / tunnel-start began and returned, on the shared monotonic clock. */
+export interface ControlTiming {
+  calledAt: bigint;
+  doneAt: bigint;
+}
 
 export interface ServerChild {
   url: string;
-  /** The agent's id (agent://127.0.0.1:PORT); undefined for the echo server. */
+  /** The agent's card id when it started (agent://127.0.0.1:PORT, or its public id when tunnelled). */
   id: string | undefined;
   pid: number;
+  /** A tunnelled agent: its public URL, when its tunnel came online before it reported ready. */
+  publicUrl: string | undefined;
+  /** A tunnelled agent: its tunnel state when it reported ready. */
+  tunnel: TunnelState | undefined;
+  /** A tunnelled agent: calls `listener` with each later change of its tunnel state; returns the unsubscribe. */
+  onTunnel(listener: (event: TunnelEvent) => void): () => void;
+  /** The tunnel server child: stops it (as if it died) or starts it again on the same port. */
+  control(cmd: 'tunnel-stop' | 'tunnel-start'): Promise<ControlTiming>;
   memory(): Promise<ChildMemory>;
   gc(): Promise<ChildMemory>;
   /** CPU time (and, for the agent, handler times) since the previous sample. */
@@ -51,8 +75,14 @@ export async function spawnServer(config: ChildConfig, options: SpawnOptions = {
   let seq = 0;
   type Reply = Extract<ChildMessage, { type: 'reply' }>;
   const pending = new Map<number, { resolve: (m: Reply) => void; reject: (e: Error) => void }>();
+  const tunnelListeners = new Set<(event: TunnelEvent) => void>();
   child.on('message', (raw) => {
     const message = raw as ChildMessage;
+    if (message.type === 'tunnel') {
+      const event = { state: message.state, at: BigInt(message.at), wallMs: message.wallMs };
+      for (const listener of tunnelListeners) listener(event);
+      return;
+    }
     if (message.type !== 'reply') return;
     const waiter = pending.get(message.seq);
     pending.delete(message.seq);
@@ -80,6 +110,17 @@ export async function spawnServer(config: ChildConfig, options: SpawnOptions = {
     url: ready.url,
     id: ready.id,
     pid: ready.pid,
+    publicUrl: ready.publicUrl,
+    tunnel: ready.tunnel,
+    onTunnel(listener) {
+      tunnelListeners.add(listener);
+      return () => void tunnelListeners.delete(listener);
+    },
+    async control(cmd) {
+      const { calledAt, doneAt } = await ask({ cmd });
+      if (calledAt === undefined || doneAt === undefined) throw new Error(`${config.role} child: no timing`);
+      return { calledAt: BigInt(calledAt), doneAt: BigInt(doneAt) };
+    },
     memory: () => askMemory({ cmd: 'memory' }),
     gc: () => askMemory({ cmd: 'gc' }),
     sweep: (advanceMs) => askMemory({ cmd: 'sweep', advanceMs }),

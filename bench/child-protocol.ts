@@ -1,10 +1,14 @@
 // What the bench process and a server child (bench/server-child.ts) say to each other over IPC.
+import type { TunnelState } from '../src/tunnel/state.js';
 import type { LatencySummary } from './stats.js';
 
 export type ChildConfig =
-  | { role: 'agent'; gatewayUrl: string; gatewayToken: string }
+  /** With `tunnelHost`, the agent opens a localtunnel there and reports ready once it is online. */
+  | { role: 'agent'; gatewayUrl: string; gatewayToken: string; tunnelHost?: string }
   | { role: 'echo' }
   | { role: 'gateway'; token: string }
+  /** The loopback localtunnel-protocol server (test/fixtures/tunnel-server.ts). */
+  | { role: 'tunnel'; maxConnCount: number }
   /** Nothing but node: what the runtime alone costs in memory. */
   | { role: 'idle' };
 
@@ -13,6 +17,9 @@ export type ChildCommand =
   | { cmd: 'gc' }
   | { cmd: 'sample' }
   | { cmd: 'sweep'; advanceMs: number }
+  /** Tunnel server only: stop it (like the server dying) or start it again on the same port. */
+  | { cmd: 'tunnel-stop' }
+  | { cmd: 'tunnel-start' }
   | { cmd: 'stop' };
 
 export interface ChildMemory {
@@ -36,8 +43,31 @@ export interface ChildSample {
   handled?: LatencySummary;
 }
 
+/** `process.hrtime.bigint()` as a decimal string: the monotonic clock every process on the machine shares. */
+export type HrtimeNs = string;
+
 export type ChildMessage =
-  | { type: 'ready'; url: string; id?: string; pid: number }
-  | { type: 'reply'; seq: number; memory?: ChildMemory; sample?: ChildSample; error?: string };
+  | {
+      type: 'ready';
+      url: string;
+      /** The agent's card id as it is now: the public one when its tunnel is online. */
+      id?: string;
+      pid: number;
+      /** A tunnelled agent: its public URL once online (absent if it did not come online in time). */
+      publicUrl?: string;
+      tunnel?: TunnelState;
+    }
+  | {
+      type: 'reply';
+      seq: number;
+      memory?: ChildMemory;
+      sample?: ChildSample;
+      error?: string;
+      /** tunnel-stop / tunnel-start: when the call began and when it returned. */
+      calledAt?: HrtimeNs;
+      doneAt?: HrtimeNs;
+    }
+  /** A tunnelled agent: every change of its tunnel state, stamped in the child as it happened. */
+  | { type: 'tunnel'; state: TunnelState; at: HrtimeNs; wallMs: number };
 
 export type ChildRequest = ChildCommand & { seq: number };

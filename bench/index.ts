@@ -17,6 +17,15 @@ export {
 } from './measure.js';
 export { measureStream, type StreamOptions, type StreamResult } from './measure-stream.js';
 export { measureMemory, type MemoryOptions, type MemoryResult } from './measure-memory.js';
+export {
+  measureTunnel,
+  TUNNEL_MAX_CONN,
+  type TunnelOptions,
+  type TunnelResult,
+  type TunnelFailure,
+  type TunnelPoint,
+  type RestartTrial,
+} from './measure-tunnel.js';
 export { runSuite, FULL, QUICK, type BenchConfig, type BenchResults } from './suite.js';
 export { buildRows, formatReport, missedTargets, TARGETS } from './report.js';
 export { summarize, percentile } from './stats.js';

@@ -1,6 +1,7 @@
 // A closed-loop load generator on node:http with a keep-alive agent: N connections, each sends its next
 // request as soon as the previous one has answered, for a fixed time or a fixed number of requests.
 import http from 'node:http';
+import { lookupWithLocalhost } from '../src/lib/http.js';
 import { Samples, summarize, type LatencySummary } from './stats.js';
 
 /** One request as a client would send it; `prepare` builds (and signs) a fresh one per iteration. */
@@ -104,6 +105,7 @@ export function send(agent: http.Agent, target: URL, request: PreparedRequest): 
         method: 'POST',
         agent,
         headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body) },
+        ...resolution(target.hostname),
       },
       (res) => {
         res.on('error', reject);
@@ -129,6 +131,7 @@ export function sendAndRead(
         method: 'POST',
         agent: false,
         headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body) },
+        ...resolution(url.hostname),
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -142,4 +145,15 @@ export function sendAndRead(
     req.on('error', reject);
     req.end(request.body);
   });
+}
+
+const LOOPBACK_NAME = { lookup: lookupWithLocalhost };
+
+/**
+ * A tunnel's public URL in the bench is `http://<id>.localhost:PORT`, which this machine's resolver does
+ * not resolve: connect to loopback as the app's own client does (the Host header keeps the name, which is
+ * what the tunnel server routes by). IP addresses need no lookup.
+ */
+function resolution(hostname: string): { lookup?: typeof lookupWithLocalhost } {
+  return hostname.endsWith('.localhost') || hostname === 'localhost' ? LOOPBACK_NAME : {};
 }

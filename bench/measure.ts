@@ -26,6 +26,16 @@ export interface Measured extends LoadResult {
   server: ServerStats;
   /** CPU time of this process (the load generator: building, signing, sending, reading) per call, µs. */
   clientCpuUsPerCall: number;
+  /** Through a relay (the tunnel server): CPU time of the relay process per call, µs. */
+  relayCpuUsPerCall?: number;
+}
+
+/** Where the requests go when not straight to the server's own URL. */
+export interface Route {
+  /** Send here instead of `server.url` (e.g. the agent's public URL through the tunnel). */
+  url?: string;
+  /** A process between client and server whose CPU time per call is measured too. */
+  relay?: ServerChild;
 }
 
 /** Warm-up then measurement on the same keep-alive connections, with the server's CPU time per call. */
@@ -33,18 +43,20 @@ export async function measure(
   server: ServerChild,
   prepare: () => PreparedRequest,
   options: PhaseOptions,
+  route: Route = {},
 ): Promise<Measured> {
   const agent = keepAliveAgent(options.concurrency);
+  const { relay } = route;
   try {
-    const common = { url: server.url, prepare, agent, concurrency: options.concurrency };
+    const common = { url: route.url ?? server.url, prepare, agent, concurrency: options.concurrency };
     await runLoad({ ...common, durationMs: options.warmupMs });
-    await server.sample();
+    await Promise.all([server.sample(), relay?.sample()]);
     const clientMark = process.cpuUsage();
     const result = await runLoad({ ...common, durationMs: options.durationMs });
     const client = process.cpuUsage(clientMark);
-    const sample = await server.sample();
+    const [sample, relaySample] = await Promise.all([server.sample(), relay?.sample()]);
     const cpuUs = sample.userUs + sample.systemUs;
-    return {
+    const measured: Measured = {
       ...result,
       server: {
         cpuUsPerCall: result.ok ? cpuUs / result.ok : NaN,
@@ -53,6 +65,10 @@ export async function measure(
       },
       clientCpuUsPerCall: result.ok ? (client.user + client.system) / result.ok : NaN,
     };
+    if (relaySample) {
+      measured.relayCpuUsPerCall = result.ok ? (relaySample.userUs + relaySample.systemUs) / result.ok : NaN;
+    }
+    return measured;
   } finally {
     agent.destroy();
   }

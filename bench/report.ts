@@ -2,6 +2,7 @@
 import { MAX_AGE_MS } from '../src/agent/pipeline.js';
 import type { LoadResult } from './load.js';
 import type { Measured } from './measure.js';
+import type { RestartTrial, TunnelFailure, TunnelResult } from './measure-tunnel.js';
 import type { BenchResults } from './suite.js';
 
 export const TARGETS = {
@@ -13,6 +14,10 @@ export const TARGETS = {
   maxStreamP50Ms: 5,
   /** Resident memory of the agent process, bytes. */
   maxRssBytes: 150 * 1024 * 1024,
+  /** p50 at c=1 through the loopback tunnel minus p50 of the same agent called directly, ms. */
+  maxTunnelOverheadMs: 2,
+  /** A restarted tunnel server: back online and the card reachable within the scheduled backoff plus this, ms. */
+  reconnectSlackMs: 2000,
 };
 
 /** How long the agent remembers a nonce: the envelope's timestamp plus the window plus 1 s. */
@@ -104,7 +109,64 @@ export function buildRows(r: BenchResults): Row[] {
         `${Math.round(m.load.rps).toLocaleString('en')} req/s for ${NONCE_LIFETIME_S} s: ` +
         `~${count(Math.round(steadyNonces))} pairs, ~${mb(steadyNonces * m.heapBytesPerNonce)} heap`,
     },
+    ...tunnelRows(r.tunnel),
   ];
+}
+
+function tunnelRows(t: TunnelResult | TunnelFailure): Row[] {
+  if ('error' in t) {
+    return [{ label: '6. Tunnel', result: `not measured: ${t.error}`, target: 'measured', pass: false }];
+  }
+  const rows: Row[] = [];
+  for (const { concurrency: c, direct, tunnel } of t.points) {
+    rows.push(
+      { label: `6. Tunnelled agent called directly, c=${c}`, result: load(direct) },
+      { label: `6. Same agent through the tunnel, c=${c}`, result: load(tunnel) },
+    );
+  }
+  for (const { concurrency: c, direct, tunnel } of t.points) {
+    const overhead = tunnel.p50 - direct.p50;
+    const row: Row = {
+      label: `6. Tunnel overhead (p50, c=${c})`,
+      result:
+        `${ms(overhead)} (${ms(tunnel.p50)} - ${ms(direct.p50)}); p99 ${signed(tunnel.p99 - direct.p99)}; ` +
+        `req/s ${pct(tunnel.rps / direct.rps)} of direct` +
+        (c === 1 ? '' : ' (closed loop: p50 = queue, the CPU cost shows here)'),
+    };
+    // The target is a latency one: at c=1 no request waits behind another, so p50 is the tunnel's own.
+    if (c === 1) {
+      row.target = `< ${ms(TARGETS.maxTunnelOverheadMs)}`;
+      row.pass = overhead < TARGETS.maxTunnelOverheadMs && direct.errors + tunnel.errors === 0;
+    }
+    rows.push(row);
+  }
+  t.restarts.forEach((trial, i) => rows.push(restartRow(i + 1, t.downMs, trial)));
+  return rows;
+}
+
+function restartRow(n: number, downMs: number, trial: RestartTrial): Row {
+  const delay = trial.scheduledDelayMs;
+  const budget = delay === undefined ? undefined : delay + TARGETS.reconnectSlackMs;
+  const online = trial.onlineMs === undefined ? 'not online' : `online ${sec(trial.onlineMs)}`;
+  const card = trial.cardMs === undefined ? 'card unreachable' : `card ${sec(trial.cardMs)}`;
+  // The wait the backoff still had when the server came back, then the reconnect itself.
+  const waited = Math.max(0, trial.leftAtStartMs ?? 0);
+  const backoff =
+    delay === undefined
+      ? 'no backoff seen'
+      : `waited ${sec(waited)} of a ${sec(delay)} backoff (attempt ${trial.scheduledAttempt ?? '?'})` +
+        (trial.onlineMs === undefined ? '' : `, connected in ${ms(trial.onlineMs - waited)}`);
+  const error = trial.error ? `; ${trial.error}` : '';
+  const slowest = Math.max(trial.onlineMs ?? Infinity, trial.cardMs ?? Infinity);
+  return {
+    label: `6. Tunnel server down ${downMs / 1000} s, restart ${n}`,
+    result: `${online}, ${card} after start(): ${backoff}${error}`,
+    target:
+      budget === undefined
+        ? 'backoff + 2 s'
+        : `< ${sec(budget)} (backoff + ${TARGETS.reconnectSlackMs / 1000} s)`,
+    pass: trial.error === undefined && budget !== undefined && slowest < budget,
+  };
 }
 
 export function formatReport(r: BenchResults): string {
@@ -126,7 +188,8 @@ export function formatReport(r: BenchResults): string {
   const title =
     `Agent Bridge bench (${config.name}: ${config.durationMs / 1000} s per point after ` +
     `${config.warmupMs / 1000} s warm-up) on node ${machine.node}, ${machine.cpus} x ${machine.cpuModel}`;
-  const loads = [r.signed.c1, r.signed.c32, r.echo.c1, r.echo.c32, r.direct, r.memory.load];
+  const tunnelLoads = 'points' in r.tunnel ? r.tunnel.points.flatMap((p) => [p.direct, p.tunnel]) : [];
+  const loads = [r.signed.c1, r.signed.c32, r.echo.c1, r.echo.c32, r.direct, r.memory.load, ...tunnelLoads];
   const errors = loads
     .filter((l) => l.errors > 0)
     .map((l) => `! ${l.errors} failed requests at c=${l.concurrency}: ${l.firstError ?? ''}`);
@@ -144,7 +207,14 @@ export function formatReport(r: BenchResults): string {
       (machine.pinned
         ? ` (agent and echo on CPU ${machine.pinned.server}, client and gateway on CPU ${machine.pinned.client}).`
         : ' (not pinned to CPUs).'),
-    'CPU/call: CPU time (user + system, all threads) of the server process and of the client process per call.',
+    ...(machine.pinned && 'points' in r.tunnel
+      ? [
+          `6: a second agent (its localtunnel client inside) on CPU ${machine.pinned.server}; the loopback tunnel ` +
+            `server (max ${r.tunnel.maxConnCount} tunnel sockets) in its own process on CPU ${machine.pinned.client}.`,
+        ]
+      : []),
+    'CPU/call: CPU time (user + system, all threads) of the server process and of the client process per call' +
+      ' (6: and of the tunnel server).',
     '',
     line(header, 'Verdict'),
     rule,
@@ -170,13 +240,27 @@ function ratioRow(label: string, ratio: number): Row {
 
 function load(l: LoadResult | Measured): string {
   const errors = l.errors > 0 ? `, ${l.errors} errors` : '';
+  const relay =
+    'relayCpuUsPerCall' in l && l.relayCpuUsPerCall !== undefined
+      ? `, tunnel server ${us(l.relayCpuUsPerCall)}`
+      : '';
   const cpu =
-    'server' in l ? `; CPU/call server ${us(l.server.cpuUsPerCall)}, client ${us(l.clientCpuUsPerCall)}` : '';
+    'server' in l
+      ? `; CPU/call server ${us(l.server.cpuUsPerCall)}${relay}, client ${us(l.clientCpuUsPerCall)}`
+      : '';
   return `${Math.round(l.rps).toLocaleString('en')} req/s, p50 ${ms(l.p50)}, p99 ${ms(l.p99)}${cpu}${errors}`;
 }
 
 function ms(value: number): string {
   return `${value.toFixed(Math.abs(value) < 10 ? 2 : 1)} ms`;
+}
+
+function sec(valueMs: number): string {
+  return `${(valueMs / 1000).toFixed(2)} s`;
+}
+
+function signed(valueMs: number): string {
+  return `${valueMs >= 0 ? '+' : '-'}${ms(Math.abs(valueMs))}`;
 }
 
 function us(value: number): string {

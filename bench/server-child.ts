@@ -3,11 +3,26 @@
 // Started by bench/child-host.ts with an IPC channel.
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ChildConfig, ChildMemory, ChildMessage, ChildRequest, ChildSample } from './child-protocol.js';
+import type {
+  ChildConfig,
+  ChildMemory,
+  ChildMessage,
+  ChildRequest,
+  ChildSample,
+  HrtimeNs,
+} from './child-protocol.js';
+import type { AgentBridgeApp } from '../src/app.js';
+import type { TunnelState } from '../src/tunnel/state.js';
 import { Samples, summarize } from './stats.js';
 
 const config = JSON.parse(process.argv[2] ?? '{}') as ChildConfig;
 let clockOffset = 0;
+
+const tell = (message: ChildMessage, then?: () => void) => process.send?.(message, undefined, {}, then);
+const hrtime = (): HrtimeNs => String(process.hrtime.bigint());
+
+/** How long a tunnelled agent may take to come online before it reports ready without a public URL. */
+const TUNNEL_ONLINE_TIMEOUT_MS = 15_000;
 
 // Each role loads only its own modules, so that a child's memory is its server's and not the others'.
 async function start() {
@@ -17,21 +32,47 @@ async function start() {
       const agent = await startBenchAgent({
         gatewayUrl: config.gatewayUrl,
         gatewayToken: config.gatewayToken,
+        tunnelHost: config.tunnelHost,
         now: () => Date.now() + clockOffset,
       });
+      if (config.tunnelHost) {
+        agent.app.on('tunnel', (state) => tell({ type: 'tunnel', state, at: hrtime(), wallMs: Date.now() }));
+        await untilOnline(agent.app, TUNNEL_ONLINE_TIMEOUT_MS);
+      }
       return { agent, url: agent.url, close: () => agent.close() };
     }
     case 'echo':
       return (await import('./echo-server.js')).startEchoServer();
     case 'gateway':
       return (await import('./instant-gateway.js')).startInstantGateway(config.token);
+    case 'tunnel': {
+      const { startTunnelServer } = await import('../test/fixtures/tunnel-server.js');
+      const tunnelServer = await startTunnelServer({ maxConnCount: config.maxConnCount });
+      return { tunnelServer, url: tunnelServer.url, close: () => tunnelServer.close() };
+    }
     case 'idle':
       return { url: '', close: () => Promise.resolve() };
   }
 }
 
+/** Resolves once the app's tunnel is online, or after `timeoutMs` (the ready message then says why not). */
+function untilOnline(app: AgentBridgeApp, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    if (app.tunnelState.status === 'online') return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      app.off('tunnel', onState);
+      resolve();
+    };
+    const onState = (state: TunnelState) => state.status === 'online' && done();
+    const timer = setTimeout(done, timeoutMs);
+    app.on('tunnel', onState);
+  });
+}
+
 const server = await start();
 const agent = 'agent' in server ? server.agent : undefined;
+const tunnelServer = 'tunnelServer' in server ? server.tunnelServer : undefined;
 
 let handled = new Samples();
 agent?.app.on('envelope', (event) => {
@@ -86,8 +127,6 @@ function collectGarbage(): void {
   gc?.();
 }
 
-const tell = (message: ChildMessage, then?: () => void) => process.send?.(message, undefined, {}, then);
-
 process.on('message', (raw) => {
   const request = raw as ChildRequest;
   const reply = (fields: Omit<Extract<ChildMessage, { type: 'reply' }>, 'type' | 'seq'> = {}) =>
@@ -107,6 +146,16 @@ process.on('message', (raw) => {
       clockOffset = 0;
       collectGarbage();
       return reply({ memory: memory() });
+    case 'tunnel-stop':
+    case 'tunnel-start': {
+      if (!tunnelServer) return reply({ error: `${request.cmd} needs the tunnel server role` });
+      const calledAt = hrtime();
+      const call = request.cmd === 'tunnel-stop' ? tunnelServer.stop() : tunnelServer.start();
+      return void call.then(
+        () => reply({ calledAt, doneAt: hrtime() }),
+        (error: Error) => reply({ error: error.message }),
+      );
+    }
     case 'stop':
       void server.close().then(
         // A clean exit, so that --cpu-prof writes its profile.
@@ -118,4 +167,13 @@ process.on('message', (raw) => {
 // The bench process went away: never outlive it.
 process.on('disconnect', () => process.exit(0));
 
-tell({ type: 'ready', url: server.url, id: agent?.id, pid: process.pid });
+const tunnelState = config.role === 'agent' && config.tunnelHost ? agent?.app.tunnelState : undefined;
+tell({
+  type: 'ready',
+  url: server.url,
+  // The card's id as it is now: the public one when the tunnel is online.
+  id: agent?.app.card().id,
+  pid: process.pid,
+  ...(tunnelState ? { tunnel: tunnelState } : {}),
+  ...(tunnelState?.status === 'online' ? { publicUrl: tunnelState.url } : {}),
+});

@@ -8,6 +8,7 @@ import {
   digestMatches,
 } from '../src/protocol/index.js';
 import type { AgentCard } from '../src/protocol/index.js';
+import { appFetch } from '../src/lib/http.js';
 import { startAgent, type TestAgent } from '../test/helpers/agents.js';
 import { spawnServer, type ServerChild, type SpawnOptions } from './child-host.js';
 import { sendAndRead } from './load.js';
@@ -70,11 +71,17 @@ export async function setupBench(options: SetupOptions = {}): Promise<BenchEnv> 
 
 export async function startAgentChild(
   gateway: GatewayRef,
-  options: SpawnOptions = {},
+  options: SpawnOptions & { tunnelHost?: string } = {},
 ): Promise<ServerChild & { id: string }> {
+  const { tunnelHost, ...spawn } = options;
   const child = await spawnServer(
-    { role: 'agent', gatewayUrl: gateway.url, gatewayToken: gateway.token },
-    options,
+    {
+      role: 'agent',
+      gatewayUrl: gateway.url,
+      gatewayToken: gateway.token,
+      ...(tunnelHost ? { tunnelHost } : {}),
+    },
+    spawn,
   );
   if (!child.id) throw new Error('the agent child did not report its id');
   return { ...child, id: child.id };
@@ -91,7 +98,9 @@ export async function checkSignedChat(agentUrl: string, caller: Caller, agentId:
   if (reply.status !== 200 || json.status !== 'ok' || json.result?.reply !== 'echo: check') {
     throw new Error(`A signed chat call failed (HTTP ${reply.status}): ${text.slice(0, 300)}`);
   }
-  const card = (await (await fetch(`${agentUrl}/.well-known/agent.json`)).json()) as AgentCard;
+  // appFetch: a tunnel's public URL (`*.localhost`) resolves to loopback as in the app.
+  const card = (await (await appFetch(`${agentUrl}/.well-known/agent.json`)).json()) as AgentCard;
+  if (card.id !== agentId) throw new Error(`${agentUrl} serves the card of ${card.id}, not ${agentId}`);
   const parsed = parseSignatureHeaders(
     String(reply.headers['signature-input']),
     String(reply.headers.signature),

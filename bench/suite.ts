@@ -13,6 +13,12 @@ import {
 } from './measure.js';
 import { measureMemory, type MemoryOptions, type MemoryResult } from './measure-memory.js';
 import { measureStream, type StreamOptions, type StreamResult } from './measure-stream.js';
+import {
+  measureTunnel,
+  type TunnelFailure,
+  type TunnelOptions,
+  type TunnelResult,
+} from './measure-tunnel.js';
 import { spawnServer } from './child-host.js';
 import { pinPlan, type PinPlan } from './pinning.js';
 import { setupBench } from './setup.js';
@@ -23,6 +29,7 @@ export interface BenchConfig {
   durationMs: number;
   stream: StreamOptions;
   memory: MemoryOptions;
+  tunnel: TunnelOptions;
   /** Write a CPU profile of the agent process (the throughput runs) into this directory. */
   cpuProfileDir?: string;
   /** Pin the server under test to one CPU and the client and gateway to another, where possible. */
@@ -35,6 +42,7 @@ export const FULL: BenchConfig = {
   durationMs: 5000,
   stream: { streams: 8, deltas: 50, intervalMs: 2, warmupStreams: 2 },
   memory: { requests: 100_000, concurrency: 32, warmupRequests: 3000 },
+  tunnel: { concurrency: [1, 8], warmupMs: 1000, durationMs: 3000, restarts: 3, downMs: 1000 },
   pin: true,
 };
 
@@ -44,6 +52,7 @@ export const QUICK: BenchConfig = {
   durationMs: 1000,
   stream: { streams: 3, deltas: 40, intervalMs: 2, warmupStreams: 1 },
   memory: { requests: 5000, concurrency: 32, warmupRequests: 500 },
+  tunnel: { concurrency: [1, 8], warmupMs: 200, durationMs: 700, restarts: 1, downMs: 1000 },
   pin: true,
 };
 
@@ -67,6 +76,8 @@ export interface BenchResults {
   direct: Measured;
   stream: StreamResult;
   memory: MemoryResult;
+  /** 6: its own agent process behind the loopback tunnel server; or why it could not be measured. */
+  tunnel: TunnelResult | TunnelFailure;
 }
 
 export async function runSuite(
@@ -103,6 +114,10 @@ export async function runSuite(
       `5. memory: ${config.memory.requests.toLocaleString('en')} signed calls to a fresh agent process`,
     );
     const memory = await measureMemory(env, config.memory);
+    // Last, with an agent process of its own: a tunnel that cannot open is reported, not fatal to 1-5.
+    const tunnel = await measureTunnel(env, config.tunnel, progress).catch(
+      (error: unknown): TunnelFailure => ({ error: (error as Error).message }),
+    );
     return {
       config,
       machine: {
@@ -120,6 +135,7 @@ export async function runSuite(
       direct,
       stream,
       memory,
+      tunnel,
     };
   } finally {
     await env.close();
