@@ -14,7 +14,24 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli.ts', 'bench/**', 'test/**'],
+    // DESIGN.md: the renderer never imports the core; it may import types from src/protocol.
+    files: ['renderer/src/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+src/(?!protocol/)',
+              message: 'The renderer imports only types from src/protocol (DESIGN.md).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/cli.ts', 'bench/**', 'test/**', 'renderer/dev/**'],
     rules: { 'no-console': 'off' },
   },
 );

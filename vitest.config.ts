@@ -2,10 +2,16 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    environment: 'node',
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
+    // Node for the core and its servers; a DOM (happy-dom) for the renderer's component tests.
+    projects: [
+      { extends: true, test: { name: 'node', include: ['test/**/*.test.ts'], environment: 'node' } },
+      {
+        extends: true,
+        test: { name: 'renderer', include: ['test/renderer/**/*.test.tsx'], environment: 'happy-dom' },
+      },
+    ],
   },
 });

@@ -1,0 +1,556 @@
+/**
+ * A stand-in for the operator console (src/console), for looking at the UI without an agent: serves the built
+ * UI from dist/renderer with the console's CSP, and answers /api/* (including the SSE stream) with made-up
+ * but realistic data. Development only: never part of the build.
+ *
+ *   npx vite build && npx tsx renderer/dev/mock-console.ts [--port 5178] [--entries 10000] [--scenario problems]
+ *
+ * Then open http://127.0.0.1:5178/#token=dev-token
+ */
+import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { extname, join, normalize, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type {
+  KeyView,
+  SelfTestResponse,
+  StatusResponse,
+  TrafficEntry,
+  TrafficMinute,
+} from '../../src/protocol/console-api.js';
+import { PIPELINE_STEPS } from '../../src/protocol/console-api.js';
+
+export const DEV_TOKEN = 'dev-token';
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'";
+const ROOT = resolve(fileURLToPath(new URL('../../dist/renderer', import.meta.url)));
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+};
+
+export type Scenario = 'healthy' | 'problems';
+
+export interface MockConsoleOptions {
+  port?: number;
+  entries?: number;
+  scenario?: Scenario;
+  /** Milliseconds between streamed envelopes; 0 streams none. */
+  streamEveryMs?: number;
+}
+
+export interface MockConsole {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+const SENDERS = [
+  'agent://research.example.org',
+  'agent://helper.acme.dev',
+  'agent://127.0.0.1:9911',
+  'agent://writer.example.net',
+];
+const CODES: Partial<Record<string, { code: TrafficEntry['code']; status: number; message: string }>> = {
+  signature: {
+    code: 'AUTH_FAILED',
+    status: 401,
+    message: 'signature does not verify with key k-2024 of agent://helper.acme.dev',
+  },
+  timestamp: { code: 'AUTH_FAILED', status: 401, message: 'timestamp is 412 s old; at most 300 s allowed' },
+  trust: { code: 'AUTH_FAILED', status: 403, message: 'agent://writer.example.net is not an allowed peer' },
+  'rate-limit': {
+    code: 'RATE_LIMITED',
+    status: 429,
+    message: 'more than 10 requests a minute from this sender',
+  },
+  nonce: { code: 'REPLAY_DETECTED', status: 409, message: 'nonce already seen within the last 5 minutes' },
+  skill: { code: 'SKILL_NOT_FOUND', status: 404, message: 'no skill "translate"; this agent offers: chat' },
+  input: { code: 'SCHEMA_INVALID', status: 400, message: 'payload.message must be a string' },
+  handler: { code: 'AGENT_UNAVAILABLE', status: 503, message: 'the gateway did not answer' },
+  shape: { code: 'SCHEMA_INVALID', status: 400, message: 'envelope.traceId is required' },
+};
+
+function makeEntry(id: number, time: number): TrafficEntry {
+  const roll = (id * 7919) % 100;
+  const sender = SENDERS[id % SENDERS.length];
+  const refusedAt = roll < 78 ? null : PIPELINE_STEPS[(id * 31) % PIPELINE_STEPS.length];
+  const refusal = refusedAt ? CODES[refusedAt] : undefined;
+  const mode = (['sync', 'sync', 'stream', 'async'] as const)[id % 4];
+  return {
+    id,
+    time: new Date(time).toISOString(),
+    endpoint: mode === 'async' ? '/agent/task' : mode === 'stream' ? '/agent/stream' : '/agent/message',
+    sender,
+    skill: refusedAt === 'skill' ? 'translate' : 'chat',
+    mode,
+    signatureForm: id % 5 === 0 ? 'envelope' : 'headers',
+    verdict: refusedAt ?? 'accepted',
+    code: refusal?.code,
+    status: refusal?.status ?? (mode === 'async' ? 202 : 200),
+    message: refusal?.message,
+    durationMs: refusedAt ? 2 + (id % 9) : 300 + ((id * 37) % 2400),
+    bytesIn: 600 + ((id * 13) % 900),
+    bytesOut: refusedAt ? 180 : 900 + ((id * 17) % 4000),
+    traceId: `tr-${(id * 2654435761).toString(16).slice(-12)}`,
+    forwardedFor: `203.0.113.${id % 250}`,
+    diagnosis:
+      refusedAt === 'handler'
+        ? 'chat endpoint disabled: set `gateway.http.endpoints.chatCompletions.enabled` to true and restart the gateway'
+        : undefined,
+    preview:
+      id % 3 === 0
+        ? {
+            payload: '{"message":"Summarise the attached release notes in three bullet points."}',
+            reply: '{"reply":"• Faster start\\n• New console\\n• Key rotation"}',
+          }
+        : undefined,
+  };
+}
+
+export async function startMockConsole(options: MockConsoleOptions = {}): Promise<MockConsole> {
+  const scenario = options.scenario ?? 'problems';
+  const started = Date.now();
+  let nextId = 1;
+  const traffic: TrafficEntry[] = [];
+  const count = options.entries ?? 10_000;
+  for (let index = 0; index < count; index += 1) {
+    traffic.unshift(makeEntry(nextId, started - (count - index) * 900));
+    nextId += 1;
+  }
+
+  const keys: KeyView[] = [
+    {
+      kid: 'k-2025-01',
+      publicKey: 'Hk3Ww1JmB3y1sGbT6Uq9aZp0xN8cR2vYfL4eD7oK5iA=',
+      createdAt: new Date(started - 90 * 86_400_000).toISOString(),
+      active: false,
+      signing: false,
+      retiredAt: new Date(started - 30 * 86_400_000).toISOString(),
+      inactiveFrom: new Date(started - 30 * 86_400_000 + 300_000).toISOString(),
+    },
+    {
+      kid: 'k-2025-02',
+      publicKey: 'Qm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2E=',
+      createdAt: new Date(started - 30 * 86_400_000).toISOString(),
+      active: true,
+      signing: true,
+    },
+  ];
+  const settings: Record<string, unknown> = {
+    gatewayUrl: 'http://127.0.0.1:18789',
+    gatewayModel: 'openclaw',
+    gatewayTimeoutMs: 120000,
+    tunnel: 'localtunnel',
+    tunnelHost: 'https://localtunnel.me',
+    subdomain: 'quiet-otter',
+    tunnelUrlPattern: 'https://[A-Za-z0-9.-]+(?::\\d+)?',
+    agentName: 'Ravi’s research assistant',
+    agentDescription: "An AI agent that answers through its operator's own OpenClaw gateway, over SAMVAD.",
+    specializations: ['research', 'summaries'],
+    chatTrust: 'public',
+    allowedPeers: [],
+    rpm: 60,
+    perSender: 10,
+    tokensPerDay: 100000,
+    keepMessageContents: false,
+  };
+  const secrets = { gatewayToken: { set: true }, bearerTokens: { count: 0 } };
+  let restartNeeded: string[] = [];
+  let registry: StatusResponse['registry'] =
+    scenario === 'problems'
+      ? {
+          status: 'unregistered',
+          lastError: {
+            message: 'The registry answered 409: agent://quiet-otter.loca.lt is registered to another key',
+            fix: 'Rotate back to the key that registered it, or pick another `subdomain` in Settings → Tunnel.',
+            at: new Date(started - 120_000).toISOString(),
+          },
+        }
+      : {
+          status: 'registered',
+          record: {
+            registry: 'https://samvadprotocol.vercel.app',
+            url: 'https://quiet-otter.loca.lt',
+            id: 'agent://quiet-otter.loca.lt',
+            name: 'Ravi’s research assistant',
+            registeredAt: new Date(started - 3_600_000).toISOString(),
+          },
+        };
+  let tunnel: StatusResponse['tunnel'] =
+    scenario === 'problems'
+      ? {
+          provider: 'localtunnel',
+          status: 'reconnecting',
+          attempt: 3,
+          nextTryAt: new Date(started + 45_000).toISOString(),
+          lastError: 'connection refused by localtunnel.me:443 (ECONNREFUSED)',
+        }
+      : {
+          provider: 'localtunnel',
+          status: 'online',
+          url: 'https://quiet-otter.loca.lt',
+          since: new Date(started - 7_200_000).toISOString(),
+        };
+
+  const perMinute = (): TrafficMinute[] => {
+    const now = Math.floor(Date.now() / 60_000) * 60_000;
+    return Array.from({ length: 15 }, (_, index) => {
+      const minute = now - (14 - index) * 60_000;
+      const inMinute = traffic.filter((e) => {
+        const at = Date.parse(e.time);
+        return at >= minute && at < minute + 60_000;
+      });
+      const refused = inMinute.filter((e) => e.verdict !== 'accepted').length;
+      return { minute: new Date(minute).toISOString(), accepted: inMinute.length - refused, refused };
+    });
+  };
+
+  const status = (): StatusResponse => {
+    const accepted = traffic.filter((e) => e.verdict === 'accepted').length;
+    return {
+      agent: {
+        id: 'agent://quiet-otter.loca.lt',
+        url: 'https://quiet-otter.loca.lt',
+        localUrl: 'http://127.0.0.1:8787',
+        version: '0.1.0',
+        protocolVersion: '1.2',
+        uptimeSeconds: Math.round((Date.now() - started) / 1000) + 7_380,
+        health: scenario === 'problems' ? 'degraded' : 'ok',
+        activeRequests: 2,
+        queuedTasks: 1,
+        card: {
+          id: 'agent://quiet-otter.loca.lt',
+          name: String(settings.agentName),
+          version: '0.1.0',
+          description: String(settings.agentDescription),
+          url: 'https://quiet-otter.loca.lt',
+          protocolVersion: '1.2',
+          specializations: settings.specializations as string[],
+          models: [{ provider: 'openclaw', model: 'openclaw' }],
+          skills: [],
+          publicKeys: keys.map((k) => ({ kid: k.kid, key: k.publicKey, active: k.active })),
+          auth: { schemes: ['none'] },
+          rateLimit: { requestsPerMinute: 60, requestsPerSender: 10, tokensPerSenderPerDay: 100000 },
+          cardTTL: 300,
+          endpoints: {
+            intro: '/agent/intro',
+            message: '/agent/message',
+            task: '/agent/task',
+            taskStatus: '/agent/task/:taskId',
+            stream: '/agent/stream',
+            health: '/agent/health',
+          },
+        },
+      },
+      gateway: {
+        status: 'configured',
+        url: String(settings.gatewayUrl),
+        model: String(settings.gatewayModel),
+        live: scenario !== 'problems',
+        checkedAt: new Date(Date.now() - 20_000).toISOString(),
+        lastCallOk: scenario !== 'problems',
+        problem:
+          scenario === 'problems'
+            ? {
+                kind: 'Chat endpoint disabled',
+                diagnosis:
+                  'The gateway answered 404 to POST /v1/chat/completions: its OpenAI-compatible chat endpoint is off.',
+                fix: 'Set `gateway.http.endpoints.chatCompletions.enabled` to true in ~/.openclaw/openclaw.json and restart the gateway.',
+                at: new Date(Date.now() - 40_000).toISOString(),
+              }
+            : undefined,
+      },
+      tunnel,
+      registry,
+      keys,
+      traffic: { perMinute: perMinute(), accepted, refused: traffic.length - accepted },
+      restartNeeded,
+    };
+  };
+
+  const clients = new Set<ServerResponse>();
+  const broadcast = (event: string, data: unknown) => {
+    for (const client of clients) client.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  };
+  const stateChanged = (kind: string) => broadcast('state', { kind });
+
+  const streamEvery = options.streamEveryMs ?? 1200;
+  const ticker =
+    streamEvery > 0
+      ? setInterval(() => {
+          const entry = makeEntry(nextId, Date.now());
+          nextId += 1;
+          traffic.unshift(entry);
+          if (traffic.length > 10_000) traffic.pop();
+          broadcast('envelope', entry);
+        }, streamEvery)
+      : undefined;
+
+  const json = (res: ServerResponse, code: number, body: unknown) => {
+    res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+    res.end(JSON.stringify(body));
+  };
+  const fail = (res: ServerResponse, code: number, message: string, fix?: string, fields?: unknown) =>
+    json(res, code, { error: { message, fix, fields } });
+  const body = async (req: IncomingMessage): Promise<Record<string, unknown>> => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  };
+  const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+  const api = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    const token =
+      url.pathname === '/api/events'
+        ? url.searchParams.get('token')
+        : req.headers.authorization?.replace(/^Bearer /, '');
+    if (token !== DEV_TOKEN) {
+      return fail(
+        res,
+        401,
+        'Missing or wrong console token.',
+        'Open the console URL that `npm run serve` printed.',
+      );
+    }
+    const route = `${req.method} ${url.pathname}`;
+    if (route === 'GET /api/status') return json(res, 200, status());
+    if (route === 'GET /api/events') {
+      res.writeHead(200, {
+        'Content-Type': 'text/event-stream',
+        'Cache-Control': 'no-store',
+        Connection: 'keep-alive',
+      });
+      res.write(': hello\n\n');
+      clients.add(res);
+      req.on('close', () => clients.delete(res));
+      return;
+    }
+    if (route === 'GET /api/traffic') {
+      // The UI filters in the browser; only `limit` matters here.
+      const limit = Number(url.searchParams.get('limit') ?? 1000);
+      const entries = traffic.slice(0, limit);
+      return json(res, 200, { entries, total: traffic.length });
+    }
+    if (route === 'GET /api/traffic/export') {
+      res.writeHead(200, {
+        'Content-Type': 'application/x-ndjson',
+        'Content-Disposition': 'attachment; filename="agent-bridge-traffic.jsonl"',
+      });
+      return res.end(traffic.map((e) => JSON.stringify(e)).join('\n') + '\n');
+    }
+    if (route === 'POST /api/keys/rotate') {
+      const old = keys.find((k) => k.signing);
+      if (old)
+        Object.assign(old, {
+          signing: false,
+          retiredAt: new Date().toISOString(),
+          inactiveFrom: new Date(Date.now() + 300_000).toISOString(),
+        });
+      const kid = `k-${new Date().toISOString().slice(0, 10)}-${keys.length + 1}`;
+      keys.push({
+        kid,
+        publicKey: Buffer.from(kid.padEnd(32, '*')).toString('base64'),
+        createdAt: new Date().toISOString(),
+        active: true,
+        signing: true,
+      });
+      stateChanged('keys');
+      return json(res, 200, { kid });
+    }
+    const revoke = /^POST \/api\/keys\/([^/]+)\/revoke$/.exec(route);
+    if (revoke) {
+      const key = keys.find((k) => k.kid === decodeURIComponent(revoke[1] ?? ''));
+      if (!key) return fail(res, 404, 'No such key.', 'Pick a key from the list.');
+      Object.assign(key, { active: false, signing: false, inactiveFrom: new Date().toISOString() });
+      stateChanged('keys');
+      return json(res, 200, {});
+    }
+    if (route === 'POST /api/registry/register') {
+      registry = { status: 'registering', url: 'https://quiet-otter.loca.lt' };
+      stateChanged('registry');
+      await sleep(1500);
+      registry = {
+        status: 'registered',
+        record: {
+          registry: 'https://samvadprotocol.vercel.app',
+          url: 'https://quiet-otter.loca.lt',
+          id: 'agent://quiet-otter.loca.lt',
+          name: String(settings.agentName),
+          registeredAt: new Date().toISOString(),
+        },
+      };
+      stateChanged('registry');
+      return json(res, 200, registry.record);
+    }
+    if (route === 'POST /api/tunnel/stop') {
+      tunnel = { provider: 'localtunnel', status: 'off' };
+      stateChanged('tunnel');
+      return json(res, 200, {});
+    }
+    if (route === 'POST /api/tunnel/start') {
+      tunnel = { provider: 'localtunnel', status: 'connecting', attempt: 1 };
+      stateChanged('tunnel');
+      setTimeout(() => {
+        tunnel = {
+          provider: 'localtunnel',
+          status: 'online',
+          url: 'https://quiet-otter.loca.lt',
+          since: new Date().toISOString(),
+        };
+        stateChanged('tunnel');
+      }, 1500);
+      return json(res, 200, {});
+    }
+    if (route === 'GET /api/settings') return json(res, 200, { settings, secrets, restartNeeded });
+    if (route === 'PUT /api/settings') {
+      const changes = await body(req);
+      const fields: { field: string; message: string }[] = [];
+      for (const [name, value] of Object.entries(changes)) {
+        if (
+          ['rpm', 'perSender', 'tokensPerDay', 'gatewayTimeoutMs'].includes(name) &&
+          !(Number.isInteger(value) && (value as number) >= 1)
+        ) {
+          fields.push({ field: name, message: `${name}: must be an integer between 1 and 1000000` });
+        }
+        if (
+          name === 'subdomain' &&
+          value !== null &&
+          !/^[a-z0-9][a-z0-9-]{2,61}[a-z0-9]$/.test(String(value))
+        ) {
+          fields.push({
+            field: name,
+            message:
+              'subdomain: must be 4 to 63 lowercase letters, digits or dashes, not starting or ending with a dash',
+          });
+        }
+        if (name === 'gatewayUrl' && value !== null && !/^https?:\/\/[^\s/]/.test(String(value))) {
+          fields.push({ field: name, message: 'gatewayUrl: must be an http:// or https:// URL' });
+        }
+      }
+      if (fields.length > 0) return fail(res, 400, 'Invalid settings.', 'Fix the fields named.', fields);
+      const applied: string[] = [];
+      for (const [name, value] of Object.entries(changes)) {
+        if (name === 'gatewayToken') secrets.gatewayToken.set = true;
+        else if (name === 'bearerTokens') secrets.bearerTokens.count = (value as string[]).length;
+        else if (value === null) delete settings[name];
+        else settings[name] = value;
+        if (['tunnel', 'tunnelHost', 'subdomain', 'tunnelCommand', 'tunnelUrlPattern'].includes(name)) {
+          if (!restartNeeded.includes(name)) restartNeeded = [...restartNeeded, name];
+        } else applied.push(name);
+      }
+      stateChanged('settings');
+      return json(res, 200, { settings, secrets, restartNeeded, applied });
+    }
+    if (route === 'POST /api/selftest') {
+      await sleep(900);
+      const problems = scenario === 'problems';
+      const report: SelfTestResponse = {
+        ok: !problems,
+        url: 'https://quiet-otter.loca.lt',
+        totalMs: problems ? 812 : 1460,
+        stages: [
+          {
+            name: 'resolve',
+            label: 'Public URL resolves',
+            ok: true,
+            detail: 'quiet-otter.loca.lt -> 193.34.76.44',
+            ms: 14,
+          },
+          {
+            name: 'card',
+            label: 'Card fetched through the public URL and matches',
+            ok: true,
+            detail: 'card k-2025-02 matches',
+            ms: 310,
+          },
+          {
+            name: 'signature',
+            label: 'Signed request accepted',
+            ok: true,
+            detail: 'accepted (200)',
+            ms: 140,
+          },
+          problems
+            ? {
+                name: 'gateway',
+                label: 'Gateway answered',
+                ok: false,
+                detail:
+                  'chat endpoint disabled: set gateway.http.endpoints.chatCompletions.enabled to true and restart the gateway',
+                ms: 348,
+              }
+            : {
+                name: 'gateway',
+                label: 'Gateway answered',
+                ok: true,
+                detail: '“Hello from your agent!”',
+                ms: 940,
+              },
+          ...(problems
+            ? []
+            : [
+                {
+                  name: 'reply-signature' as const,
+                  label: 'Reply signature verifies',
+                  ok: true,
+                  detail: 'signed by k-2025-02',
+                  ms: 3,
+                },
+              ]),
+        ],
+      };
+      return json(res, 200, report);
+    }
+    return fail(res, 404, `No route ${route}.`);
+  };
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    res.setHeader('Content-Security-Policy', CSP);
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    if (url.pathname.startsWith('/api/')) {
+      api(req, res, url).catch((error: unknown) => fail(res, 500, String(error)));
+      return;
+    }
+    const path = normalize(join(ROOT, url.pathname === '/' ? 'index.html' : url.pathname));
+    if (!path.startsWith(ROOT)) {
+      res.writeHead(403).end();
+      return;
+    }
+    readFile(path)
+      .then((data) => {
+        res.writeHead(200, { 'Content-Type': TYPES[extname(path)] ?? 'application/octet-stream' });
+        res.end(data);
+      })
+      .catch(() => res.writeHead(404).end('not found'));
+  });
+  await new Promise<void>((done) => server.listen(options.port ?? 0, '127.0.0.1', done));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    server,
+    close: async () => {
+      clearInterval(ticker);
+      for (const client of clients) client.end();
+      server.closeAllConnections();
+      await new Promise<void>((done) => server.close(() => done()));
+    },
+  };
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const arg = (name: string) => {
+    const at = process.argv.indexOf(`--${name}`);
+    return at >= 0 ? process.argv[at + 1] : undefined;
+  };
+  const mock = await startMockConsole({
+    port: Number(arg('port') ?? 5178),
+    entries: Number(arg('entries') ?? 10_000),
+    scenario: (arg('scenario') as Scenario | undefined) ?? 'problems',
+  });
+  process.stdout.write(`Mock console: ${mock.url}/#token=${DEV_TOKEN}\n`);
+}

@@ -1,0 +1,161 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { createApiClient } from './api/client';
+import type { EventSourceLike } from './api/events';
+import { forgetToken, storeToken, takeToken, tokenFromHash } from './api/token';
+import { ConnectionBadge } from './components/ConnectionBadge';
+import { Notice } from './components/States';
+import { TokenScreen } from './components/TokenScreen';
+import { useConsole } from './hooks/useConsole';
+import { settingLabel } from './settings/form';
+import { Keys } from './pages/Keys';
+import { Overview } from './pages/Overview';
+import { Registry } from './pages/Registry';
+import { Settings } from './pages/Settings';
+import { Traffic } from './pages/Traffic';
+import { PAGES, pageFromHash, pageHref, type PageId, type PageProps } from './pages/types';
+
+export interface AppProps {
+  /** Tests pass an EventSource double. */
+  createEventSource?: (url: string) => EventSourceLike;
+}
+
+type Access = { token: string } | { token: null; reason: 'missing' | 'refused' };
+
+export function App({ createEventSource }: AppProps) {
+  const [access, setAccess] = useState<Access>(() => {
+    const token = takeToken();
+    return token ? { token } : { token: null, reason: 'missing' };
+  });
+
+  // A console URL opened (or pasted) while the page is open: take its token too.
+  useEffect(() => {
+    const onHash = () => {
+      if (!tokenFromHash(window.location.hash)) return;
+      const token = takeToken();
+      if (token) setAccess({ token });
+    };
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+
+  const onUnauthorized = useCallback(() => {
+    forgetToken();
+    setAccess({ token: null, reason: 'refused' });
+  }, []);
+
+  if (access.token === null) {
+    return (
+      <TokenScreen
+        reason={access.reason}
+        onToken={(token) => {
+          storeToken(token);
+          setAccess({ token });
+        }}
+      />
+    );
+  }
+  return (
+    <Console
+      key={access.token}
+      token={access.token}
+      onUnauthorized={onUnauthorized}
+      createEventSource={createEventSource}
+    />
+  );
+}
+
+interface ConsoleProps {
+  token: string;
+  onUnauthorized: () => void;
+  createEventSource?: (url: string) => EventSourceLike;
+}
+
+function Console({ token, onUnauthorized, createEventSource }: ConsoleProps) {
+  const api = useMemo(() => createApiClient({ token, onUnauthorized }), [token, onUnauthorized]);
+  const data = useConsole(api, { onUnauthorized, createEventSource });
+  const page = useHashPage();
+  const main = useRef<HTMLElement>(null);
+  const { status, connection } = data;
+
+  const label = PAGES.find((p) => p.id === page)?.label ?? 'Overview';
+  useEffect(() => {
+    document.title = `${label} · Agent Bridge`;
+  }, [label]);
+
+  const restartNeeded = status?.restartNeeded ?? [];
+  const props: PageProps = { api, data };
+  return (
+    <div className={`app ${page === 'traffic' ? 'fill' : ''}`}>
+      <a
+        className="skip-link"
+        href="#main"
+        onClick={(event) => {
+          // Not a hash change: the fragment is the page route.
+          event.preventDefault();
+          main.current?.focus();
+        }}
+      >
+        Skip to content
+      </a>
+      <header className="topbar">
+        <div className="brand">
+          <span className="brand-mark" aria-hidden="true" />
+          <span className="brand-name">Agent Bridge</span>
+          {status ? <span className="brand-agent">{status.agent.card.name}</span> : null}
+        </div>
+        <ConnectionBadge state={connection} />
+      </header>
+      <nav className="tabs" aria-label="Pages">
+        <ul>
+          {PAGES.map((item) => (
+            <li key={item.id}>
+              <a
+                href={pageHref(item.id)}
+                className="tab"
+                aria-current={item.id === page ? 'page' : undefined}
+                data-testid={`nav-${item.id}`}
+              >
+                {item.label}
+                {item.id === 'traffic' && data.traffic.paused ? (
+                  <span className="tab-note"> (paused)</span>
+                ) : null}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main id="main" ref={main} tabIndex={-1} className="main">
+        {connection.status === 'reconnecting' ? (
+          <Notice
+            tone="warning"
+            title="Reconnecting to the console…"
+            message="What you see may be out of date until the connection is back; it retries by itself."
+            testId="reconnecting-banner"
+          />
+        ) : null}
+        {restartNeeded.length > 0 && page !== 'settings' ? (
+          <Notice tone="warning" title="Restart needed" testId="restart-banner">
+            <p className="notice-message">
+              Restart the agent to apply: {restartNeeded.map(settingLabel).join(', ')}.
+            </p>
+          </Notice>
+        ) : null}
+        {page === 'overview' ? <Overview {...props} /> : null}
+        {page === 'traffic' ? <Traffic {...props} /> : null}
+        {page === 'keys' ? <Keys {...props} /> : null}
+        {page === 'registry' ? <Registry {...props} /> : null}
+        {page === 'settings' ? <Settings {...props} /> : null}
+      </main>
+    </div>
+  );
+}
+
+function useHashPage(): PageId {
+  const [page, setPage] = useState<PageId>(() => pageFromHash(window.location.hash));
+  useEffect(() => {
+    const onHash = () => setPage(pageFromHash(window.location.hash));
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+  return page;
+}

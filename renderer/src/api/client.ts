@@ -1,0 +1,159 @@
+/**
+ * The typed client of the operator console API (src/protocol/console-api.ts). Every call carries the
+ * per-launch token as `Authorization: Bearer`; every failure becomes an ApiRequestError that says what
+ * happened and what to do.
+ */
+import type {
+  ApiError,
+  SelfTestResponse,
+  SettingsResponse,
+  SettingsUpdateResponse,
+  StatusResponse,
+  TrafficFilter,
+  TrafficResponse,
+} from './contract';
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export class ApiRequestError extends Error {
+  constructor(
+    /** The HTTP status; 0 when the console could not be reached at all. */
+    readonly status: number,
+    message: string,
+    readonly fix?: string,
+    readonly fields: FieldError[] = [],
+  ) {
+    super(message);
+    this.name = 'ApiRequestError';
+  }
+
+  get unauthorized(): boolean {
+    return this.status === 401;
+  }
+}
+
+export interface ApiClientOptions {
+  token: string;
+  /** Where the console is; '' (the page's own origin) in production. */
+  baseUrl?: string;
+  fetch?: typeof fetch;
+  /** Called on every 401: the token is wrong or belongs to an earlier launch. */
+  onUnauthorized?: (error: ApiRequestError) => void;
+}
+
+export interface ExportedFile {
+  blob: Blob;
+  filename: string;
+}
+
+const UNREACHABLE_FIX =
+  'Check that the agent is still running (`npm run serve` or the desktop app), then retry.';
+
+export function createApiClient(options: ApiClientOptions) {
+  const baseUrl = options.baseUrl ?? '';
+  const doFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+
+  async function send(method: string, path: string, body?: unknown): Promise<Response> {
+    const headers: Record<string, string> = { Authorization: `Bearer ${options.token}` };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    let response: Response;
+    try {
+      response = await doFetch(`${baseUrl}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        cache: 'no-store',
+      });
+    } catch {
+      throw new ApiRequestError(0, 'Cannot reach the operator console.', UNREACHABLE_FIX);
+    }
+    if (!response.ok) {
+      const error = await toError(response);
+      if (error.unauthorized) options.onUnauthorized?.(error);
+      throw error;
+    }
+    return response;
+  }
+
+  async function json<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await send(method, path, body);
+    const text = await response.text();
+    if (!text) return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new ApiRequestError(response.status, `The console sent an unreadable answer to ${path}.`);
+    }
+  }
+
+  return {
+    status: () => json<StatusResponse>('GET', '/api/status'),
+    traffic: (filter: TrafficFilter & { limit?: number } = {}) =>
+      json<TrafficResponse>('GET', `/api/traffic${query(filter)}`),
+    async exportTraffic(filter: TrafficFilter = {}): Promise<ExportedFile> {
+      const response = await send('GET', `/api/traffic/export${query(filter)}`);
+      const blob = await response.blob();
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      return {
+        blob,
+        filename:
+          filenameFrom(response.headers.get('Content-Disposition')) ?? `agent-bridge-traffic-${stamp}.jsonl`,
+      };
+    },
+    rotateKey: () => json<unknown>('POST', '/api/keys/rotate', {}),
+    revokeKey: (kid: string) => json<unknown>('POST', `/api/keys/${encodeURIComponent(kid)}/revoke`, {}),
+    register: () => json<unknown>('POST', '/api/registry/register', {}),
+    startTunnel: () => json<unknown>('POST', '/api/tunnel/start', {}),
+    stopTunnel: () => json<unknown>('POST', '/api/tunnel/stop', {}),
+    settings: () => json<SettingsResponse>('GET', '/api/settings'),
+    updateSettings: (changes: Record<string, unknown>) =>
+      json<SettingsUpdateResponse>('PUT', '/api/settings', changes),
+    selfTest: () => json<SelfTestResponse>('POST', '/api/selftest', {}),
+    /** The event stream's URL: EventSource cannot send headers, so the token rides in the query. */
+    eventsUrl: () => `${baseUrl}/api/events?token=${encodeURIComponent(options.token)}`,
+  };
+}
+
+/** Derived from the implementation, never kept by hand. */
+export type ApiClient = ReturnType<typeof createApiClient>;
+
+function query(params: TrafficFilter & { limit?: number }): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params) as [string, string | number | undefined][]) {
+    if (value !== undefined && String(value).trim() !== '') search.set(name, String(value).trim());
+  }
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+async function toError(response: Response): Promise<ApiRequestError> {
+  let body: Partial<ApiError> | undefined;
+  try {
+    body = (await response.json()) as Partial<ApiError>;
+  } catch {
+    body = undefined;
+  }
+  const error = body?.error;
+  if (response.status === 401) {
+    return new ApiRequestError(
+      401,
+      error?.message ?? 'The console refused the token.',
+      error?.fix ??
+        'Open the console URL that `npm run serve` printed, or paste the token from console.json.',
+    );
+  }
+  return new ApiRequestError(
+    response.status,
+    error?.message ?? `The console answered ${response.status} ${response.statusText}`.trim(),
+    error?.fix,
+    error?.fields ?? [],
+  );
+}
+
+function filenameFrom(disposition: string | null): string | null {
+  const match = disposition ? /filename="?([^";]+)"?/i.exec(disposition) : null;
+  return match?.[1] ?? null;
+}

@@ -1,0 +1,129 @@
+import type { TrafficEntry } from '../api/contract';
+import { formatBytes, formatDateTime, formatMs } from '../lib/format';
+import { verificationSteps } from '../traffic/steps';
+import { Badge } from './Badge';
+import { Field } from './Card';
+import { Notice } from './States';
+import { VerdictBadge } from './VerdictBadge';
+
+interface TrafficDetailsProps {
+  entry: TrafficEntry;
+  onClose: () => void;
+}
+
+/** One envelope: why it was accepted or refused, step by step, and what was answered. */
+export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
+  const steps = verificationSteps(entry);
+  return (
+    <aside
+      className="details"
+      aria-label="Envelope details"
+      data-testid="traffic-details"
+      data-entry-id={entry.id}
+    >
+      <header className="details-header">
+        <h2>
+          Envelope #{entry.id} <VerdictBadge verdict={entry.verdict} />
+        </h2>
+        <button type="button" className="button small ghost" onClick={onClose} aria-label="Close details">
+          ✕
+        </button>
+      </header>
+
+      <section aria-labelledby="details-steps">
+        <h3 id="details-steps">Verification</h3>
+        <ol className="step-list">
+          {steps.map((step) => (
+            <li
+              key={step.step}
+              className={`step ${step.state}`}
+              data-testid="verification-step"
+              data-step={step.step}
+              data-state={step.state}
+            >
+              <span className="step-icon" aria-hidden="true">
+                {step.state === 'pass' ? '✓' : step.state === 'fail' ? '✕' : '–'}
+              </span>
+              <span className="step-text">
+                <span className="step-label">
+                  {step.label}
+                  <span className="step-name"> ({step.step})</span>
+                </span>
+                <span className="step-state">
+                  {step.state === 'pass' ? 'passed' : step.state === 'fail' ? 'failed' : 'not run'}
+                </span>
+                {step.detail ? <span className="step-detail">{step.detail}</span> : null}
+              </span>
+            </li>
+          ))}
+        </ol>
+      </section>
+
+      {entry.diagnosis ? (
+        <Notice tone="error" title="Diagnosis" message={entry.diagnosis} testId="traffic-diagnosis" />
+      ) : null}
+
+      <section aria-labelledby="details-response">
+        <h3 id="details-response">Response</h3>
+        <dl className="fields compact">
+          <Field label="Status">
+            <Badge tone={entry.status < 400 ? 'ok' : entry.status < 500 ? 'warn' : 'bad'}>
+              {entry.status}
+            </Badge>
+            {entry.code ? <code className="code-chip">{entry.code}</code> : null}
+          </Field>
+          {entry.message ? <Field label="Message">{entry.message}</Field> : null}
+          <Field label="Duration">{formatMs(entry.durationMs)}</Field>
+          <Field label="Bytes">
+            {formatBytes(entry.bytesIn)} in · {formatBytes(entry.bytesOut)} out
+          </Field>
+          {entry.taskId ? (
+            <Field label="Task">
+              <code>{entry.taskId}</code>
+            </Field>
+          ) : null}
+        </dl>
+      </section>
+
+      <section aria-labelledby="details-envelope">
+        <h3 id="details-envelope">Envelope</h3>
+        <dl className="fields compact">
+          <Field label="Time">{formatDateTime(entry.time)}</Field>
+          <Field label="Endpoint">
+            <code>{entry.endpoint}</code>
+          </Field>
+          <Field label="Sender">{entry.sender ? <code>{entry.sender}</code> : 'unknown'}</Field>
+          <Field label="Skill">{entry.skill ?? '—'}</Field>
+          <Field label="Mode">{entry.mode ?? '—'}</Field>
+          <Field label="Signature">{entry.signatureForm}</Field>
+          <Field label="Trace id">{entry.traceId ? <code>{entry.traceId}</code> : '—'}</Field>
+          <Field label="Forwarded for">{entry.forwardedFor ? <code>{entry.forwardedFor}</code> : '—'}</Field>
+        </dl>
+      </section>
+
+      <section aria-labelledby="details-contents">
+        <h3 id="details-contents">Contents</h3>
+        {entry.preview ? (
+          <>
+            {entry.preview.payload !== undefined ? (
+              <>
+                <p className="preview-label">Payload</p>
+                <pre className="preview">{entry.preview.payload}</pre>
+              </>
+            ) : null}
+            {entry.preview.reply !== undefined ? (
+              <>
+                <p className="preview-label">Reply</p>
+                <pre className="preview">{entry.preview.reply}</pre>
+              </>
+            ) : null}
+          </>
+        ) : (
+          <p className="muted small">
+            Not kept: turn on “Keep message contents” in Settings → Privacy to see a preview of new messages.
+          </p>
+        )}
+      </section>
+    </aside>
+  );
+}

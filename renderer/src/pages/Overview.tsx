@@ -1,0 +1,292 @@
+import type { ApiClient } from '../api/client';
+import type { GatewayView, StatusResponse } from '../api/contract';
+import { Badge } from '../components/Badge';
+import { Card, Field } from '../components/Card';
+import { CopyButton } from '../components/CopyButton';
+import { Countdown } from '../components/Countdown';
+import { SelfTestPanel } from '../components/SelfTestPanel';
+import { ErrorNotice, Loading, Notice } from '../components/States';
+import { TrafficChart } from '../components/TrafficChart';
+import { useAction } from '../hooks/useAction';
+import { formatCount, formatDateTime, formatDuration } from '../lib/format';
+import { gatewayGlance, registryGlance, tunnelGlance } from '../lib/states';
+import { pageHref, type PageProps } from './types';
+
+export function Overview({ api, data }: PageProps) {
+  const { status, statusError, refreshStatus } = data;
+  if (!status) {
+    return statusError ? (
+      <ErrorNotice error={statusError} title="Cannot load the agent's status" />
+    ) : (
+      <Loading />
+    );
+  }
+  return (
+    <div className="page overview">
+      <h1 className="visually-hidden">Overview</h1>
+      {statusError ? <ErrorNotice error={statusError} title="Showing the last known status" /> : null}
+      <div className="grid">
+        <IdentityCard agent={status.agent} />
+        <TunnelCard api={api} tunnel={status.tunnel} onChange={refreshStatus} />
+        <GatewayCard gateway={status.gateway} />
+        <RegistryCard registry={status.registry} />
+        <TrafficCard traffic={status.traffic} />
+        <Card title="Self-test" testId="selftest">
+          <SelfTestPanel api={api} />
+        </Card>
+      </div>
+    </div>
+  );
+}
+
+function IdentityCard({ agent }: { agent: StatusResponse['agent'] }) {
+  return (
+    <Card
+      title="Agent"
+      testId="agent-identity"
+      aside={
+        <Badge tone={agent.health === 'ok' ? 'ok' : 'warn'}>
+          {agent.health === 'ok' ? 'Healthy' : 'Degraded'}
+        </Badge>
+      }
+    >
+      <p className="agent-name">{agent.card.name}</p>
+      <dl className="fields">
+        <Field label="Agent id">
+          <span className="copyable">
+            <code data-testid="agent-id" title={agent.id}>
+              {agent.id}
+            </code>
+            <CopyButton value={agent.id} label="Copy agent id" />
+          </span>
+        </Field>
+        <Field label="Public URL">
+          <span className="copyable">
+            <code data-testid="agent-url" title={agent.url}>
+              {agent.url}
+            </code>
+            <CopyButton value={agent.url} label="Copy public URL" />
+          </span>
+        </Field>
+        <Field label="Local URL">
+          <code>{agent.localUrl}</code>
+        </Field>
+        <Field label="Version">
+          {agent.version} · SAMVAD {agent.protocolVersion}
+        </Field>
+        <Field label="Up for">{formatDuration(agent.uptimeSeconds)}</Field>
+        <Field label="Working on">
+          {agent.activeRequests} request{agent.activeRequests === 1 ? '' : 's'}, {agent.queuedTasks} queued
+          task
+          {agent.queuedTasks === 1 ? '' : 's'}
+        </Field>
+      </dl>
+    </Card>
+  );
+}
+
+function TunnelCard(props: {
+  api: ApiClient;
+  tunnel: StatusResponse['tunnel'];
+  onChange: () => Promise<void>;
+}) {
+  const { api, tunnel, onChange } = props;
+  const start = useAction(async () => {
+    await api.startTunnel();
+    await onChange();
+  });
+  const stop = useAction(async () => {
+    await api.stopTunnel();
+    await onChange();
+  });
+  const glance = tunnelGlance(tunnel);
+  const running = tunnel.status !== 'off' && tunnel.status !== 'failed';
+  const noTunnel = tunnel.provider === 'none';
+  return (
+    <Card
+      title="Tunnel"
+      testId="tunnel-state"
+      aside={<Badge tone={glance.tone}>{glance.label}</Badge>}
+      className={`state-${tunnel.status}`}
+    >
+      <div data-state={tunnel.status} className="state-body">
+        <dl className="fields">
+          <Field label="Provider">{noTunnel ? 'none' : tunnel.provider}</Field>
+          {tunnel.status === 'online' ? (
+            <>
+              <Field label="Public URL">
+                <span className="copyable">
+                  <code title={tunnel.url}>{tunnel.url}</code>
+                  <CopyButton value={tunnel.url} label="Copy tunnel URL" />
+                </span>
+              </Field>
+              <Field label="Online since">{formatDateTime(tunnel.since)}</Field>
+            </>
+          ) : null}
+          {tunnel.status === 'connecting' ? <Field label="Attempt">{tunnel.attempt}</Field> : null}
+          {tunnel.status === 'reconnecting' ? (
+            <>
+              <Field label="Next try">
+                <Countdown to={tunnel.nextTryAt} doneText="any moment now" /> (attempt {tunnel.attempt})
+              </Field>
+            </>
+          ) : null}
+        </dl>
+        {tunnel.status === 'reconnecting' ? (
+          <Notice
+            tone="warning"
+            title="The tunnel dropped"
+            message={tunnel.lastError}
+            testId="tunnel-error"
+          />
+        ) : null}
+        {tunnel.status === 'failed' ? (
+          <Notice tone="error" title="The tunnel gave up" message={tunnel.reason} testId="tunnel-error" />
+        ) : null}
+        {noTunnel && tunnel.status === 'off' ? (
+          <p className="muted">
+            No tunnel is configured: callers reach the agent at its public URL (<code>--public-url</code>) or
+            not at all. Choose a provider in Settings.
+          </p>
+        ) : null}
+        {start.error ? <ErrorNotice error={start.error} title="Could not start the tunnel" /> : null}
+        {stop.error ? <ErrorNotice error={stop.error} title="Could not stop the tunnel" /> : null}
+        <div className="actions">
+          <button
+            type="button"
+            className="button"
+            onClick={() => void start.run()}
+            disabled={start.busy || running || noTunnel}
+          >
+            {start.busy ? 'Starting…' : tunnel.status === 'failed' ? 'Retry' : 'Start'}
+          </button>
+          <button
+            type="button"
+            className="button"
+            onClick={() => void stop.run()}
+            disabled={stop.busy || !running}
+          >
+            {stop.busy ? 'Stopping…' : 'Stop'}
+          </button>
+        </div>
+      </div>
+    </Card>
+  );
+}
+
+function GatewayCard({ gateway }: { gateway: GatewayView }) {
+  const glance = gatewayGlance(gateway);
+  return (
+    <Card title="Gateway" testId="gateway-state" aside={<Badge tone={glance.tone}>{glance.label}</Badge>}>
+      <div data-state={glance.tone} className="state-body">
+        <dl className="fields">
+          <Field label="Configuration">{gateway.status}</Field>
+          <Field label="URL">{gateway.url ? <code>{gateway.url}</code> : 'not set'}</Field>
+          <Field label="Model">
+            <code>{gateway.model}</code>
+          </Field>
+          <Field label="Last health check">
+            {gateway.checkedAt
+              ? `${formatDateTime(gateway.checkedAt)}: ${gateway.live ? 'answered' : 'no answer'}`
+              : 'not yet'}
+          </Field>
+          {gateway.lastCallOk !== undefined ? (
+            <Field label="Last chat call">{gateway.lastCallOk ? 'succeeded' : 'failed'}</Field>
+          ) : null}
+        </dl>
+        {gateway.problem ? (
+          <Notice
+            tone="error"
+            title={gateway.problem.kind}
+            message={gateway.problem.diagnosis}
+            fix={gateway.problem.fix}
+            testId="gateway-problem"
+          >
+            <p className="notice-meta">Seen {formatDateTime(gateway.problem.at)}</p>
+          </Notice>
+        ) : null}
+      </div>
+    </Card>
+  );
+}
+
+function RegistryCard({ registry }: { registry: StatusResponse['registry'] }) {
+  const glance = registryGlance(registry);
+  return (
+    <Card title="Registry" testId="registry-state" aside={<Badge tone={glance.tone}>{glance.label}</Badge>}>
+      <div data-state={registry.status} className="state-body">
+        {registry.status === 'registered' ? (
+          <dl className="fields">
+            <Field label="Registry">
+              <code>{registry.record.registry}</code>
+            </Field>
+            <Field label="Listed as">
+              {registry.record.name} (<code>{registry.record.id}</code>)
+            </Field>
+            <Field label="Registered">{formatDateTime(registry.record.registeredAt)}</Field>
+          </dl>
+        ) : null}
+        {registry.status === 'registering' ? (
+          <p className="muted">
+            <span className="spinner" aria-hidden="true" /> Registering <code>{registry.url}</code>…
+          </p>
+        ) : null}
+        {registry.status === 'unregistered' && !registry.lastError ? (
+          <p className="muted">Not listed yet: other agents can call it only if they know its URL.</p>
+        ) : null}
+        {registry.status !== 'registering' && registry.lastError ? (
+          <Notice
+            tone="error"
+            title="Registration failed"
+            message={registry.lastError.message}
+            fix={registry.lastError.fix}
+            testId="registry-error"
+          />
+        ) : null}
+        <div className="actions">
+          <a className="button" href={pageHref('registry')}>
+            {registry.status === 'registered' ? 'Manage registration' : 'Register…'}
+          </a>
+        </div>
+      </div>
+    </Card>
+  );
+}
+
+function TrafficCard({ traffic }: { traffic: StatusResponse['traffic'] }) {
+  const minutes = traffic.perMinute;
+  const accepted = minutes.reduce((sum, minute) => sum + minute.accepted, 0);
+  const refused = minutes.reduce((sum, minute) => sum + minute.refused, 0);
+  const lastMinute = minutes[minutes.length - 1];
+  return (
+    <Card
+      title="Traffic"
+      testId="traffic-summary"
+      aside={
+        <a className="button small ghost" href={pageHref('traffic')}>
+          Open log
+        </a>
+      }
+    >
+      <p className="stats-caption">Last {minutes.length} minutes</p>
+      <div className="stats">
+        <div className="stat">
+          <span className="stat-value">{lastMinute ? lastMinute.accepted + lastMinute.refused : 0}</span>
+          <span className="stat-label">this minute</span>
+        </div>
+        <div className="stat">
+          <span className="stat-value">{formatCount(accepted)}</span>
+          <span className="stat-label">accepted</span>
+        </div>
+        <div className="stat">
+          <span className={`stat-value ${refused > 0 ? 'bad' : ''}`}>{formatCount(refused)}</span>
+          <span className="stat-label">refused</span>
+        </div>
+      </div>
+      <TrafficChart minutes={minutes} />
+      <p className="muted small">
+        Since start: {formatCount(traffic.accepted)} accepted, {formatCount(traffic.refused)} refused.
+      </p>
+    </Card>
+  );
+}

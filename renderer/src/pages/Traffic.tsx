@@ -1,0 +1,312 @@
+import { useCallback, useDeferredValue, useId, useMemo, useState } from 'react';
+import { PIPELINE_STEPS, type TrafficEntry, type TrafficFilter } from '../api/contract';
+import { ErrorNotice, EmptyState, Loading } from '../components/States';
+import { TrafficDetails } from '../components/TrafficDetails';
+import { VerdictBadge } from '../components/VerdictBadge';
+import { VirtualList } from '../components/VirtualList';
+import { useAction } from '../hooks/useAction';
+import { formatBytes, formatCount, formatMs, formatTime } from '../lib/format';
+import { EMPTY_FILTER, filterTraffic, isValidStatusFilter } from '../traffic/filter';
+import { TRAFFIC_LIMIT } from '../traffic/log';
+import type { PageProps } from './types';
+
+export const ROW_HEIGHT = 36;
+const MAX_SUGGESTIONS = 200;
+
+export function Traffic({ api, data }: PageProps) {
+  const { traffic, trafficError, pause, resume, status } = data;
+  const [filter, setFilter] = useState<Required<TrafficFilter>>(EMPTY_FILTER);
+  // Typing stays responsive: the 10,000-row filter runs at a lower priority than the keystroke.
+  const deferredFilter = useDeferredValue(filter);
+  const filtered = useMemo(
+    () => filterTraffic(traffic.entries, deferredFilter),
+    [traffic.entries, deferredFilter],
+  );
+  const [selected, setSelected] = useState<TrafficEntry | null>(null);
+  const selectedIndex = useMemo(
+    () => (selected ? filtered.findIndex((entry) => entry.id === selected.id) : -1),
+    [filtered, selected],
+  );
+  const onSelectIndex = useCallback((index: number) => setSelected(filtered[index] ?? null), [filtered]);
+  const filtering = Object.values(filter).some((value) => value.trim() !== '');
+
+  const exportLog = useAction(async () => {
+    const file = await api.exportTraffic();
+    download(file.blob, file.filename);
+  });
+
+  if (!traffic.loaded && !trafficError) return <Loading label="Loading the envelope log…" />;
+
+  const agentUrl = status?.agent.url;
+  return (
+    <div className="page traffic">
+      <h1 className="visually-hidden">Traffic</h1>
+      <Filters filter={filter} onChange={setFilter} entries={traffic.entries} />
+      <div className="toolbar">
+        <p className="toolbar-count" role="status" data-testid="traffic-count">
+          {filtering
+            ? `${formatCount(filtered.length)} of ${formatCount(traffic.entries.length)} envelopes`
+            : `${formatCount(traffic.entries.length)} envelope${traffic.entries.length === 1 ? '' : 's'}`}
+          {traffic.entries.length >= TRAFFIC_LIMIT
+            ? ` (the newest ${formatCount(TRAFFIC_LIMIT)} are kept here)`
+            : ''}
+          {traffic.paused ? (
+            <span className="paused-note" data-testid="paused-count">
+              {' '}
+              · Paused: {formatCount(traffic.pendingCount)} new
+            </span>
+          ) : null}
+        </p>
+        <div className="actions">
+          {filtering ? (
+            <button type="button" className="button ghost" onClick={() => setFilter(EMPTY_FILTER)}>
+              Clear filters
+            </button>
+          ) : null}
+          <button
+            type="button"
+            className={`button ${traffic.paused ? 'primary' : ''}`}
+            aria-pressed={traffic.paused}
+            onClick={traffic.paused ? resume : pause}
+          >
+            {traffic.paused
+              ? `Resume${traffic.pendingCount > 0 ? ` (${formatCount(traffic.pendingCount)} new)` : ''}`
+              : 'Pause'}
+          </button>
+          <button
+            type="button"
+            className="button"
+            onClick={() => void exportLog.run()}
+            disabled={exportLog.busy}
+            title="Download the console's envelope log as JSON lines"
+          >
+            {exportLog.busy ? 'Exporting…' : 'Export'}
+          </button>
+        </div>
+      </div>
+      {exportLog.error ? <ErrorNotice error={exportLog.error} title="Export failed" /> : null}
+      {trafficError ? <ErrorNotice error={trafficError} title="Cannot load the envelope log" /> : null}
+
+      <div className={`traffic-split ${selected ? 'with-details' : ''}`}>
+        <div className="traffic-table">
+          {!traffic.loaded ? null : traffic.entries.length === 0 ? (
+            <EmptyState title="No envelopes yet">
+              <p>
+                Send one with the self-test (Overview → <strong>Test</strong>), or from another agent to{' '}
+                <code>{agentUrl ? `${agentUrl}/agent/message` : '/agent/message'}</code>. Each envelope
+                appears here the moment it is handled, with why it was accepted or refused.
+              </p>
+            </EmptyState>
+          ) : filtered.length === 0 ? (
+            <EmptyState title="No envelopes match these filters">
+              <button type="button" className="button" onClick={() => setFilter(EMPTY_FILTER)}>
+                Clear filters
+              </button>
+            </EmptyState>
+          ) : (
+            <TrafficTable entries={filtered} selectedIndex={selectedIndex} onSelectIndex={onSelectIndex} />
+          )}
+        </div>
+        {selected ? <TrafficDetails entry={selected} onClose={() => setSelected(null)} /> : null}
+      </div>
+    </div>
+  );
+}
+
+interface TrafficTableProps {
+  entries: readonly TrafficEntry[];
+  selectedIndex: number;
+  onSelectIndex: (index: number) => void;
+  fallbackHeight?: number;
+}
+
+export function TrafficTable({ entries, selectedIndex, onSelectIndex, fallbackHeight }: TrafficTableProps) {
+  return (
+    <VirtualList
+      label="Envelopes, newest first"
+      items={entries}
+      rowHeight={ROW_HEIGHT}
+      fallbackHeight={fallbackHeight}
+      getKey={(entry) => entry.id}
+      rowId={(index) => `traffic-row-${entries[index]?.id ?? index}`}
+      selectedIndex={selectedIndex}
+      onSelectIndex={onSelectIndex}
+      className="traffic-grid"
+      header={
+        <div role="rowgroup" className="traffic-head">
+          <div role="row" className="traffic-row head" aria-rowindex={1}>
+            <span role="columnheader">Time</span>
+            <span role="columnheader">Sender</span>
+            <span role="columnheader">Skill</span>
+            <span role="columnheader" className="col-mode">
+              Mode
+            </span>
+            <span role="columnheader">Verdict</span>
+            <span role="columnheader" className="num">
+              Status
+            </span>
+            <span role="columnheader" className="num">
+              Duration
+            </span>
+            <span role="columnheader" className="num col-bytes">
+              In / out
+            </span>
+          </div>
+        </div>
+      }
+      renderRow={(entry, index, isSelected) => (
+        <div
+          role="row"
+          id={`traffic-row-${entry.id}`}
+          className={`traffic-row ${entry.verdict === 'accepted' ? 'accepted' : 'refused'} ${isSelected ? 'selected' : ''}`}
+          aria-rowindex={index + 2}
+          aria-selected={isSelected}
+          data-testid="traffic-row"
+          data-entry-id={entry.id}
+          data-verdict={entry.verdict}
+        >
+          <span role="gridcell" className="mono">
+            {formatTime(entry.time)}
+          </span>
+          <span role="gridcell" className="ellipsis" title={entry.sender}>
+            {entry.sender ?? <span className="muted">unknown</span>}
+          </span>
+          <span role="gridcell" className="ellipsis">
+            {entry.skill ?? '—'}
+          </span>
+          <span role="gridcell" className="col-mode">
+            {entry.mode ?? '—'}
+          </span>
+          <span role="gridcell">
+            <VerdictBadge verdict={entry.verdict} />
+          </span>
+          <span role="gridcell" className="num mono">
+            {entry.status}
+          </span>
+          <span role="gridcell" className="num mono">
+            {formatMs(entry.durationMs)}
+          </span>
+          <span role="gridcell" className="num mono col-bytes">
+            {formatBytes(entry.bytesIn)} / {formatBytes(entry.bytesOut)}
+          </span>
+        </div>
+      )}
+    />
+  );
+}
+
+interface FiltersProps {
+  filter: Required<TrafficFilter>;
+  onChange: (filter: Required<TrafficFilter>) => void;
+  entries: readonly TrafficEntry[];
+}
+
+function Filters({ filter, onChange, entries }: FiltersProps) {
+  const id = useId();
+  const suggestions = useMemo(() => {
+    const senders = new Set<string>();
+    const skills = new Set<string>();
+    for (const entry of entries) {
+      if (entry.sender && senders.size < MAX_SUGGESTIONS) senders.add(entry.sender);
+      if (entry.skill && skills.size < MAX_SUGGESTIONS) skills.add(entry.skill);
+    }
+    return { senders: [...senders].sort(), skills: [...skills].sort() };
+  }, [entries]);
+  const set = (name: keyof TrafficFilter) => (value: string) => onChange({ ...filter, [name]: value });
+  const statusInvalid = filter.status.trim() !== '' && !isValidStatusFilter(filter.status);
+
+  return (
+    <form
+      className="filters"
+      role="search"
+      aria-label="Filter envelopes"
+      onSubmit={(event) => event.preventDefault()}
+    >
+      <div className="filter grow">
+        <label htmlFor={`${id}-text`}>Search</label>
+        <input
+          id={`${id}-text`}
+          type="search"
+          value={filter.text}
+          placeholder="sender, skill, code, message, trace id…"
+          onChange={(event) => set('text')(event.target.value)}
+        />
+      </div>
+      <div className="filter">
+        <label htmlFor={`${id}-sender`}>Sender</label>
+        <input
+          id={`${id}-sender`}
+          list={`${id}-senders`}
+          value={filter.sender}
+          placeholder="agent://…"
+          onChange={(event) => set('sender')(event.target.value)}
+        />
+        <datalist id={`${id}-senders`}>
+          {suggestions.senders.map((sender) => (
+            <option key={sender} value={sender} />
+          ))}
+        </datalist>
+      </div>
+      <div className="filter narrow">
+        <label htmlFor={`${id}-skill`}>Skill</label>
+        <input
+          id={`${id}-skill`}
+          list={`${id}-skills`}
+          value={filter.skill}
+          onChange={(event) => set('skill')(event.target.value)}
+        />
+        <datalist id={`${id}-skills`}>
+          {suggestions.skills.map((skill) => (
+            <option key={skill} value={skill} />
+          ))}
+        </datalist>
+      </div>
+      <div className="filter narrow">
+        <label htmlFor={`${id}-verdict`}>Verdict</label>
+        <select
+          id={`${id}-verdict`}
+          value={filter.verdict}
+          onChange={(event) => set('verdict')(event.target.value)}
+        >
+          <option value="">any</option>
+          <option value="accepted">accepted</option>
+          <option value="refused">refused (any)</option>
+          {PIPELINE_STEPS.map((step) => (
+            <option key={step} value={step}>
+              refused at {step}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="filter narrow">
+        <label htmlFor={`${id}-status`}>Status</label>
+        <input
+          id={`${id}-status`}
+          value={filter.status}
+          placeholder="401 or 4xx"
+          inputMode="numeric"
+          aria-invalid={statusInvalid || undefined}
+          aria-describedby={statusInvalid ? `${id}-status-error` : undefined}
+          onChange={(event) => set('status')(event.target.value)}
+        />
+        {statusInvalid ? (
+          <span id={`${id}-status-error`} className="field-error">
+            A code like 401 or a class like 4xx
+          </span>
+        ) : null}
+      </div>
+    </form>
+  );
+}
+
+function download(blob: Blob, filename: string) {
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = filename;
+  link.className = 'offscreen';
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}

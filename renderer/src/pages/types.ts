@@ -1,0 +1,27 @@
+import type { ApiClient } from '../api/client';
+import type { ConsoleData } from '../hooks/useConsole';
+
+export const PAGES = [
+  { id: 'overview', label: 'Overview' },
+  { id: 'traffic', label: 'Traffic' },
+  { id: 'keys', label: 'Keys' },
+  { id: 'registry', label: 'Registry' },
+  { id: 'settings', label: 'Settings' },
+] as const;
+
+export type PageId = (typeof PAGES)[number]['id'];
+
+/** Pages live in the fragment: `#/traffic`. (`#token=...` is taken and erased before routing.) */
+export function pageFromHash(hash: string): PageId {
+  const id = /^#\/([a-z]+)/.exec(hash)?.[1];
+  return PAGES.find((page) => page.id === id)?.id ?? 'overview';
+}
+
+export function pageHref(id: PageId): string {
+  return `#/${id}`;
+}
+
+export interface PageProps {
+  api: ApiClient;
+  data: ConsoleData;
+}

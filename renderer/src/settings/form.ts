@@ -1,0 +1,246 @@
+/**
+ * The settings form's model: which settings the console edits, how each shows in a form, and the change
+ * set a save sends (only what changed; secrets only when a new value was typed).
+ */
+import type { FieldError } from '../api/client';
+
+export type FieldKind = 'text' | 'url' | 'number' | 'select' | 'list' | 'textarea' | 'boolean';
+
+export interface SettingField {
+  /** The setting's name in the store (src/settings/schema.ts), as `error.fields[].field` names it. */
+  name: string;
+  label: string;
+  kind: FieldKind;
+  help?: string;
+  placeholder?: string;
+  options?: readonly { value: string; label: string }[];
+  /** May be "not set": emptying it sends null (back to not set). */
+  optional?: boolean;
+}
+
+export interface SettingSection {
+  id: string;
+  title: string;
+  description?: string;
+  fields: SettingField[];
+}
+
+export const SECTIONS: SettingSection[] = [
+  {
+    id: 'gateway',
+    title: 'Gateway',
+    description: 'Your OpenClaw gateway: every chat message is forwarded to it.',
+    fields: [
+      {
+        name: 'gatewayUrl',
+        label: 'Gateway URL',
+        kind: 'url',
+        optional: true,
+        placeholder: 'http://127.0.0.1:18789',
+      },
+      { name: 'gatewayModel', label: 'Model', kind: 'text', help: 'Sent as `model` in each chat call.' },
+      {
+        name: 'gatewayTimeoutMs',
+        label: 'Timeout (ms)',
+        kind: 'number',
+        help: 'How long one chat call may take.',
+      },
+    ],
+  },
+  {
+    id: 'tunnel',
+    title: 'Tunnel',
+    description: 'How the agent gets its public HTTPS address.',
+    fields: [
+      {
+        name: 'tunnel',
+        label: 'Provider',
+        kind: 'select',
+        options: [
+          { value: 'localtunnel', label: 'localtunnel' },
+          { value: 'command', label: 'Command (your own tunnel program)' },
+          { value: 'none', label: 'None (public URL set by hand, or local only)' },
+        ],
+      },
+      { name: 'tunnelHost', label: 'Tunnel server', kind: 'url', help: 'localtunnel only.' },
+      {
+        name: 'subdomain',
+        label: 'Subdomain',
+        kind: 'text',
+        optional: true,
+        help: 'localtunnel only: ask for this name (not guaranteed).',
+      },
+      {
+        name: 'tunnelCommand',
+        label: 'Command',
+        kind: 'text',
+        optional: true,
+        placeholder: 'cloudflared tunnel --url http://127.0.0.1:8787',
+        help: 'Command provider only: started and supervised by the agent.',
+      },
+      {
+        name: 'tunnelUrlPattern',
+        label: 'URL pattern',
+        kind: 'text',
+        help: 'Command provider only: a regular expression that finds the public URL in its output.',
+      },
+    ],
+  },
+  {
+    id: 'card',
+    title: 'Agent card',
+    description: 'What other agents and the registry see.',
+    fields: [
+      { name: 'agentName', label: 'Name', kind: 'text' },
+      { name: 'agentDescription', label: 'Description', kind: 'textarea' },
+      { name: 'specializations', label: 'Specializations', kind: 'list', help: 'One per line.' },
+    ],
+  },
+  {
+    id: 'access',
+    title: 'Access',
+    description: 'Who may call the chat skill.',
+    fields: [
+      {
+        name: 'chatTrust',
+        label: 'Chat skill trust',
+        kind: 'select',
+        options: [
+          { value: 'public', label: 'Public: any agent with a valid signature' },
+          { value: 'authenticated', label: 'Authenticated: callers must send a bearer token' },
+          { value: 'trusted-peers', label: 'Trusted peers: only the allowed peers below' },
+        ],
+      },
+      {
+        name: 'allowedPeers',
+        label: 'Allowed peers',
+        kind: 'list',
+        placeholder: 'agent://friend.example.com',
+        help: 'One agent id per line; used with “Trusted peers”.',
+      },
+    ],
+  },
+  {
+    id: 'limits',
+    title: 'Rate limits',
+    fields: [
+      { name: 'rpm', label: 'Requests per minute (all callers)', kind: 'number' },
+      { name: 'perSender', label: 'Requests per minute per sender', kind: 'number' },
+      { name: 'tokensPerDay', label: 'Gateway tokens per sender per day', kind: 'number' },
+    ],
+  },
+  {
+    id: 'privacy',
+    title: 'Privacy',
+    fields: [
+      {
+        name: 'keepMessageContents',
+        label: 'Keep message contents',
+        kind: 'boolean',
+        help: 'Keep a truncated preview of each payload and reply in the traffic log (off by default).',
+      },
+    ],
+  },
+];
+
+export const SECRET_LABELS: Record<string, string> = {
+  gatewayToken: 'Gateway token',
+  bearerTokens: 'Bearer tokens',
+};
+
+const FIELDS = new Map(
+  SECTIONS.flatMap((section) => section.fields.map((field) => [field.name, field] as const)),
+);
+
+export function settingLabel(name: string): string {
+  return FIELDS.get(name)?.label ?? SECRET_LABELS[name] ?? name;
+}
+
+export function isFormField(name: string): boolean {
+  return FIELDS.has(name) || name in SECRET_LABELS;
+}
+
+export type FormValues = Record<string, string | boolean>;
+
+/** Secrets typed into the form: empty means "keep what is set". */
+export interface SecretInputs {
+  gatewayToken: string;
+  /** New bearer tokens, one per line; they replace the current list. */
+  bearerTokens: string;
+}
+
+export const EMPTY_SECRETS: SecretInputs = { gatewayToken: '', bearerTokens: '' };
+
+export function toFormValues(settings: Record<string, unknown>): FormValues {
+  const values: FormValues = {};
+  for (const field of FIELDS.values()) {
+    const value = settings[field.name];
+    if (field.kind === 'boolean') values[field.name] = value === true;
+    else if (field.kind === 'list')
+      values[field.name] = Array.isArray(value) ? value.map(String).join('\n') : '';
+    else values[field.name] = value === undefined || value === null ? '' : String(value);
+  }
+  return values;
+}
+
+export function parseList(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+}
+
+export interface ChangeSet {
+  changes: Record<string, unknown>;
+  /** Problems found before sending (a number that is not one). */
+  errors: FieldError[];
+}
+
+/** Only what differs from what was loaded; secrets only when typed. */
+export function changedSettings(initial: FormValues, current: FormValues, secrets: SecretInputs): ChangeSet {
+  const changes: Record<string, unknown> = {};
+  const errors: FieldError[] = [];
+  for (const field of FIELDS.values()) {
+    const before = initial[field.name];
+    const after = current[field.name];
+    if (after === undefined) continue;
+    switch (field.kind) {
+      case 'boolean':
+        if (after !== before) changes[field.name] = after;
+        break;
+      case 'number': {
+        const text = String(after).trim();
+        if (text === String(before ?? '').trim()) break;
+        if (!/^-?\d+$/.test(text)) {
+          errors.push({ field: field.name, message: `${field.label} must be a whole number` });
+          break;
+        }
+        if (Number(text) !== Number(before)) changes[field.name] = Number(text);
+        break;
+      }
+      case 'list': {
+        const list = parseList(String(after));
+        if (list.join('\n') !== parseList(String(before ?? '')).join('\n')) changes[field.name] = list;
+        break;
+      }
+      default: {
+        const text = String(after).trim();
+        if (text === String(before ?? '').trim()) break;
+        changes[field.name] = text === '' && field.optional ? null : text;
+      }
+    }
+  }
+  if (secrets.gatewayToken.trim()) changes.gatewayToken = secrets.gatewayToken.trim();
+  const bearer = parseList(secrets.bearerTokens);
+  if (bearer.length > 0) changes.bearerTokens = bearer;
+  return { changes, errors };
+}
+
+/** A random bearer token for callers: 32 bytes, base64url. */
+export function generateToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
+}

@@ -1,0 +1,151 @@
+/**
+ * Doubles for the renderer's component tests: a scripted fetch and EventSource. These tests check the UI's
+ * logic only; the real console server is covered by its API tests and the Playwright suite.
+ */
+import { vi } from 'vitest';
+import type { EventSourceLike } from '../../renderer/src/api/events';
+import type { StatusResponse, TrafficEntry } from '../../src/protocol/console-api.js';
+
+export class FakeEventSource implements EventSourceLike {
+  static instances: FakeEventSource[] = [];
+  onopen: ((event: Event) => void) | null = null;
+  onerror: ((event: Event) => void) | null = null;
+  closed = false;
+  private listeners = new Map<string, ((event: MessageEvent<string>) => void)[]>();
+
+  constructor(readonly url: string) {
+    FakeEventSource.instances.push(this);
+  }
+
+  static create = (url: string): FakeEventSource => new FakeEventSource(url);
+
+  static get last(): FakeEventSource {
+    const last = FakeEventSource.instances[FakeEventSource.instances.length - 1];
+    if (!last) throw new Error('no EventSource was opened');
+    return last;
+  }
+
+  addEventListener(type: string, listener: (event: MessageEvent<string>) => void): void {
+    this.listeners.set(type, [...(this.listeners.get(type) ?? []), listener]);
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+
+  open(): void {
+    this.onopen?.(new Event('open'));
+  }
+
+  fail(): void {
+    this.onerror?.(new Event('error'));
+  }
+
+  emit(type: string, data: unknown): void {
+    const event = new MessageEvent<string>(type, { data: JSON.stringify(data) });
+    for (const listener of this.listeners.get(type) ?? []) listener(event);
+  }
+}
+
+export interface Reply {
+  status?: number;
+  body?: unknown;
+}
+
+export type Route = (request: {
+  method: string;
+  path: string;
+  body: unknown;
+  headers: Headers;
+}) => Reply | undefined;
+
+/** A fetch double answering `METHOD /path` routes; every call is recorded. */
+export function fakeFetch(routes: Record<string, Reply | Route>) {
+  const calls: { method: string; path: string; body: unknown; headers: Headers }[] = [];
+  const fetch = vi.fn(async (input: RequestInfo | URL, init?: RequestInit) => {
+    const url = new URL(String(input), 'http://127.0.0.1:8788');
+    const method = init?.method ?? 'GET';
+    const body = typeof init?.body === 'string' ? (JSON.parse(init.body) as unknown) : undefined;
+    const headers = new Headers(init?.headers);
+    const call = { method, path: url.pathname, body, headers };
+    calls.push(call);
+    const route = routes[`${method} ${url.pathname}`];
+    const reply = typeof route === 'function' ? route(call) : route;
+    if (!reply) return new Response(JSON.stringify({ error: { message: 'no route' } }), { status: 404 });
+    return new Response(reply.body === undefined ? '' : JSON.stringify(reply.body), {
+      status: reply.status ?? 200,
+      headers: { 'Content-Type': 'application/json' },
+    });
+  });
+  return { fetch, calls };
+}
+
+export function entry(id: number, overrides: Partial<TrafficEntry> = {}): TrafficEntry {
+  return {
+    id,
+    time: new Date(Date.UTC(2025, 0, 1, 12, 0, id % 60)).toISOString(),
+    endpoint: '/agent/message',
+    sender: 'agent://a.example',
+    skill: 'chat',
+    mode: 'sync',
+    signatureForm: 'headers',
+    verdict: 'accepted',
+    status: 200,
+    durationMs: 120,
+    bytesIn: 500,
+    bytesOut: 900,
+    traceId: `trace-${id}`,
+    ...overrides,
+  };
+}
+
+export function status(overrides: Partial<StatusResponse> = {}): StatusResponse {
+  return {
+    agent: {
+      id: 'agent://demo.example',
+      url: 'https://demo.example',
+      localUrl: 'http://127.0.0.1:8787',
+      version: '0.1.0',
+      protocolVersion: '1.2',
+      uptimeSeconds: 90,
+      health: 'ok',
+      activeRequests: 0,
+      queuedTasks: 0,
+      card: {
+        id: 'agent://demo.example',
+        name: 'Demo agent',
+        version: '0.1.0',
+        description: 'A demo',
+        url: 'https://demo.example',
+        protocolVersion: '1.2',
+        specializations: [],
+        models: [],
+        skills: [],
+        publicKeys: [],
+        auth: { schemes: ['none'] },
+        rateLimit: { requestsPerMinute: 60, requestsPerSender: 10, tokensPerSenderPerDay: 1000 },
+        cardTTL: 300,
+        endpoints: {
+          intro: '/agent/intro',
+          message: '/agent/message',
+          task: '/agent/task',
+          taskStatus: '/agent/task/:taskId',
+          stream: '/agent/stream',
+          health: '/agent/health',
+        },
+      },
+    },
+    gateway: { status: 'configured', url: 'http://127.0.0.1:18789', model: 'openclaw', live: true },
+    tunnel: {
+      provider: 'localtunnel',
+      status: 'online',
+      url: 'https://demo.example',
+      since: '2025-01-01T00:00:00Z',
+    },
+    registry: { status: 'unregistered' },
+    keys: [],
+    traffic: { perMinute: [], accepted: 0, refused: 0 },
+    restartNeeded: [],
+    ...overrides,
+  };
+}
