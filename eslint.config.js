@@ -31,7 +31,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli.ts', 'bench/**', 'test/**', 'renderer/dev/**'],
+    files: ['src/cli.ts', 'bench/**', 'test/**', 'renderer/dev/**', 'scripts/**'],
     rules: { 'no-console': 'off' },
   },
 );

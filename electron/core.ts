@@ -1,0 +1,54 @@
+import ElectronStore from 'electron-store';
+import { AgentBridgeApp } from '../src/app.js';
+import { startConsole } from '../src/console/console-server.js';
+import { settingsConfOptions, openSettingsStore } from '../src/settings/store.js';
+import type { Settings } from '../src/settings/schema.js';
+import type { StatusResponse } from '../src/protocol/console-api.js';
+import type { ShellState } from './decisions/shell-state.js';
+
+export interface Core {
+  app: AgentBridgeApp;
+  console: { url: string; token: string; close(): Promise<void> };
+  /** Stops the agent (in-flight work finishes or fails), then the console; state is flushed. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the same core as `npm run serve`, with settings in electron-store (a `conf` subclass, same schema
+ * and file) in the app's user-data folder, which is also the headless data dir.
+ */
+export async function startCore(dataDir: string, staticDir: string): Promise<Core> {
+  const conf = new ElectronStore<Settings>(settingsConfOptions(dataDir));
+  const store = openSettingsStore(dataDir, conf);
+  const app = new AgentBridgeApp({ dataDir, settings: store.get() });
+  await app.start();
+  const consoleServer = await startConsole({ app, store, dataDir, port: store.get().consolePort, staticDir });
+  return {
+    app,
+    console: consoleServer,
+    async stop() {
+      await app.stop();
+      await consoleServer.close();
+    },
+  };
+}
+
+/** The shell's view of the core, read from the console's own status so both show the same thing. */
+export async function readShellState(core: Core, startAtLogin: boolean): Promise<ShellState> {
+  const response = await fetch(`${core.console.url}/api/status`, {
+    headers: { authorization: `Bearer ${core.console.token}` },
+  });
+  if (!response.ok) throw new Error(`console status answered HTTP ${response.status}`);
+  const status = (await response.json()) as StatusResponse;
+  return {
+    tunnel: status.tunnel,
+    gateway: {
+      status: status.gateway.status,
+      live: status.gateway.live,
+      ...(status.gateway.problem ? { problem: status.gateway.problem } : {}),
+    },
+    registry: status.registry,
+    agentUrl: status.agent.url,
+    startAtLogin,
+  };
+}

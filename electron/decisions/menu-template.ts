@@ -1,0 +1,70 @@
+import type { MenuItemConstructorOptions } from 'electron';
+import { healthOf, publicUrlOf, type ShellState } from './shell-state.js';
+
+export interface MenuActions {
+  copyPublicUrl(url: string): void;
+  openConsole(): void;
+  runSelfTest(): void;
+  startTunnel(): void;
+  stopTunnel(): void;
+  register(): void;
+  rotateKey(): void;
+  setStartAtLogin(enabled: boolean): void;
+  quit(): void;
+}
+
+const TITLE: Record<string, string> = {
+  online: 'Online',
+  degraded: 'Degraded',
+  offline: 'Offline',
+  error: 'Error',
+};
+
+/** The tray menu for a state: a plain template, so it is built and tested without Electron. */
+export function menuTemplate(state: ShellState, actions: MenuActions): MenuItemConstructorOptions[] {
+  const { health, reason } = healthOf(state);
+  const url = publicUrlOf(state);
+  const tunnelRunning = state.tunnel.status !== 'off' && state.tunnel.status !== 'failed';
+  const registered = state.registry.status === 'registered';
+  return [
+    { id: 'status', label: `${TITLE[health]}: ${shorten(reason, 60)}`, enabled: false },
+    {
+      id: 'public-url',
+      label: url ? `Copy public URL (${shorten(url, 40)})` : 'No public URL yet',
+      enabled: url !== undefined,
+      click: () => url && actions.copyPublicUrl(url),
+    },
+    { type: 'separator' },
+    { id: 'open-console', label: 'Open console', click: () => actions.openConsole() },
+    {
+      id: 'self-test',
+      label: 'Test from the internet',
+      enabled: url !== undefined,
+      click: () => actions.runSelfTest(),
+    },
+    tunnelRunning
+      ? { id: 'tunnel', label: 'Stop tunnel', click: () => actions.stopTunnel() }
+      : { id: 'tunnel', label: 'Start tunnel', click: () => actions.startTunnel() },
+    {
+      id: 'register',
+      label: registered ? 'Register again' : 'Register in the agent registry',
+      enabled: url !== undefined && state.registry.status !== 'registering',
+      click: () => actions.register(),
+    },
+    { id: 'rotate-key', label: 'Rotate signing key', click: () => actions.rotateKey() },
+    { type: 'separator' },
+    {
+      id: 'start-at-login',
+      label: 'Start at login',
+      type: 'checkbox',
+      checked: state.startAtLogin,
+      click: (item) => actions.setStartAtLogin(item.checked),
+    },
+    { type: 'separator' },
+    { id: 'quit', label: 'Quit Agent Bridge', role: 'quit', click: () => actions.quit() },
+  ];
+}
+
+function shorten(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

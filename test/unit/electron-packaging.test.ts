@@ -1,0 +1,117 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '../..');
+const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+
+/** The `files:` list of electron-builder.yml (a flat list of quoted or bare patterns). */
+function builderFiles(): string[] {
+  const lines = read('electron-builder.yml').split('\n');
+  const start = lines.findIndex((line) => line.trim() === 'files:');
+  const patterns: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    const match = /^\s+-\s+'?([^']+?)'?\s*$/.exec(line);
+    if (!match) break;
+    patterns.push(match[1]!);
+  }
+  return patterns;
+}
+
+function covered(file: string, patterns: string[]): boolean {
+  let included = false;
+  for (const pattern of patterns) {
+    const negated = pattern.startsWith('!');
+    const glob = negated ? pattern.slice(1) : pattern;
+    const regex = new RegExp(
+      `^${glob
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*\*\/\*/g, '.+')
+        .replace(/\*\*\//g, '(?:.+/)?')
+        .replace(/\*/g, '[^/]*')}$`,
+    );
+    if (regex.test(file)) included = !negated;
+  }
+  return included;
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)));
+}
+
+describe('packaging (electron-builder)', () => {
+  beforeAll(() => {
+    // The desktop bundle, the icons and the UI are what the installers carry: build them as `npm run package` does.
+    execFileSync('npm', ['run', '-s', 'build:electron'], { cwd: ROOT, stdio: 'pipe' });
+    if (!existsSync(join(ROOT, 'dist/renderer/index.html')))
+      execFileSync('npx', ['vite', 'build'], { cwd: ROOT, stdio: 'pipe' });
+  }, 120_000);
+
+  it('names every file the app needs at run time, and no source maps', () => {
+    const patterns = builderFiles();
+    const runtime = ['package.json', ...filesUnder('dist/electron'), ...filesUnder('dist/renderer')].filter(
+      (f) => !f.endsWith('.map'),
+    );
+    expect(runtime).toContain('dist/electron/main.js');
+    expect(runtime).toContain('dist/electron/icons/tray-online.png');
+    expect(runtime).toContain('dist/renderer/index.html');
+    for (const file of runtime) expect(covered(file, patterns), file).toBe(true);
+    expect(covered('dist/electron/main.js.map', patterns)).toBe(false);
+    expect(covered('src/app.ts', patterns)).toBe(false);
+  });
+
+  it('points package.json main at the bundle, and every package the bundle imports is a production dependency', () => {
+    const pkg = JSON.parse(read('package.json')) as {
+      main: string;
+      dependencies: Record<string, string>;
+      allowScripts?: Record<string, boolean>;
+    };
+    expect(pkg.main).toBe('dist/electron/main.js');
+    const bundle = read('dist/electron/main.js');
+    const imported = new Set(
+      [
+        ...bundle.matchAll(
+          /^import\s(?:[^;]*?\sfrom\s)?["']([^"'.][^"']*)["']|\bimport\(["']([^"'.][^"']*)["']\)/gm,
+        ),
+      ]
+        .map((m) => m[1] ?? m[2]!)
+        .filter((name) => !name.startsWith('node:'))
+        .map((name) => (name.startsWith('@') ? name.split('/').slice(0, 2).join('/') : name.split('/')[0]!)),
+    );
+    imported.delete('electron'); // provided by the runtime itself
+    expect(imported.size).toBeGreaterThan(3);
+    for (const name of imported)
+      expect(pkg.dependencies, `${name} must be in dependencies`).toHaveProperty(name);
+    // npm 11 skips install scripts unless allowed: electron's downloads the binary on a normal machine.
+    expect(pkg.allowScripts?.electron).toBe(true);
+  });
+
+  const electronDist = process.env.ELECTRON_DIST ?? join(ROOT, 'node_modules/electron/dist');
+  const haveElectron =
+    existsSync(join(electronDist, 'electron')) || existsSync(join(electronDist, 'electron.exe'));
+  if (!haveElectron) {
+    console.warn(
+      `SKIPPED: electron-builder --dir needs an unpacked Electron (set ELECTRON_DIST); none at ${electronDist}.`,
+    );
+  }
+  it.skipIf(!haveElectron)(
+    'builds the unpacked app with electron-builder --dir',
+    () => {
+      rmSync(join(ROOT, 'release'), { recursive: true, force: true });
+      execFileSync(
+        'npx',
+        ['electron-builder', '--dir', '--config', 'electron-builder.yml', `-c.electronDist=${electronDist}`],
+        {
+          cwd: ROOT,
+          stdio: 'pipe',
+          timeout: 300_000,
+        },
+      );
+      expect(readdirSync(join(ROOT, 'release')).some((name) => name.endsWith('-unpacked'))).toBe(true);
+    },
+    320_000,
+  );
+});
