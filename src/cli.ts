@@ -76,7 +76,8 @@ async function main(argv: string[]): Promise<void> {
     parsed.overrides.consolePort !== undefined,
   );
   // The token rides in the fragment: browsers never send it to a server or write it to a log.
-  console.log(`Console: ${operatorConsole.url}/#token=${operatorConsole.token}`);
+  console.log(`  Console:    ${operatorConsole.url}/#token=${operatorConsole.token}`);
+  console.log(`              (open it in a browser; the link is also in ${dataDir}/console.json)`);
   await reportGateway(app);
 
   let stopping = false;
