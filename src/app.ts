@@ -375,7 +375,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
           fix: outcome.error.fix,
         };
     const wasOk = this.gatewayState.lastCall?.ok;
-    this.gatewayState = { status: this.gateway.status, lastCall };
+    this.gatewayState = { ...this.gatewayState, status: this.gateway.status, lastCall };
     // Only changes are news: a healthy gateway answering every call is not an event each time.
     if (wasOk !== outcome.ok || !outcome.ok) this.emit('gateway', this.gatewayState);
   }
