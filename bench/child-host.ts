@@ -3,7 +3,14 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { TunnelState } from '../src/tunnel/state.js';
-import type { ChildCommand, ChildConfig, ChildMemory, ChildMessage, ChildSample } from './child-protocol.js';
+import type {
+  ChildCommand,
+  ChildConfig,
+  ChildMemory,
+  ChildMessage,
+  ChildSample,
+  ConsoleRef,
+} from './child-protocol.js';
 
 /** One tunnel state of a tunnelled agent child, stamped in the child as it happened. */
 export interface TunnelEvent {
@@ -29,6 +36,8 @@ export interface ServerChild {
   publicUrl: string | undefined;
   /** A tunnelled agent: its tunnel state when it reported ready. */
   tunnel: TunnelState | undefined;
+  /** An agent started with `console`: its operator console's URL and token. */
+  console: ConsoleRef | undefined;
   /** A tunnelled agent: calls `listener` with each later change of its tunnel state; returns the unsubscribe. */
   onTunnel(listener: (event: TunnelEvent) => void): () => void;
   /** The tunnel server child: stops it (as if it died) or starts it again on the same port. */
@@ -112,6 +121,7 @@ export async function spawnServer(config: ChildConfig, options: SpawnOptions = {
     pid: ready.pid,
     publicUrl: ready.publicUrl,
     tunnel: ready.tunnel,
+    console: ready.console,
     onTunnel(listener) {
       tunnelListeners.add(listener);
       return () => void tunnelListeners.delete(listener);

@@ -3,14 +3,23 @@ import type { TunnelState } from '../src/tunnel/state.js';
 import type { LatencySummary } from './stats.js';
 
 export type ChildConfig =
-  /** With `tunnelHost`, the agent opens a localtunnel there and reports ready once it is online. */
-  | { role: 'agent'; gatewayUrl: string; gatewayToken: string; tunnelHost?: string }
+  /**
+   * With `tunnelHost`, the agent opens a localtunnel there and reports ready once it is online. With
+   * `console`, it also starts the operator console (src/console) on a free loopback port, as `serve` does.
+   */
+  | { role: 'agent'; gatewayUrl: string; gatewayToken: string; tunnelHost?: string; console?: boolean }
   | { role: 'echo' }
   | { role: 'gateway'; token: string }
   /** The loopback localtunnel-protocol server (test/fixtures/tunnel-server.ts). */
   | { role: 'tunnel'; maxConnCount: number }
   /** Nothing but node: what the runtime alone costs in memory. */
   | { role: 'idle' };
+
+/** The operator console of an agent child: `http://127.0.0.1:PORT` and its API token. */
+export interface ConsoleRef {
+  url: string;
+  token: string;
+}
 
 export type ChildCommand =
   | { cmd: 'memory' }
@@ -56,6 +65,8 @@ export type ChildMessage =
       /** A tunnelled agent: its public URL once online (absent if it did not come online in time). */
       publicUrl?: string;
       tunnel?: TunnelState;
+      /** An agent started with `console`: where its operator console listens, and the launch's token. */
+      console?: ConsoleRef;
     }
   | {
       type: 'reply';

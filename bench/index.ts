@@ -26,6 +26,25 @@ export {
   type TunnelPoint,
   type RestartTrial,
 } from './measure-tunnel.js';
+export {
+  measureConsoleLoad,
+  type ConsoleLoadOptions,
+  type ConsoleLoadResult,
+  type ConsoleLoadFailure,
+  type ConsoleArm,
+  type ConsolePoint,
+  type Delivery,
+} from './measure-console.js';
+export {
+  measureUi,
+  frameStats,
+  CHROMIUM,
+  LONG_FRAME_MS,
+  type UiOptions,
+  type UiResult,
+  type UiOutcome,
+  type FrameStats,
+} from './measure-ui.js';
 export { runSuite, FULL, QUICK, type BenchConfig, type BenchResults } from './suite.js';
 export { buildRows, formatReport, missedTargets, TARGETS } from './report.js';
 export { summarize, percentile } from './stats.js';

@@ -2,6 +2,8 @@
 import { MAX_AGE_MS } from '../src/agent/pipeline.js';
 import type { LoadResult } from './load.js';
 import type { Measured } from './measure.js';
+import type { ConsoleArm, ConsoleLoadFailure, ConsoleLoadResult } from './measure-console.js';
+import { LONG_FRAME_MS, type UiOutcome } from './measure-ui.js';
 import type { RestartTrial, TunnelFailure, TunnelResult } from './measure-tunnel.js';
 import type { BenchResults } from './suite.js';
 
@@ -18,6 +20,12 @@ export const TARGETS = {
   maxTunnelOverheadMs: 2,
   /** A restarted tunnel server: back online and the card reachable within the scheduled backoff plus this, ms. */
   reconnectSlackMs: 2000,
+  /** Signed throughput with console clients streaming, as a share of the same agent's with none. */
+  minConsoleRatio: 0.9,
+  /** Row elements the Traffic page keeps in the DOM with 10,000 entries (a virtualised window). */
+  maxUiRows: 200,
+  /** 95th percentile of the frame times while the 10,000-row list scrolls, ms. */
+  maxFrameP95Ms: 50,
 };
 
 /** How long the agent remembers a nonce: the envelope's timestamp plus the window plus 1 s. */
@@ -110,7 +118,114 @@ export function buildRows(r: BenchResults): Row[] {
         `~${count(Math.round(steadyNonces))} pairs, ~${mb(steadyNonces * m.heapBytesPerNonce)} heap`,
     },
     ...tunnelRows(r.tunnel),
+    ...consoleRows(r.console, r.signed),
+    ...uiRows(r.ui),
   ];
+}
+
+function consoleRows(c: ConsoleLoadResult | ConsoleLoadFailure, noConsole: BenchResults['signed']): Row[] {
+  if ('error' in c) {
+    return [{ label: '7. Console', result: `not measured: ${c.error}`, target: 'measured', pass: false }];
+  }
+  const rows: Row[] = [];
+  for (const { concurrency: n, without, with: streaming } of c.points) {
+    rows.push(
+      { label: `7. Console open, no client, c=${n}`, result: arm(without) },
+      { label: `7. Console open, ${c.clients} clients on /api/events, c=${n}`, result: arm(streaming) },
+    );
+  }
+  for (const { concurrency: n, without, with: streaming, delivery: d } of c.points) {
+    const ratio = streaming.rps / without.rps;
+    const reference = n === 1 ? noConsole.c1 : n === 32 ? noConsole.c32 : undefined;
+    const delivered =
+      `events ${count(d.events)} = ${pct(d.events / (d.requests * c.clients))} of ` +
+      `${count(d.requests)} requests x ${c.clients} clients` +
+      (d.endedEarly > 0 ? `, ${d.endedEarly} stream(s) cut off` : '');
+    rows.push({
+      label: `7. With clients / without, req/s, c=${n}`,
+      result:
+        `${pct(ratio)}; ${delivered}; server CPU/call ${signed(streaming.serverCpuUsPerCall - without.serverCpuUsPerCall, us)}` +
+        (reference
+          ? ` (1., no console at all: ${Math.round(reference.rps).toLocaleString('en')} req/s)`
+          : ''),
+      target: `>= ${pct(TARGETS.minConsoleRatio)}`,
+      pass:
+        ratio >= TARGETS.minConsoleRatio &&
+        d.minShare >= 1 &&
+        d.endedEarly === 0 &&
+        without.errors + streaming.errors === 0,
+    });
+  }
+  return rows;
+}
+
+function uiRows(ui: UiOutcome): Row[] {
+  if ('skipped' in ui) return [{ label: '7. Console UI in Chromium', result: `skipped: ${ui.skipped}` }];
+  if ('error' in ui) {
+    return [
+      {
+        label: '7. Console UI in Chromium',
+        result: `not measured: ${ui.error}`,
+        target: 'measured',
+        pass: false,
+      },
+    ];
+  }
+  const entries = count(ui.entries);
+  const f = ui.filter;
+  const s = ui.scroll;
+  return [
+    {
+      label: `7. UI: Traffic with ${entries} entries, first frame`,
+      result:
+        `reload ${ms(ui.coldMs)} from navigation start (fetch, parse, render); ` +
+        `tab switch ${ms(ui.switchMs)}; Chromium ${ui.chromium}` +
+        (ui.builtMs === undefined ? '' : `; UI built first in ${sec(ui.builtMs)}`),
+    },
+    {
+      label: '7. UI: row elements in the DOM',
+      result: `${ui.rows} after load, at most ${ui.maxRowsScrolling} while scrolling (list holds ${count(ui.shownEntries)})`,
+      target: `< ${TARGETS.maxUiRows}`,
+      pass:
+        ui.rows < TARGETS.maxUiRows &&
+        ui.maxRowsScrolling < TARGETS.maxUiRows &&
+        ui.shownEntries === ui.entries,
+    },
+    {
+      label: `7. UI: scroll all ${entries} rows in ${sec(s.durationMs)}`,
+      result:
+        `${s.frames} frames: p50 ${ms(s.p50)}, p95 ${ms(s.p95)}, max ${ms(s.max)}; ` +
+        `${pct(s.longShare)} over ${LONG_FRAME_MS} ms; ${(s.distancePx / 1000).toFixed(0)}k px, ` +
+        (s.reachedEnd ? 'last row shown at the end' : 'the last row was NOT shown at the end'),
+      target: `p95 < ${ms(TARGETS.maxFrameP95Ms)}`,
+      pass: s.p95 < TARGETS.maxFrameP95Ms && s.reachedEnd,
+    },
+    {
+      label: `7. UI: search filter over ${entries} rows`,
+      result:
+        `"${f.text}" -> ${count(f.matches)} rows: count shown ${ms(median(f.applyMs))} after the input` +
+        ` (max ${ms(Math.max(...f.applyMs))}); cleared: ${ms(median(f.clearMs))} (max ${ms(Math.max(...f.clearMs))})` +
+        (f.applyMs.length > 1 ? `; median of ${f.applyMs.length}` : ''),
+    },
+  ];
+}
+
+function arm(a: ConsoleArm): string {
+  const errors = a.errors > 0 ? `, ${a.errors} errors` : '';
+  return (
+    `${Math.round(a.rps).toLocaleString('en')} req/s, p50 ${ms(a.p50)}, p99 ${ms(a.p99)}; ` +
+    `CPU/call server ${us(a.serverCpuUsPerCall)}, client ${us(a.clientCpuUsPerCall)}; ` +
+    `runs ${a.runRps.map((rps) => Math.round(rps).toLocaleString('en')).join(' / ')}${errors}`
+  );
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  if (sorted.length === 0) return NaN;
+  return sorted.length % 2
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 function tunnelRows(t: TunnelResult | TunnelFailure): Row[] {
@@ -189,10 +304,22 @@ export function formatReport(r: BenchResults): string {
     `Agent Bridge bench (${config.name}: ${config.durationMs / 1000} s per point after ` +
     `${config.warmupMs / 1000} s warm-up) on node ${machine.node}, ${machine.cpus} x ${machine.cpuModel}`;
   const tunnelLoads = 'points' in r.tunnel ? r.tunnel.points.flatMap((p) => [p.direct, p.tunnel]) : [];
-  const loads = [r.signed.c1, r.signed.c32, r.echo.c1, r.echo.c32, r.direct, r.memory.load, ...tunnelLoads];
+  const consoleLoads = 'points' in r.console ? r.console.points.flatMap((p) => [p.without, p.with]) : [];
+  const loads = [
+    r.signed.c1,
+    r.signed.c32,
+    r.echo.c1,
+    r.echo.c32,
+    r.direct,
+    r.memory.load,
+    ...tunnelLoads,
+    ...consoleLoads,
+  ];
   const errors = loads
     .filter((l) => l.errors > 0)
     .map((l) => `! ${l.errors} failed requests at c=${l.concurrency}: ${l.firstError ?? ''}`);
+  const pageErrors =
+    'pageErrors' in r.ui ? r.ui.pageErrors.map((message) => `! 7. UI page error: ${message}`) : [];
   const misses = rows.filter((row) => row.pass === false).length;
   const busy =
     machine.busyBefore > 0.1
@@ -215,12 +342,26 @@ export function formatReport(r: BenchResults): string {
       : []),
     'CPU/call: CPU time (user + system, all threads) of the server process and of the client process per call' +
       ' (6: and of the tunnel server).',
+    ...('points' in r.console
+      ? [
+          `7: a third agent process running its console${machine.pinned ? ` (CPU ${machine.pinned.server})` : ''}; ` +
+            `runs of ${r.console.runMs / 1000} s alternate without / with ${r.console.clients} console clients ` +
+            `(this process, reading /api/events) as A B B A x ${r.console.blocks}; req/s pooled per side, ` +
+            'p50/p99 the median of its runs.',
+        ]
+      : []),
+    ...('entries' in r.ui
+      ? [
+          '7. UI: the built UI against the mock console (renderer/dev/mock-console.ts), in Chromium, unpinned.',
+        ]
+      : []),
     '',
     line(header, 'Verdict'),
     rule,
     ...rows.map((row) => line(row, verdict(row))),
     '',
     ...errors,
+    ...pageErrors,
     misses === 0 ? 'All targets met.' : `${misses} target(s) missed.`,
   ].join('\n');
 }
@@ -259,8 +400,8 @@ function sec(valueMs: number): string {
   return `${(valueMs / 1000).toFixed(2)} s`;
 }
 
-function signed(valueMs: number): string {
-  return `${valueMs >= 0 ? '+' : '-'}${ms(Math.abs(valueMs))}`;
+function signed(value: number, unit: (value: number) => string = ms): string {
+  return `${value >= 0 ? '+' : '-'}${unit(Math.abs(value))}`;
 }
 
 function us(value: number): string {

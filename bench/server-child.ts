@@ -39,7 +39,19 @@ async function start() {
         agent.app.on('tunnel', (state) => tell({ type: 'tunnel', state, at: hrtime(), wallMs: Date.now() }));
         await untilOnline(agent.app, TUNNEL_ONLINE_TIMEOUT_MS);
       }
-      return { agent, url: agent.url, close: () => agent.close() };
+      if (!config.console) return { agent, url: agent.url, close: () => agent.close() };
+      // As `serve` does: the console on loopback, a settings store in the agent's data dir, a free port.
+      const [{ startConsole }, { openSettingsStore }] = await Promise.all([
+        import('../src/console/console-server.js'),
+        import('../src/settings/store.js'),
+      ]);
+      const store = openSettingsStore(agent.dataDir);
+      const opened = await startConsole({ app: agent.app, store, dataDir: agent.dataDir, port: 0 });
+      const close = async () => {
+        await opened.close();
+        await agent.close();
+      };
+      return { agent, url: agent.url, console: { url: opened.url, token: opened.token }, close };
     }
     case 'echo':
       return (await import('./echo-server.js')).startEchoServer();
@@ -73,6 +85,7 @@ function untilOnline(app: AgentBridgeApp, timeoutMs: number): Promise<void> {
 const server = await start();
 const agent = 'agent' in server ? server.agent : undefined;
 const tunnelServer = 'tunnelServer' in server ? server.tunnelServer : undefined;
+const consoleRef = 'console' in server ? server.console : undefined;
 
 let handled = new Samples();
 agent?.app.on('envelope', (event) => {
@@ -176,4 +189,5 @@ tell({
   pid: process.pid,
   ...(tunnelState ? { tunnel: tunnelState } : {}),
   ...(tunnelState?.status === 'online' ? { publicUrl: tunnelState.url } : {}),
+  ...(consoleRef ? { console: consoleRef } : {}),
 });

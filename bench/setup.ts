@@ -71,15 +71,16 @@ export async function setupBench(options: SetupOptions = {}): Promise<BenchEnv> 
 
 export async function startAgentChild(
   gateway: GatewayRef,
-  options: SpawnOptions & { tunnelHost?: string } = {},
+  options: SpawnOptions & { tunnelHost?: string; console?: boolean } = {},
 ): Promise<ServerChild & { id: string }> {
-  const { tunnelHost, ...spawn } = options;
+  const { tunnelHost, console: withConsole, ...spawn } = options;
   const child = await spawnServer(
     {
       role: 'agent',
       gatewayUrl: gateway.url,
       gatewayToken: gateway.token,
       ...(tunnelHost ? { tunnelHost } : {}),
+      ...(withConsole ? { console: true } : {}),
     },
     spawn,
   );

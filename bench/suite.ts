@@ -11,6 +11,12 @@ import {
   type PhaseOptions,
   type SigningCost,
 } from './measure.js';
+import {
+  measureConsoleLoad,
+  type ConsoleLoadFailure,
+  type ConsoleLoadOptions,
+  type ConsoleLoadResult,
+} from './measure-console.js';
 import { measureMemory, type MemoryOptions, type MemoryResult } from './measure-memory.js';
 import { measureStream, type StreamOptions, type StreamResult } from './measure-stream.js';
 import {
@@ -19,6 +25,7 @@ import {
   type TunnelOptions,
   type TunnelResult,
 } from './measure-tunnel.js';
+import { measureUi, type UiOptions, type UiOutcome } from './measure-ui.js';
 import { spawnServer } from './child-host.js';
 import { pinPlan, type PinPlan } from './pinning.js';
 import { setupBench } from './setup.js';
@@ -30,6 +37,9 @@ export interface BenchConfig {
   stream: StreamOptions;
   memory: MemoryOptions;
   tunnel: TunnelOptions;
+  /** 7: the agent with its operator console, without and with console clients; the UI in Chromium. */
+  console: ConsoleLoadOptions;
+  ui: UiOptions;
   /** Write a CPU profile of the agent process (the throughput runs) into this directory. */
   cpuProfileDir?: string;
   /** Pin the server under test to one CPU and the client and gateway to another, where possible. */
@@ -43,6 +53,8 @@ export const FULL: BenchConfig = {
   stream: { streams: 8, deltas: 50, intervalMs: 2, warmupStreams: 2 },
   memory: { requests: 100_000, concurrency: 32, warmupRequests: 3000 },
   tunnel: { concurrency: [1, 8], warmupMs: 1000, durationMs: 3000, restarts: 3, downMs: 1000 },
+  console: { concurrency: [32, 1], clients: 2, warmupMs: 3000, runMs: 800, blocks: 3 },
+  ui: { entries: 10_000, scrollMs: 2000, filterRuns: 3, filterText: 'nonce' },
   pin: true,
 };
 
@@ -53,6 +65,8 @@ export const QUICK: BenchConfig = {
   stream: { streams: 3, deltas: 40, intervalMs: 2, warmupStreams: 1 },
   memory: { requests: 5000, concurrency: 32, warmupRequests: 500 },
   tunnel: { concurrency: [1, 8], warmupMs: 200, durationMs: 700, restarts: 1, downMs: 1000 },
+  console: { concurrency: [32, 1], clients: 2, warmupMs: 800, runMs: 400, blocks: 1 },
+  ui: { entries: 10_000, scrollMs: 1000, filterRuns: 1, filterText: 'nonce' },
   pin: true,
 };
 
@@ -78,6 +92,10 @@ export interface BenchResults {
   memory: MemoryResult;
   /** 6: its own agent process behind the loopback tunnel server; or why it could not be measured. */
   tunnel: TunnelResult | TunnelFailure;
+  /** 7a: an agent process running its console: throughput without and with console clients streaming. */
+  console: ConsoleLoadResult | ConsoleLoadFailure;
+  /** 7b: the console UI's Traffic page with 10,000 entries in Chromium; or why it was not measured. */
+  ui: UiOutcome;
 }
 
 export async function runSuite(
@@ -88,6 +106,7 @@ export async function runSuite(
   progress('starting the gateway, the peer agent, the agent and the echo server');
   const pin = config.pin ? pinPlan() : undefined;
   const env = await setupBench({ cpuProfileDir: config.cpuProfileDir, pin });
+  let results: Omit<BenchResults, 'ui'>;
   try {
     const phase = (concurrency: number): PhaseOptions => ({
       concurrency,
@@ -114,11 +133,14 @@ export async function runSuite(
       `5. memory: ${config.memory.requests.toLocaleString('en')} signed calls to a fresh agent process`,
     );
     const memory = await measureMemory(env, config.memory);
-    // Last, with an agent process of its own: a tunnel that cannot open is reported, not fatal to 1-5.
+    // With an agent process of its own: a tunnel that cannot open is reported, not fatal to 1-5.
     const tunnel = await measureTunnel(env, config.tunnel, progress).catch(
       (error: unknown): TunnelFailure => ({ error: (error as Error).message }),
     );
-    return {
+    const consoleLoad = await measureConsoleLoad(env, config.console, progress).catch(
+      (error: unknown): ConsoleLoadFailure => ({ error: (error as Error).message }),
+    );
+    results = {
       config,
       machine: {
         node: process.version,
@@ -136,10 +158,16 @@ export async function runSuite(
       stream,
       memory,
       tunnel,
+      console: consoleLoad,
     };
   } finally {
     await env.close();
   }
+  // After the servers are gone and this process is unpinned: the browser gets both CPUs, as on a desktop.
+  const ui = await measureUi(config.ui, progress).catch((error: unknown): UiOutcome => ({
+    error: (error as Error).message,
+  }));
+  return { ...results, ui };
 }
 
 /** A child that loads nothing but node and tsx: the floor under every server's memory. */
