@@ -37,8 +37,13 @@ export class SseWriter {
 
   /** One event; `data` is written as a single line of JSON so the SDK's reader can parse it. */
   send(data: unknown, event?: string): void {
+    this.sendJson(JSON.stringify(data), event);
+  }
+
+  /** The same with the JSON already made: one serialisation serves many streams. */
+  sendJson(json: string, event?: string): void {
     const head = event ? `event: ${event}\n` : '';
-    this.write(`${head}data: ${JSON.stringify(data)}\n\n`);
+    this.write(`${head}data: ${json}\n\n`);
   }
 
   end(): void {

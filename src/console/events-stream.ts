@@ -59,9 +59,11 @@ export class EventStreams {
   }
 
   private broadcast(event: string, data: unknown): void {
+    if (this.streams.size === 0) return;
+    const json = JSON.stringify(data);
     for (const sse of this.streams) {
       if (sse.closed) this.streams.delete(sse);
-      else sse.send(data, event);
+      else sse.sendJson(json, event);
     }
   }
 }
