@@ -116,6 +116,9 @@ export async function runSuite(
     const idle = { agent: await env.agent.gc(), echo: await env.echo.gc(), runtime: await runtimeMemory() };
     progress('client signing cost');
     const signing = measureSigningCost(env.caller, env.agent.id);
+    // A cold agent (JIT, caches, first card fetch) would make the first point, c=1, look slower than it is.
+    progress('warming up the agent');
+    await measureSignedChat(env, { concurrency: 32, warmupMs: config.warmupMs * 2, durationMs: 500 });
     progress('1. signed chat, concurrency 1');
     const signedC1 = await measureSignedChat(env, phase(1));
     // Right after the c=1 run, so both sides of the added latency see the same machine state.

@@ -1,31 +1,12 @@
-import type { ErrorCode, Mode, RefusalStep } from '../protocol/index.js';
+import type { TrafficEntry } from '../protocol/index.js';
 
-export type SignatureFormUsed = 'headers' | 'envelope' | 'both' | 'unsigned' | 'none';
+export type SignatureFormUsed = TrafficEntry['signatureForm'];
 
-/** One entry per envelope handled: what the operator's log shows. Never secrets, never payloads. */
-export interface EnvelopeEvent {
-  time: string;
-  endpoint: string;
-  sender?: string;
-  skill?: string;
-  mode?: Mode;
-  signatureForm: SignatureFormUsed;
-  verdict: 'accepted' | RefusalStep;
-  code?: ErrorCode;
-  status: number;
-  message?: string;
-  durationMs: number;
-  bytesIn: number;
-  bytesOut: number;
-  traceId?: string;
-  /** From X-Forwarded-For when the request came through a tunnel: shown, never trusted. */
-  forwardedFor?: string;
-  /** Operator-facing detail of a handler failure (e.g. the gateway diagnosis); never sent to callers. */
-  diagnosis?: string;
-  taskId?: string;
-  /** Only when the operator keeps message contents: truncated previews. */
-  preview?: { payload?: string; reply?: string };
-}
+/**
+ * One event per envelope handled: the operator's log entry (src/protocol/console-api.ts) before the log
+ * numbers it. Never secrets, never payloads unless the operator keeps message contents.
+ */
+export type EnvelopeEvent = Omit<TrafficEntry, 'id'>;
 
 export interface CallbackEvent {
   time: string;

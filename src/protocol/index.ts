@@ -7,3 +7,4 @@ export * from './http-signature.js';
 export * from './object-signature.js';
 export * from './signer.js';
 export * from './types.js';
+export * from './console-api.js';
