@@ -24,6 +24,7 @@ import { TunnelSupervisor, type AddressChange, type SupervisorOptions } from './
 import packageJson from '../package.json' with { type: 'json' };
 
 export const AGENT_VERSION: string = packageJson.version;
+const MAX_CARD_KEYS = 16;
 
 export interface AppOptions {
   dataDir: string;
@@ -184,7 +185,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   startTunnel(): void {
     if (this.supervisor) return;
     this.tunnelFailure = undefined;
-    const port = Number(new URL(this.listenUrl).port);
+    const port = Number(new URL(this.listenUrl).port || 80);
     let provider: TunnelProvider;
     try {
       provider = this.tunnelProvider();
@@ -329,7 +330,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       specializations: this.settings.specializations,
       models: [{ provider: 'openclaw', model: this.gateway.config.model }],
       skills: this.skills.definitions(),
-      publicKeys: this.keys.publicKeys(),
+      // Newest first; the oldest retired keys drop off so the card stays within the 32 keys peers accept.
+      publicKeys: this.keys.publicKeys().slice(0, MAX_CARD_KEYS),
       rateLimit: {
         requestsPerMinute: this.settings.rpm,
         requestsPerSender: this.settings.perSender,

@@ -73,16 +73,25 @@ export class CallbackSender {
     return url;
   }
 
-  /** Delivers `body` with retries and backoff; resolves with the final outcome, never rejects. */
+  /**
+   * Delivers `body` with retries and backoff; resolves with the outcome and the attempts made, never
+   * rejects. `interrupted` means the agent stopped while a retry was due: the delivery is still owed.
+   */
   async deliver(
     taskId: string,
     rawUrl: string,
     body: unknown,
     firstAttempt = 1,
-  ): Promise<'delivered' | 'failed'> {
+  ): Promise<{ outcome: 'delivered' | 'failed' | 'interrupted'; attempts: number }> {
     const payload = Buffer.from(JSON.stringify(body));
     const retries = this.options.backoffMs;
-    for (let attempt = firstAttempt; attempt <= retries.length + 1 && !this.closed; attempt++) {
+    let attempt = firstAttempt;
+    const result = (outcome: 'delivered' | 'failed' | 'interrupted', made = attempt) => ({
+      outcome,
+      attempts: made,
+    });
+    for (; attempt <= retries.length + 1; attempt++) {
+      if (this.closed) return result('interrupted', attempt - 1);
       let outcome: { ok: boolean; retry: boolean; status?: number; message: string };
       try {
         const url = this.check(rawUrl);
@@ -96,7 +105,7 @@ export class CallbackSender {
         outcome = { ok: false, retry: !refused, message: (error as Error).message };
         if (refused) {
           this.emit({ taskId, url: rawUrl, attempt, outcome: 'refused', message: outcome.message });
-          return 'failed';
+          return result('failed');
         }
       }
       if (outcome.ok) {
@@ -108,10 +117,11 @@ export class CallbackSender {
           status: outcome.status,
           message: outcome.message,
         });
-        return 'delivered';
+        return result('delivered');
       }
       const wait = retries[attempt - 1];
-      if (!outcome.retry || wait === undefined || this.closed) {
+      if (outcome.retry && wait !== undefined && this.closed) return result('interrupted');
+      if (!outcome.retry || wait === undefined) {
         this.emit({
           taskId,
           url: rawUrl,
@@ -120,7 +130,7 @@ export class CallbackSender {
           status: outcome.status,
           message: outcome.message,
         });
-        return 'failed';
+        return result('failed');
       }
       this.emit({
         taskId,
@@ -132,7 +142,7 @@ export class CallbackSender {
       });
       await this.sleep(wait);
     }
-    return 'failed';
+    return result('failed', attempt - 1);
   }
 
   close(): void {

@@ -1,7 +1,10 @@
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { agentHost, cardSchema, type AgentCard } from '../protocol/index.js';
-import { appFetch, type Response } from '../lib/http.js';
+import { isIP, type LookupFunction } from 'node:net';
+import { Agent, fetch as undiciFetch, type Response } from 'undici';
+import { lookupWithLocalhost } from '../lib/http.js';
+import { isPublicAddress } from './address-policy.js';
 
 // ajv-formats ships CommonJS: its default export arrives wrapped under ESM.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -31,6 +34,47 @@ export function isLoopbackHost(host: string): boolean {
   );
 }
 
+/**
+ * Card fetches happen for requests not yet verified, so they must not reach the operator's own network
+ * (SSRF: an attacker naming agent://10.0.0.5:8443 or a name resolving to it). Every resolved address is
+ * checked and the connection uses exactly the checked ones; loopback is allowed only for dev http peers.
+ */
+function guardedLookup(allowLoopback: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    lookupWithLocalhost(hostname, { ...options, all: true }, (error, found) => {
+      if (error) return callback(error, '', 0);
+      const addresses = found as unknown as { address: string; family: number }[];
+      const refused = addresses.find((a) => !addressAllowed(a.address, allowLoopback));
+      if (refused)
+        return callback(
+          Object.assign(new Error(`${hostname} resolves to a non-public address`), { code: 'ENOTPUBLIC' }),
+          '',
+          0,
+        );
+      if (options.all)
+        return (callback as unknown as (e: null, a: typeof addresses) => void)(null, addresses);
+      const first = addresses[0];
+      return first
+        ? callback(null, first.address, first.family)
+        : callback(new Error(`${hostname} has no address`), '', 0);
+    });
+  };
+}
+
+function addressAllowed(address: string, allowLoopback: boolean): boolean {
+  return isPublicAddress(address) || (allowLoopback && isLoopbackHost(address));
+}
+
+const dispatchers = new Map<boolean, Agent>();
+function dispatcherFor(allowLoopback: boolean): Agent {
+  let dispatcher = dispatchers.get(allowLoopback);
+  if (!dispatcher) {
+    dispatcher = new Agent({ connect: { lookup: guardedLookup(allowLoopback) }, keepAliveTimeout: 10_000 });
+    dispatchers.set(allowLoopback, dispatcher);
+  }
+  return dispatcher;
+}
+
 /** The base URL an agent id maps to (PROTOCOL.md §1), or null when it is not an agent id. */
 export function baseUrlFor(agentId: string, devHttpPeers: boolean): string | null {
   const host = agentHost(agentId);
@@ -46,12 +90,21 @@ export function baseUrlFor(agentId: string, devHttpPeers: boolean): string | nul
 export async function fetchPeerCard(agentId: string, options: CardFetchOptions): Promise<AgentCard> {
   const base = baseUrlFor(agentId, options.devHttpPeers);
   if (!base) throw new CardFetchError(`"${agentId}" is not an agent:// id`);
+  const literal = new URL(base).hostname.replace(/^\[|\]$/g, '');
+  if (isIP(literal) && !addressAllowed(literal, options.devHttpPeers)) {
+    throw new CardFetchError(`${literal} is not a public address`);
+  }
   let url = `${base}/.well-known/agent.json`;
   const signal = AbortSignal.timeout(options.timeoutMs);
   for (let hop = 0; hop < 3; hop++) {
     let response: Response;
     try {
-      response = await appFetch(url, { redirect: 'manual', signal, headers: { accept: 'application/json' } });
+      response = await undiciFetch(url, {
+        redirect: 'manual',
+        signal,
+        headers: { accept: 'application/json' },
+        dispatcher: dispatcherFor(options.devHttpPeers),
+      });
     } catch (error) {
       const reason = signal.aborted ? `no answer within ${options.timeoutMs} ms` : describeFetchError(error);
       throw new CardFetchError(`could not fetch ${url}: ${reason}`);

@@ -139,7 +139,10 @@ function replyTask(ctx: Context, runtime: AgentRuntime, accepted: Accepted, log:
   });
   const bytesOut = sendSigned(ctx, runtime.signer(), 202, { taskId: task.taskId, status: 'accepted' });
   log({ verdict: 'accepted', status: 202, bytesOut, taskId: task.taskId, ...preview(runtime, accepted) });
-  void runTask(runtime, accepted, task);
+  // runTask records every outcome itself; this catch is the last guard (a disk that refuses writes).
+  runTask(runtime, accepted, task).catch((error: unknown) =>
+    console.error(`Task ${task.taskId}: ${(error as Error).message}`),
+  );
 }
 
 /** Runs an accepted task to its end; never rejects: every outcome is written to the task store. */
@@ -196,8 +199,15 @@ export async function deliverCallback(
   envelope: object,
 ): Promise<void> {
   if (!task.callbackUrl) return;
-  const outcome = await runtime.callbacks.deliver(task.taskId, task.callbackUrl, envelope);
-  runtime.tasks.setCallback(task, outcome, (task.callback?.attempts ?? 0) + 1);
+  const made = task.callback?.attempts ?? 0;
+  const { outcome, attempts } = await runtime.callbacks.deliver(
+    task.taskId,
+    task.callbackUrl,
+    envelope,
+    made + 1,
+  );
+  // Interrupted by a shutdown: still owed, resumed after the restart from the next attempt.
+  runtime.tasks.setCallback(task, outcome === 'interrupted' ? 'pending' : outcome, attempts);
 }
 
 async function replyStream(

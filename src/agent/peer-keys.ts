@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
-import { authFailed, publicKeyFromRaw, type AgentCard } from '../protocol/index.js';
+import { ProtocolError, authFailed, publicKeyFromRaw, type AgentCard } from '../protocol/index.js';
 import { CARD_FETCH_DEFAULTS, fetchPeerCard, type CardFetchOptions } from './card-fetch.js';
+import { RateLimiter } from './rate-limits.js';
 
 export interface ResolvedKey {
   key: KeyObject;
@@ -20,11 +21,16 @@ export interface PeerKeyOptions extends Partial<CardFetchOptions> {
   minTtlMs?: number;
   maxTtlMs?: number;
   maxEntries?: number;
+  /** Card fetches per minute, all senders: requests are unauthenticated until their card is known. */
+  fetchesPerMinute?: number;
+  /** A sender's card is fetched again for an unknown kid at most this often. */
+  refetchIntervalMs?: number;
   fetchCard?: (agentId: string, options: CardFetchOptions) => Promise<AgentCard>;
 }
 
 interface CacheEntry {
-  keys: Map<string, { key: KeyObject | null; active: boolean }>;
+  /** Raw keys as the card lists them; key objects are made only for kids that are used (memory). */
+  keys: Map<string, { raw: string; active: boolean; object?: KeyObject | null }>;
   expiresAt: number;
   fetchedAt: number;
 }
@@ -35,6 +41,7 @@ export class PeerKeyResolver {
   private readonly failures = new Map<string, { reason: string; until: number }>();
   private readonly inflight = new Map<string, Promise<CacheEntry>>();
   private readonly refetchedAt = new Map<string, number>();
+  private readonly fetchBudget: RateLimiter;
   private pinned = new Map<string, KeyObject>();
   private readonly options: Required<Omit<PeerKeyOptions, 'pinned' | 'self'>> & Pick<PeerKeyOptions, 'self'>;
 
@@ -46,9 +53,12 @@ export class PeerKeyResolver {
       minTtlMs: 10_000,
       maxTtlMs: 24 * 3600_000,
       maxEntries: 10_000,
+      fetchesPerMinute: 600,
+      refetchIntervalMs: 10_000,
       fetchCard: fetchPeerCard,
       ...stripUndefined(options),
     };
+    this.fetchBudget = new RateLimiter(this.options.fetchesPerMinute, this.options.now);
     this.setPinned(options.pinned ?? {});
   }
 
@@ -80,27 +90,38 @@ export class PeerKeyResolver {
       return { key: own.key, source: 'self' };
     }
 
+    const cached = this.cards.get(sender);
     let entry = await this.card(sender);
-    if (!entry.keys.has(kid) && this.mayRefetch(sender)) {
-      // The sender may have rotated since we cached its card: look once more.
-      this.cards.delete(sender);
-      entry = await this.card(sender);
+    // A card fetched just now for this very request is fresh: only a cached one may be out of date.
+    if (!entry.keys.has(kid) && entry === cached && this.mayRefetch(sender)) {
+      // The sender may have rotated since we cached its card: look once more. A failed look keeps the
+      // card we had, so a forced re-fetch cannot lock a genuine sender out.
+      entry = await this.refetch(sender, entry);
     }
     const found = entry.keys.get(kid);
     if (!found) throw authFailed(`Unknown key id "${kid}": it is not in ${sender}'s card.`);
-    if (!found.active || !found.key) {
+    if (found.object === undefined) found.object = publicKeyFromRaw(found.raw);
+    if (!found.active || !found.object) {
       throw authFailed(`Key "${kid}" of ${sender} is inactive in its card; sign with an active key.`);
     }
-    return { key: found.key, source: 'card' };
+    return { key: found.object, source: 'card' };
   }
 
-  // At most one forced re-fetch per sender per second, so random kids cannot turn into a fetch flood.
+  // A forced re-fetch per sender at most every refetchIntervalMs.
   private mayRefetch(sender: string): boolean {
     const now = this.options.now();
     const last = this.refetchedAt.get(sender);
-    if (last !== undefined && now - last < 1000) return false;
+    if (last !== undefined && now - last < this.options.refetchIntervalMs) return false;
     this.remember(this.refetchedAt, sender, now);
     return true;
+  }
+
+  private async refetch(sender: string, previous: CacheEntry): Promise<CacheEntry> {
+    try {
+      return await this.shared(sender, () => this.load(sender, false));
+    } catch {
+      return previous;
+    }
   }
 
   private async card(sender: string): Promise<CacheEntry> {
@@ -109,25 +130,44 @@ export class PeerKeyResolver {
     if (cached && cached.expiresAt > now) return cached;
     const failure = this.failures.get(sender);
     if (failure && failure.until > now) throw unknownSender(sender, failure.reason);
+    return this.shared(sender, () => this.load(sender, true));
+  }
 
+  /** One fetch per sender at a time; concurrent requests share it. */
+  private shared(sender: string, load: () => Promise<CacheEntry>): Promise<CacheEntry> {
     let pending = this.inflight.get(sender);
     if (!pending) {
-      pending = this.load(sender).finally(() => this.inflight.delete(sender));
+      pending = load().finally(() => this.inflight.delete(sender));
       this.inflight.set(sender, pending);
     }
     return pending;
   }
 
-  private async load(sender: string): Promise<CacheEntry> {
+  private async load(sender: string, rememberFailure: boolean): Promise<CacheEntry> {
+    // Every fetch is on behalf of a request not yet verified: a global budget bounds the work and memory.
+    if (this.fetchBudget.wait('*') > 0) {
+      throw new ProtocolError(
+        'AGENT_UNAVAILABLE',
+        503,
+        'Too many unknown senders right now; retry in a minute.',
+        {
+          step: 'signature',
+          retryAfterSeconds: 60,
+        },
+      );
+    }
+    this.fetchBudget.take('*');
     let card: AgentCard;
     try {
       card = await this.options.fetchCard(sender, this.options);
     } catch (error) {
       const reason = (error as Error).message;
-      this.remember(this.failures, sender, {
-        reason,
-        until: this.options.now() + this.options.negativeTtlMs,
-      });
+      if (rememberFailure) {
+        this.remember(this.failures, sender, {
+          reason,
+          until: this.options.now() + this.options.negativeTtlMs,
+        });
+      }
       throw unknownSender(sender, reason);
     }
     this.failures.delete(sender);
@@ -136,10 +176,8 @@ export class PeerKeyResolver {
       this.options.maxTtlMs,
     );
     const now = this.options.now();
-    const keys = new Map(
-      card.publicKeys.map((k) => [k.kid, { key: publicKeyFromRaw(k.key), active: k.active }]),
-    );
-    const entry = { keys, fetchedAt: now, expiresAt: now + ttl };
+    const keys = new Map(card.publicKeys.map((k) => [k.kid, { raw: k.key, active: k.active }]));
+    const entry: CacheEntry = { keys, fetchedAt: now, expiresAt: now + ttl };
     this.remember(this.cards, sender, entry);
     return entry;
   }
@@ -155,10 +193,17 @@ export class PeerKeyResolver {
   }
 }
 
+/**
+ * The caller learns that the card could not be fetched, not why: the low-level reason (refused, TLS error,
+ * HTTP status) would make the agent a scanner of the operator's network. The reason goes to the log.
+ */
 function unknownSender(sender: string, reason: string) {
-  return authFailed(
-    `Cannot verify ${sender}: its card could not be fetched (${reason}). Serve a valid card at ` +
+  return new ProtocolError(
+    'AUTH_FAILED',
+    401,
+    `Cannot verify ${sender}: its card could not be fetched. Serve a valid card at ` +
       `https://<host>/.well-known/agent.json, or ask the operator to pin your key.`,
+    { step: 'signature', cause: new Error(`card fetch for ${sender} failed: ${reason}`) },
   );
 }
 

@@ -110,7 +110,11 @@ export async function receive(
     throw schemaInvalid('callbackUrl is only allowed on /agent/task.');
   }
 
-  // 2. Signature(s): every form present must verify.
+  // 2. Signature(s): every form present must verify; a Content-Digest header, when sent, must match.
+  const digest = header(input.headers['content-digest']);
+  if (!signedByHeaders && digest !== undefined && !digestMatches(digest, input.body)) {
+    throw authFailed('Content-Digest does not match the body: the body was altered or the digest is wrong.');
+  }
   if (signedByHeaders) await verifyHeaders(deps, input, envelope);
   if (signedInBody) await verifyInEnvelope(deps, envelope);
 

@@ -123,8 +123,9 @@ export class AgentServer {
   async listen(port: number, host: string): Promise<string> {
     const server = this.app.listen(port, host);
     this.server = server;
-    // Long agent turns are normal (GATEWAY.md): do not cut slow requests off at Node's default 5 min.
-    server.requestTimeout = 0;
+    // requestTimeout bounds how long a caller may take to SEND its request (a slow-body attack would hold
+    // sockets, and every tunnel socket, forever); long agent turns in the response are not affected.
+    server.requestTimeout = 30_000;
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('listening', resolve);
@@ -255,7 +256,9 @@ export class AgentServer {
               task.traceId,
               task.spanId,
             );
-      void deliverCallback(this.runtime, task, envelope);
+      deliverCallback(this.runtime, task, envelope).catch((error: unknown) =>
+        console.error(`Callback for task ${task.taskId}: ${(error as Error).message}`),
+      );
     }
   }
 

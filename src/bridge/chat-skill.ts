@@ -69,7 +69,8 @@ export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
         const reply = await callGateway(resolved.config, {
           message,
           channel,
-          user: `${context.sender}#${channel}`,
+          // Unsigned callers are not told apart (behind a tunnel they share one address): no session for them.
+          user: context.sender.startsWith('unsigned:') ? '' : `${context.sender}#${channel}`,
           signal: context.signal,
           onDelta: context.mode === 'stream' ? (text) => context.emit(text) : undefined,
         });

@@ -101,16 +101,18 @@ export const cardSchema = {
         },
       },
     },
+    // Bounded: a peer card is read before its sender is verified (memory exhaustion through the cache).
     publicKeys: {
       type: 'array',
       minItems: 1,
+      maxItems: 32,
       items: {
         type: 'object',
         additionalProperties: false,
         required: ['kid', 'key', 'active'],
         properties: {
-          kid: { type: 'string', minLength: 1 },
-          key: { type: 'string' },
+          kid: { type: 'string', minLength: 1, maxLength: 256 },
+          key: { type: 'string', maxLength: 64 },
           active: { type: 'boolean' },
         },
       },

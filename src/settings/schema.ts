@@ -56,7 +56,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<Settings, OptionalSetting>> = {
   defaultChannel: 'samvad',
   tunnel: 'localtunnel',
   tunnelHost: 'https://localtunnel.me',
-  tunnelUrlPattern: 'https://[A-Za-z0-9.-]+(?::\\d+)?',
+  tunnelUrlPattern: 'https://[A-Za-z0-9.-]+(?::\\d+)?(?![\\w/.:-])',
   registryUrl: 'https://samvadprotocol.vercel.app',
   chatTrust: 'public',
   allowedPeers: [],

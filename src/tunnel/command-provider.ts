@@ -11,7 +11,8 @@ export interface CommandProviderOptions {
   urlTimeoutMs?: number;
 }
 
-export const DEFAULT_URL_PATTERN = 'https://[A-Za-z0-9.-]+(?::\\d+)?';
+// An https origin not followed by a path: cloudflared prints a docs link (with a path) before its URL.
+export const DEFAULT_URL_PATTERN = 'https://[A-Za-z0-9.-]+(?::\\d+)?(?![\\w/.:-])';
 
 /**
  * Runs an operator's tunnel command (cloudflared, ngrok, ...), reads the first https URL it prints, and

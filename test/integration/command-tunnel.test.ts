@@ -87,13 +87,19 @@ describe('CommandProvider', () => {
     expect(connection.url).toBe('https://abc123.example.test');
   });
 
-  it('takes the first line matching a configured pattern, not the first https URL', async () => {
-    const args =
+  it('skips links with a path by default, and takes the first line matching a configured pattern', async () => {
+    const docs =
       '--banner "INF see https://developers.example.test/docs for help" --url https://quiet-fox.trycloudflare.com';
-    const first = await open(new CommandProvider({ command: fake(args) }));
-    expect(first.url).toBe('https://developers.example.test');
+    expect((await open(new CommandProvider({ command: fake(docs) }))).url).toBe(
+      'https://quiet-fox.trycloudflare.com',
+    );
+    const bare =
+      '--banner "INF status page https://status.example.test" --url https://quiet-fox.trycloudflare.com';
+    expect((await open(new CommandProvider({ command: fake(bare) }))).url).toBe(
+      'https://status.example.test',
+    );
     const matched = await open(
-      new CommandProvider({ command: fake(args), urlPattern: 'https://[a-z0-9-]+\\.trycloudflare\\.com' }),
+      new CommandProvider({ command: fake(bare), urlPattern: 'https://[a-z0-9-]+\\.trycloudflare\\.com' }),
     );
     expect(matched.url).toBe('https://quiet-fox.trycloudflare.com');
   });

@@ -143,6 +143,15 @@ describe.each(MODES)('%s mode', (mode) => {
     expectError(await send(body), 401, 'AUTH_FAILED', /Envelope signature does not verify/);
   });
 
+  it('refuses an in-envelope signed body whose Content-Digest header does not match', async () => {
+    const signed = sign(chat(mode), peer.app.keys.signer, 'envelope');
+    const headers = {
+      ...signed.headers,
+      'content-digest': 'sha-256=:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=:',
+    };
+    expectError(await send(signed.body, headers), 401, 'AUTH_FAILED', /Content-Digest does not match/);
+  });
+
   it('refuses when the two forms disagree (headers valid, envelope signature not)', async () => {
     const env = chat(mode);
     const inBody = signObject({ ...env, payload: { message: 'something else' } }, peer.app.keys.signer);

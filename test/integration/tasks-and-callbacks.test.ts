@@ -218,6 +218,42 @@ describe('callbacks', () => {
   });
 });
 
+describe('callbacks across a restart', () => {
+  it('a delivery still owed when the agent stops is resumed after the restart, from the next attempt', async () => {
+    let answer = 503;
+    const attempts: string[] = [];
+    const hook = await listen((req) => {
+      attempts.push(String(req.headers['signature-input']).slice(0, 4));
+      return answer;
+    });
+    const seams = { allowHttp: true, isAllowedAddress: () => true };
+    // Loopback stands in for a public https receiver, as above.
+    const agent = await agentWith({ callbacks: { ...seams, backoffMs: [60_000] } });
+    const callbackUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+    const accepted = await submit(agent, { message: 'owed' }, { callbackUrl });
+    await waitFor(() => attempts.length === 1);
+    await agent.app.stop(100);
+
+    answer = 200;
+    const events: { outcome: string; attempt: number }[] = [];
+    const again = await startAgent({
+      dataDir: agent.dataDir,
+      settings: { gatewayUrl: gateway.url, gatewayToken: 'gw-token' },
+      callbacks: { ...seams, backoffMs: [20] },
+    });
+    opened.push(again);
+    again.app.on('callback', (event) => events.push({ outcome: event.outcome, attempt: event.attempt }));
+    await waitFor(() => events.some((e) => e.outcome === 'delivered'));
+    expect(events).toEqual([{ outcome: 'delivered', attempt: 2 }]);
+    expect(attempts).toHaveLength(2);
+    expect(again.app.server.tasks.get(accepted.json.taskId as string)?.callback).toEqual({
+      state: 'delivered',
+      attempts: 2,
+    });
+    hook.close();
+  });
+});
+
 function listen(answer: (req: IncomingMessage, body: string) => number): Promise<Server> {
   const server = createServer((req, res) => {
     let body = '';

@@ -156,3 +156,20 @@ describe('daily token budget', () => {
     gateway.set({ usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
   });
 });
+
+describe('unsigned calls (allowed by the operator)', () => {
+  it('are answered for public skills, and never share a gateway conversation', async () => {
+    const agent = await agentWith({ settings: { allowUnsigned: true } });
+    gateway.requests.length = 0;
+    for (const message of ['one', 'two']) {
+      const reply = await post(agent.url, '/agent/message', {
+        body: JSON.stringify({ skill: 'chat', payload: { message } }),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(reply.status, reply.text).toBe(200);
+    }
+    const users = gateway.requests.map((r) => (r.json as { user?: string }).user);
+    expect(users).toHaveLength(2);
+    for (const user of users) expect(user ?? '').toBe('');
+  });
+});

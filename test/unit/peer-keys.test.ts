@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PeerKeyResolver } from '../../src/agent/peer-keys.js';
-import { CardFetchError } from '../../src/agent/card-fetch.js';
+import { CardFetchError, fetchPeerCard } from '../../src/agent/card-fetch.js';
 import { buildCard, generateRawKeyPair, type AgentCard } from '../../src/protocol/index.js';
 
 const keyA = generateRawKeyPair();
@@ -69,7 +69,7 @@ describe('PeerKeyResolver', () => {
     expect(fetched).toHaveLength(1);
   });
 
-  it('re-fetches once for an unknown kid (rotation), at most once a second', async () => {
+  it('re-fetches once for an unknown kid (rotation), at most once per interval, and not on first contact', async () => {
     const { resolver, fetched, now } = resolverWith([
       () => card([{ kid: 'a', key: keyA.publicKey, active: true }]),
       () => card([{ kid: 'b', key: keyB.publicKey, active: true }]),
@@ -79,9 +79,44 @@ describe('PeerKeyResolver', () => {
     expect(fetched).toHaveLength(2);
     await expect(resolver.resolve(ID, 'zzz')).rejects.toThrow(/Unknown key id "zzz"/);
     expect(fetched).toHaveLength(2);
-    now.t += 1500;
+    now.t += 10_500;
     await expect(resolver.resolve(ID, 'zzz')).rejects.toThrow(/Unknown key id/);
     expect(fetched).toHaveLength(3);
+
+    const fresh = resolverWith([() => card([{ kid: 'a', key: keyA.publicKey, active: true }])]);
+    await expect(fresh.resolver.resolve(ID, 'unknown')).rejects.toThrow(/Unknown key id/);
+    expect(fresh.fetched).toHaveLength(1);
+  });
+
+  it('keeps the card it had when a forced re-fetch fails, so a random kid cannot lock a sender out', async () => {
+    const { resolver, fetched, now } = resolverWith([
+      () => card([{ kid: 'a', key: keyA.publicKey, active: true }]),
+      () => new CardFetchError('timeout'),
+    ]);
+    await resolver.resolve(ID, 'a');
+    now.t += 1000;
+    await expect(resolver.resolve(ID, 'random-kid')).rejects.toThrow(/Unknown key id/);
+    expect(fetched).toHaveLength(2);
+    await expect(resolver.resolve(ID, 'a')).resolves.toMatchObject({ source: 'card' });
+  });
+
+  it('bounds card fetches for unknown senders per minute', async () => {
+    let n = 0;
+    const resolver = new PeerKeyResolver({
+      fetchesPerMinute: 3,
+      fetchCard: async () => {
+        n++;
+        throw new CardFetchError('refused');
+      },
+    });
+    for (let i = 0; i < 3; i++) {
+      await expect(resolver.resolve(`agent://s${i}.example`, 'k')).rejects.toThrow(/could not be fetched/);
+    }
+    await expect(resolver.resolve('agent://s9.example', 'k')).rejects.toMatchObject({
+      code: 'AGENT_UNAVAILABLE',
+      httpStatus: 503,
+    });
+    expect(n).toBe(3);
   });
 
   it('refuses an inactive key', async () => {
@@ -97,10 +132,12 @@ describe('PeerKeyResolver', () => {
 
   it('remembers a failed fetch for a short while (negative cache)', async () => {
     const { resolver, fetched, now } = resolverWith([() => new CardFetchError('connection refused')]);
-    await expect(resolver.resolve(ID, 'a')).rejects.toThrow(
-      /card could not be fetched \(connection refused\)/,
-    );
-    await expect(resolver.resolve(ID, 'a')).rejects.toThrow(/connection refused/);
+    // The caller is not told why (that would scan the operator's network); the log is, through the cause.
+    const error = (await resolver.resolve(ID, 'a').catch((e: unknown) => e)) as Error & { cause?: Error };
+    expect(error.message).toMatch(/card could not be fetched\. Serve a valid card/);
+    expect(error.message).not.toMatch(/refused/);
+    expect(error.cause?.message).toMatch(/connection refused/);
+    await expect(resolver.resolve(ID, 'a')).rejects.toThrow(/could not be fetched/);
     expect(fetched).toHaveLength(1);
     now.t += 31_000;
     await expect(resolver.resolve(ID, 'a')).rejects.toThrow();
@@ -127,5 +164,24 @@ describe('PeerKeyResolver', () => {
     await expect(resolver.resolve(ID, 'whatever')).resolves.toMatchObject({ source: 'pinned' });
     expect(fetched).toHaveLength(0);
     expect(() => resolver.setPinned({ [ID]: 'not-a-key' })).toThrow(/not a base64 32-byte/);
+  });
+});
+
+describe('fetchPeerCard address rule', () => {
+  const options = { devHttpPeers: false, timeoutMs: 2000, maxBytes: 64 * 1024 };
+
+  it.each([
+    'agent://10.0.0.5:8443',
+    'agent://127.0.0.1:8787',
+    'agent://169.254.169.254',
+    'agent://[::1]:8443',
+  ])('never fetches a card from a non-public address literal: %s', async (id) => {
+    await expect(fetchPeerCard(id, options)).rejects.toThrow(/is not a public address/);
+  });
+
+  it('checks the resolved address too: a name that resolves to loopback is refused', async () => {
+    await expect(fetchPeerCard('agent://intranet.localhost:8443', options)).rejects.toThrow(
+      /non-public address|ENOTPUBLIC/,
+    );
   });
 });
