@@ -126,6 +126,7 @@ export class AgentServer {
     // requestTimeout bounds how long a caller may take to SEND its request (a slow-body attack would hold
     // sockets, and every tunnel socket, forever); long agent turns in the response are not affected.
     server.requestTimeout = 30_000;
+    server.headersTimeout = 20_000; // must not exceed requestTimeout
     server.keepAliveTimeout = 65_000;
     await new Promise<void>((resolve, reject) => {
       server.once('listening', resolve);
