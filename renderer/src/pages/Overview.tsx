@@ -9,6 +9,7 @@ import { ErrorNotice, Loading, Notice } from '../components/States';
 import { TrafficChart } from '../components/TrafficChart';
 import { useAction } from '../hooks/useAction';
 import { formatCount, formatDateTime, formatDuration } from '../lib/format';
+import { setupSteps } from '../lib/setup';
 import { gatewayGlance, registryGlance, tunnelGlance } from '../lib/states';
 import { pageHref, type PageProps } from './types';
 
@@ -25,6 +26,7 @@ export function Overview({ api, data }: PageProps) {
     <div className="page overview">
       <h1 className="visually-hidden">Overview</h1>
       {statusError ? <ErrorNotice error={statusError} title="Showing the last known status" /> : null}
+      <GettingStarted status={status} />
       <div className="grid">
         <IdentityCard agent={status.agent} />
         <TunnelCard api={api} tunnel={status.tunnel} onChange={refreshStatus} />
@@ -36,6 +38,35 @@ export function Overview({ api, data }: PageProps) {
         </Card>
       </div>
     </div>
+  );
+}
+
+/** Shown until the gateway answers, the address is public and the agent is listed: the first-run guide. */
+function GettingStarted({ status }: { status: StatusResponse }) {
+  const steps = setupSteps(status);
+  if (steps.every((step) => step.done)) return null;
+  return (
+    <Card title="Getting started" testId="getting-started" className="getting-started">
+      <ol className="setup-steps">
+        {steps.map((step) => (
+          <li
+            key={step.id}
+            data-testid="setup-step"
+            data-step={step.id}
+            data-state={step.done ? 'done' : 'todo'}
+          >
+            <span className={`setup-mark ${step.done ? 'done' : 'todo'}`} aria-hidden="true">
+              {step.done ? '✓' : '•'}
+            </span>
+            <span>
+              <strong>{step.title}</strong>
+              {step.done ? <span className="visually-hidden"> (done)</span> : null}
+              {step.next ? <span className="setup-next">{step.next}</span> : null}
+            </span>
+          </li>
+        ))}
+      </ol>
+    </Card>
   );
 }
 
