@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { signRequest, type Signer } from '../protocol/index.js';
-import { isPublicAddress } from './address-policy.js';
+import { AddressRefusedError, guardedLookup, isPublicAddress } from '../lib/address-policy.js';
 import type { CallbackEvent } from './events.js';
 
 export interface CallbackOptions {
@@ -101,7 +101,7 @@ export class CallbackSender {
         const retry = !ok && (status >= 500 || status === 408 || status === 429);
         outcome = { ok, retry, status, message: `HTTP ${status}` };
       } catch (error) {
-        const refused = error instanceof CallbackUrlError;
+        const refused = error instanceof CallbackUrlError || error instanceof AddressRefusedError;
         outcome = { ok: false, retry: !refused, message: (error as Error).message };
         if (refused) {
           this.emit({ taskId, url: rawUrl, attempt, outcome: 'refused', message: outcome.message });
@@ -188,30 +188,14 @@ export class CallbackSender {
     });
   }
 
-  /**
-   * Resolves the host and refuses it when any address is not public. The connection then uses exactly the
-   * addresses that were checked, so DNS rebinding between check and connect cannot slip through.
-   */
+  // Every resolved address is checked, and the connection uses exactly those (lib/address-policy.ts).
   private checkedLookup(): LookupFunction {
-    return (hostname, options, callback) => {
-      this.options
-        .resolveHost(hostname, typeof options.family === 'number' ? options.family : undefined)
-        .then(
-          (addresses) => {
-            const refused = addresses.find((entry) => !this.options.isAllowedAddress(entry.address));
-            if (refused) {
-              const message = `callbackUrl host ${hostname} resolves to ${refused.address}, which is not a public address.`;
-              return callback(new CallbackUrlError(message), '', 0);
-            }
-            if (options.all)
-              return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-            const first = addresses[0];
-            if (!first) return callback(new Error(`${hostname} has no address`), '', 0);
-            return callback(null, first.address, first.family);
-          },
-          (error: NodeJS.ErrnoException) => callback(error, '', 0),
-        );
-    };
+    return guardedLookup(
+      this.options.isAllowedAddress,
+      this.options.resolveHost,
+      (hostname, address) =>
+        `callbackUrl host ${hostname} resolves to ${address}, which is not a public address.`,
+    );
   }
 
   private emit(event: Omit<CallbackEvent, 'time'>): void {

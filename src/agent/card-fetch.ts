@@ -1,10 +1,11 @@
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { agentHost, cardSchema, type AgentCard } from '../protocol/index.js';
-import { isIP, type LookupFunction } from 'node:net';
-import { Agent, fetch as undiciFetch, type Response } from 'undici';
-import { lookupWithLocalhost } from '../lib/http.js';
-import { isPublicAddress } from './address-policy.js';
+import type { LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { agentBaseUrl, cardSchema, isLoopbackHost, type AgentCard } from '../protocol/index.js';
+import { guardedLookup, isPublicAddress } from '../lib/address-policy.js';
+import { BodyTooLargeError, lookupWithLocalhost, readCapped } from '../lib/http.js';
 
 // ajv-formats ships CommonJS: its default export arrives wrapped under ESM.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -27,60 +28,28 @@ export const CARD_FETCH_DEFAULTS: CardFetchOptions = {
 
 export class CardFetchError extends Error {}
 
-export function isLoopbackHost(host: string): boolean {
-  const name = host.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
-  return (
-    name === 'localhost' || name.endsWith('.localhost') || name === '::1' || /^127\.\d+\.\d+\.\d+$/.test(name)
-  );
-}
-
-/**
- * Card fetches happen for requests not yet verified, so they must not reach the operator's own network
- * (SSRF: an attacker naming agent://10.0.0.5:8443 or a name resolving to it). Every resolved address is
- * checked and the connection uses exactly the checked ones; loopback is allowed only for dev http peers.
- */
-function guardedLookup(allowLoopback: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    lookupWithLocalhost(hostname, { ...options, all: true }, (error, found) => {
-      if (error) return callback(error, '', 0);
-      const addresses = found as unknown as { address: string; family: number }[];
-      const refused = addresses.find((a) => !addressAllowed(a.address, allowLoopback));
-      if (refused)
-        return callback(
-          Object.assign(new Error(`${hostname} resolves to a non-public address`), { code: 'ENOTPUBLIC' }),
-          '',
-          0,
-        );
-      if (options.all)
-        return (callback as unknown as (e: null, a: typeof addresses) => void)(null, addresses);
-      const first = addresses[0];
-      return first
-        ? callback(null, first.address, first.family)
-        : callback(new Error(`${hostname} has no address`), '', 0);
-    });
-  };
-}
-
+// Card fetches happen for requests not yet verified, so they must not reach the operator's own network
+// (SSRF: an attacker naming agent://10.0.0.5:8443 or a name resolving to it); loopback only for dev peers.
 function addressAllowed(address: string, allowLoopback: boolean): boolean {
   return isPublicAddress(address) || (allowLoopback && isLoopbackHost(address));
 }
+
+const resolveWithLocalhost = (hostname: string, family: number | undefined) =>
+  new Promise<LookupAddress[]>((resolve, reject) =>
+    lookupWithLocalhost(hostname, { all: true, family: family ?? 0 }, (error, found) =>
+      error ? reject(error) : resolve(found as unknown as LookupAddress[]),
+    ),
+  );
 
 const dispatchers = new Map<boolean, Agent>();
 function dispatcherFor(allowLoopback: boolean): Agent {
   let dispatcher = dispatchers.get(allowLoopback);
   if (!dispatcher) {
-    dispatcher = new Agent({ connect: { lookup: guardedLookup(allowLoopback) }, keepAliveTimeout: 10_000 });
+    const lookup = guardedLookup((address) => addressAllowed(address, allowLoopback), resolveWithLocalhost);
+    dispatcher = new Agent({ connect: { lookup }, keepAliveTimeout: 10_000 });
     dispatchers.set(allowLoopback, dispatcher);
   }
   return dispatcher;
-}
-
-/** The base URL an agent id maps to (PROTOCOL.md §1), or null when it is not an agent id. */
-export function baseUrlFor(agentId: string, devHttpPeers: boolean): string | null {
-  const host = agentHost(agentId);
-  if (!host) return null;
-  const scheme = devHttpPeers && isLoopbackHost(host) ? 'http' : 'https';
-  return `${scheme}://${host}`;
 }
 
 /**
@@ -88,7 +57,7 @@ export function baseUrlFor(agentId: string, devHttpPeers: boolean): string | nul
  * an unbounded body, or follow a redirect to another host (SSRF through the card fetch).
  */
 export async function fetchPeerCard(agentId: string, options: CardFetchOptions): Promise<AgentCard> {
-  const base = baseUrlFor(agentId, options.devHttpPeers);
+  const base = agentBaseUrl(agentId, options.devHttpPeers);
   if (!base) throw new CardFetchError(`"${agentId}" is not an agent:// id`);
   const literal = new URL(base).hostname.replace(/^\[|\]$/g, '');
   if (isIP(literal) && !addressAllowed(literal, options.devHttpPeers)) {
@@ -120,7 +89,14 @@ export async function fetchPeerCard(agentId: string, options: CardFetchOptions):
       continue;
     }
     if (!response.ok) throw new CardFetchError(`${url} answered HTTP ${response.status}`);
-    const text = await readLimited(response, options.maxBytes, url);
+    let text: string;
+    try {
+      text = Buffer.from(await readCapped(response, options.maxBytes)).toString('utf8');
+    } catch (error) {
+      throw new CardFetchError(
+        error instanceof BodyTooLargeError ? `${url}: ${error.message}` : `${url}: reading failed`,
+      );
+    }
     let card: unknown;
     try {
       card = JSON.parse(text);
@@ -137,29 +113,6 @@ export async function fetchPeerCard(agentId: string, options: CardFetchOptions):
     return card;
   }
   throw new CardFetchError(`${url}: too many redirects`);
-}
-
-async function readLimited(response: Response, maxBytes: number, url: string): Promise<string> {
-  const declared = Number(response.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await response.body?.cancel();
-    throw new CardFetchError(`${url} is larger than ${maxBytes} bytes`);
-  }
-  const reader = response.body?.getReader();
-  if (!reader) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      throw new CardFetchError(`${url} is larger than ${maxBytes} bytes`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function describeFetchError(error: unknown): string {

@@ -11,7 +11,8 @@ import { baseUrlFor } from './base-url.js';
 import { CardCache } from './card-fetch.js';
 import { buildEnvelope, signEnvelope, type SignatureForm, type SignedRequest } from './envelope.js';
 import { AgentCallError } from './errors.js';
-import { deadline, fetchOrExplain, parseBody, readCapped } from './http.js';
+import { readCapped } from '../lib/http.js';
+import { deadline, fetchOrExplain, parseBody } from './http.js';
 import { readSse } from './sse-reader.js';
 import { verifyEvent, verifyResponse, type KeyLookup } from './verify.js';
 

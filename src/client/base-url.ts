@@ -1,17 +1,10 @@
-import { agentHost } from '../protocol/index.js';
+import { agentBaseUrl, isLoopbackHost } from '../protocol/index.js';
 
 export interface BaseUrlOptions {
   /** Allow plain http to loopback hosts (127.x, localhost, *.localhost, [::1]): local testing only. */
   devHttp?: boolean;
   /** Replaces the id -> URL mapping, e.g. to reach a public id through a loopback tunnel. */
   resolveBaseUrl?: (agentId: string) => string;
-}
-
-export function isLoopbackHost(hostname: string): boolean {
-  const name = hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  return (
-    name === 'localhost' || name.endsWith('.localhost') || name === '::1' || /^127(\.\d{1,3}){3}$/.test(name)
-  );
 }
 
 /**
@@ -34,9 +27,7 @@ export function baseUrlFor(agentId: string, options: BaseUrlOptions = {}): strin
 }
 
 function defaultBaseUrl(agentId: string, options: BaseUrlOptions): string {
-  const host = agentHost(agentId);
-  if (!host) throw new Error(`"${agentId}" is not an agent id: expected agent://host or agent://host:port`);
-  const hostname = host.replace(/:\d+$/, '');
-  if (!options.devHttp || !isLoopbackHost(hostname)) return `https://${host}`;
-  return `http://${host}`;
+  const base = agentBaseUrl(agentId, options.devHttp);
+  if (!base) throw new Error(`"${agentId}" is not an agent id: expected agent://host or agent://host:port`);
+  return base;
 }

@@ -4,7 +4,8 @@ import addFormatsModule from 'ajv-formats';
 import { cardSchema, publicKeyFromRaw, type AgentCard } from '../protocol/index.js';
 import { baseUrlFor, type BaseUrlOptions } from './base-url.js';
 import { CardFetchError } from './errors.js';
-import { BodyTooLargeError, fetchOrExplain, readCapped } from './http.js';
+import { BodyTooLargeError, readCapped } from '../lib/http.js';
+import { fetchOrExplain } from './http.js';
 
 // ajv-formats ships CommonJS: its default export arrives wrapped under ESM.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;

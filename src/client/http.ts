@@ -1,32 +1,6 @@
 /** Small fetch helpers shared by the card fetch and the calls: bounded reads and readable failures. */
 import { appFetch } from '../lib/http.js';
 
-export class BodyTooLargeError extends Error {}
-
-/** Reads a body up to `maxBytes`; a larger one is cancelled rather than buffered (memory exhaustion). */
-export async function readCapped(response: Response, maxBytes: number): Promise<Uint8Array> {
-  const declared = Number(response.headers.get('content-length') ?? NaN);
-  if (declared > maxBytes) {
-    await response.body?.cancel().catch(() => undefined);
-    throw new BodyTooLargeError(`the reply declares ${declared} bytes, more than the ${maxBytes} allowed`);
-  }
-  const reader = response.body?.getReader();
-  if (!reader) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw new BodyTooLargeError(`the reply is larger than the ${maxBytes} bytes allowed`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
-}
-
 /** Parses JSON when it is JSON; otherwise keeps the text so the caller can still show it. */
 export function parseBody(bytes: Uint8Array): unknown {
   const text = Buffer.from(bytes).toString('utf8');

@@ -8,7 +8,7 @@ export {
   type StreamEvent,
   type WaitOptions,
 } from './agent-client.js';
-export { baseUrlFor, isLoopbackHost, type BaseUrlOptions } from './base-url.js';
+export { baseUrlFor, type BaseUrlOptions } from './base-url.js';
 export { CARD_MAX_BYTES, CARD_TIMEOUT_MS, CardCache, fetchCardFrom } from './card-fetch.js';
 export {
   buildEnvelope,

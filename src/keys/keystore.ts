@@ -14,23 +14,14 @@ import {
   generateRawKeyPair,
   privateKeyFromRaw,
   publicKeyFromRaw,
+  type KeyView,
   type PublicKeyEntry,
   type Signer,
 } from '../protocol/index.js';
 import { KEY_FILE_NAME, newKid, parseKeyFile, type KeyFileData, type StoredKey } from './key-file.js';
 
-/** What the operator API may show about a key: never private material. */
-export interface KeyInfo {
-  kid: string;
-  publicKey: string;
-  createdAt: string;
-  active: boolean;
-  signing: boolean;
-  /** When it stopped signing (rotation). */
-  retiredAt?: string;
-  /** When it stops (or stopped) verifying. */
-  inactiveFrom?: string;
-}
+/** What the operator API may show about a key (the console's KeyView): never private material. */
+export type KeyInfo = KeyView;
 
 export type KeyStoreErrorCode = 'unknown-kid' | 'corrupt' | 'unreadable' | 'unwritable' | 'invalid';
 

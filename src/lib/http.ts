@@ -33,3 +33,32 @@ export type { RequestInit, Response };
 export function appFetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
   return undiciFetch(url, { dispatcher, ...init });
 }
+
+export class BodyTooLargeError extends Error {}
+
+/** Reads a body up to `maxBytes`; a larger one is cancelled rather than buffered (memory exhaustion). */
+export async function readCapped(
+  response: { headers: { get(name: string): string | null }; body: ReadableStream<Uint8Array> | null },
+  maxBytes: number,
+): Promise<Uint8Array> {
+  const declared = Number(response.headers.get('content-length') ?? NaN);
+  if (declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new BodyTooLargeError(`the reply declares ${declared} bytes, more than the ${maxBytes} allowed`);
+  }
+  const reader = response.body?.getReader();
+  if (!reader) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw new BodyTooLargeError(`the reply is larger than the ${maxBytes} bytes allowed`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}

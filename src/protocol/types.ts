@@ -107,6 +107,27 @@ export function agentHost(id: string): string | null {
   return match?.[1]?.toLowerCase() ?? null;
 }
 
+/** `localhost`, `*.localhost`, 127.0.0.0/8 and ::1, with or without a port or brackets. */
+export function isLoopbackHost(host: string): boolean {
+  const name = host
+    .toLowerCase()
+    .replace(/:\d+$/, '')
+    .replace(/^\[|\]$/g, '');
+  return (
+    name === 'localhost' || name.endsWith('.localhost') || name === '::1' || /^127(\.\d{1,3}){3}$/.test(name)
+  );
+}
+
+/**
+ * The base URL an agent id maps to (PROTOCOL.md §1): `https://<host>`; with `devHttp`, loopback ids map to
+ * plain http (local testing only). Null when the text is not an agent id.
+ */
+export function agentBaseUrl(id: string, devHttp = false): string | null {
+  const host = agentHost(id);
+  if (!host) return null;
+  return `${devHttp && isLoopbackHost(host) ? 'http' : 'https'}://${host}`;
+}
+
 /** The agent id for a base URL: its host, port included when not the default. */
 export function agentIdForUrl(url: string): string {
   return `agent://${new URL(url).host}`;

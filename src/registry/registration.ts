@@ -1,16 +1,12 @@
 import { join } from 'node:path';
 import { readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
-import { RegistryError, registerWithRegistry, type RegistryRecord } from './registry-client.js';
+import type { RegistryRecordView, RegistryStatus } from '../protocol/index.js';
+import { RegistryError, registerWithRegistry } from './registry-client.js';
 
-export interface Registration extends RegistryRecord {
-  registry: string;
-  url: string;
-}
+/** The record as kept in the data dir and shown by the console. */
+export type Registration = RegistryRecordView;
 
-export type RegistryState =
-  | { status: 'unregistered'; lastError?: { message: string; fix: string; at: string } }
-  | { status: 'registering'; url: string }
-  | { status: 'registered'; record: Registration; lastError?: { message: string; fix: string; at: string } };
+export type RegistryState = RegistryStatus;
 
 export interface RegistrarOptions {
   dataDir: string;

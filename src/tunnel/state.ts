@@ -1,10 +1,7 @@
-/** What the rest of the app watches: every change is an event. */
-export type TunnelState =
-  | { status: 'off' }
-  | { status: 'connecting'; attempt: number }
-  | { status: 'online'; url: string; since: string }
-  | { status: 'reconnecting'; attempt: number; nextTryAt: string; lastError: string }
-  | { status: 'failed'; reason: string };
+import type { TunnelStatus } from '../protocol/index.js';
+
+/** What the rest of the app watches (the console shows it as is): every change is an event. */
+export type TunnelState = TunnelStatus;
 
 /** Exponential backoff with jitter: 1 s, 2 s, 4 s ... capped at 30 s, each scaled by 0.5-1.0. */
 export function backoffDelay(
