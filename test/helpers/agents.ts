@@ -63,3 +63,21 @@ export async function startAgent(options: TestAgentOptions = {}): Promise<TestAg
     },
   };
 }
+
+/**
+ * Agents that share default settings (e.g. the gateway double's URL and token) and are closed together:
+ * `start` merges per-test settings over the defaults; `closeAll` stops and removes every one.
+ */
+export function agentPool(defaults: () => Partial<Settings>) {
+  const started: TestAgent[] = [];
+  return {
+    async start(options: TestAgentOptions = {}): Promise<TestAgent> {
+      const agent = await startAgent({ ...options, settings: { ...defaults(), ...options.settings } });
+      started.push(agent);
+      return agent;
+    },
+    async closeAll(): Promise<void> {
+      for (const agent of started.splice(0)) await agent.close();
+    },
+  };
+}

@@ -5,14 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Skill } from '../../src/agent/skill.js';
 import { digestMatches, parseSignatureHeaders, verifyParsedSignature } from '../../src/protocol/index.js';
 import { startGatewayDouble, type GatewayDouble } from '../fixtures/gateway-double.js';
-import { startAgent, type TestAgent } from '../helpers/agents.js';
+import { agentPool, startAgent, type TestAgent } from '../helpers/agents.js';
 import { envelope, post, sign } from '../helpers/envelopes.js';
+import { until } from '../helpers/polling.js';
 import { hasReference, readReference } from '../helpers/reference.js';
 import { expectError } from '../helpers/verify.js';
 
 let gateway: GatewayDouble;
 let peer: TestAgent;
-const opened: TestAgent[] = [];
 
 beforeAll(async () => {
   gateway = await startGatewayDouble({ token: 'gw-token' });
@@ -20,19 +20,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const agent of opened) await agent.close();
+  await agents.closeAll();
   await peer.close();
   await gateway.close();
 });
 
-async function agentWith(options: Parameters<typeof startAgent>[0] = {}): Promise<TestAgent> {
-  const agent = await startAgent({
-    ...options,
-    settings: { gatewayUrl: gateway.url, gatewayToken: 'gw-token', ...options.settings },
-  });
-  opened.push(agent);
-  return agent;
-}
+const agents = agentPool(() => ({ gatewayUrl: gateway.url, gatewayToken: 'gw-token' }));
+const agentWith = agents.start;
 
 const submit = (agent: TestAgent, payload: object, extra = {}) =>
   post(
@@ -162,7 +156,7 @@ describe('callbacks', () => {
     const accepted = await submit(agent, { message: 'x' }, { callbackUrl: 'https://hooks.example.com/done' });
     expect(accepted.status).toBe(202);
     await poll(agent, accepted.json.taskId as string, (s) => s === 'done');
-    await waitFor(() => events.length > 0);
+    await until(() => events.length > 0);
     expect(events[0]).toMatch(/^refused: .*resolves to 10\.0\.0\.7, which is not a public address/);
   });
 
@@ -182,7 +176,7 @@ describe('callbacks', () => {
     agent.app.on('callback', (event) => outcomes.push(event.outcome));
     const callbackUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hooks/done?x=1`;
     const accepted = await submit(agent, { message: 'call me' }, { callbackUrl });
-    await waitFor(() => outcomes.includes('delivered'));
+    await until(() => outcomes.includes('delivered'));
     expect(outcomes).toEqual(['retrying', 'delivered']);
     expect(received).toHaveLength(2);
 
@@ -231,19 +225,14 @@ describe('callbacks across a restart', () => {
     const agent = await agentWith({ callbacks: { ...seams, backoffMs: [60_000] } });
     const callbackUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
     const accepted = await submit(agent, { message: 'owed' }, { callbackUrl });
-    await waitFor(() => attempts.length === 1);
+    await until(() => attempts.length === 1);
     await agent.app.stop(100);
 
     answer = 200;
     const events: { outcome: string; attempt: number }[] = [];
-    const again = await startAgent({
-      dataDir: agent.dataDir,
-      settings: { gatewayUrl: gateway.url, gatewayToken: 'gw-token' },
-      callbacks: { ...seams, backoffMs: [20] },
-    });
-    opened.push(again);
+    const again = await agentWith({ dataDir: agent.dataDir, callbacks: { ...seams, backoffMs: [20] } });
     again.app.on('callback', (event) => events.push({ outcome: event.outcome, attempt: event.attempt }));
-    await waitFor(() => events.some((e) => e.outcome === 'delivered'));
+    await until(() => events.some((e) => e.outcome === 'delivered'));
     expect(events).toEqual([{ outcome: 'delivered', attempt: 2 }]);
     expect(attempts).toHaveLength(2);
     expect(again.app.server.tasks.get(accepted.json.taskId as string)?.callback).toEqual({
@@ -264,12 +253,4 @@ function listen(answer: (req: IncomingMessage, body: string) => number): Promise
     });
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
-
-async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }

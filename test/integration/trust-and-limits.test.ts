@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Skill } from '../../src/agent/skill.js';
 import { startGatewayDouble, type GatewayDouble } from '../fixtures/gateway-double.js';
-import { startAgent, type TestAgent } from '../helpers/agents.js';
+import { agentPool, startAgent, type TestAgent } from '../helpers/agents.js';
 import { envelope, post, sign } from '../helpers/envelopes.js';
 import { expectError } from '../helpers/verify.js';
 
 let gateway: GatewayDouble;
 let peer: TestAgent;
 let other: TestAgent;
-const opened: TestAgent[] = [];
 
 beforeAll(async () => {
   gateway = await startGatewayDouble({ token: 'gw-token' });
@@ -17,20 +16,14 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const agent of opened) await agent.close();
+  await agents.closeAll();
   await peer.close();
   await other.close();
   await gateway.close();
 });
 
-async function agentWith(options: Parameters<typeof startAgent>[0] = {}): Promise<TestAgent> {
-  const agent = await startAgent({
-    ...options,
-    settings: { gatewayUrl: gateway.url, gatewayToken: 'gw-token', ...options.settings },
-  });
-  opened.push(agent);
-  return agent;
-}
+const agents = agentPool(() => ({ gatewayUrl: gateway.url, gatewayToken: 'gw-token' }));
+const agentWith = agents.start;
 
 // A generic skill, so the trust tiers are tested on the core and not only on `chat`.
 function echoSkill(id: string, trust: Skill['trust'], allowedPeers?: string[]): Skill {

@@ -5,6 +5,7 @@ import { startGatewayDouble, type GatewayDouble } from '../fixtures/gateway-doub
 import { startRegistryDouble, type RegistryDouble } from '../fixtures/registry-double.js';
 import { startTunnelServer, type TunnelServer } from '../fixtures/tunnel-server.js';
 import { startAgent, type TestAgent } from '../helpers/agents.js';
+import { until } from '../helpers/polling.js';
 
 // End to end through the real localtunnel client and a loopback tunnel server: another agent calls `chat`
 // at the public URL in all three modes, and registration goes through a registry double that fetches the
@@ -14,14 +15,6 @@ let tunnel: TunnelServer;
 let registry: RegistryDouble;
 let agent: TestAgent;
 let caller: TestAgent;
-
-async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 beforeAll(async () => {
   gateway = await startGatewayDouble({ token: 'gw-token', deltaDelayMs: 40 });
@@ -38,7 +31,7 @@ beforeAll(async () => {
     tunnel: { backoff: { initialMs: 100, maxMs: 500 }, checkIntervalMs: 60_000 },
   });
   caller = await startAgent();
-  await until(() => agent.app.tunnelState.status === 'online');
+  await until(() => agent.app.tunnelState.status === 'online', 10_000, 'the tunnel online');
 });
 
 afterAll(async () => {
