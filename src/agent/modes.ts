@@ -1,6 +1,13 @@
 import type { Context } from 'koa';
 import { randomBytes } from 'node:crypto';
-import { ProtocolError, errorBody, schemaInvalid, signObject, type Mode } from '../protocol/index.js';
+import {
+  ProtocolError,
+  errorBody,
+  okResponse,
+  schemaInvalid,
+  signObject,
+  type Mode,
+} from '../protocol/index.js';
 import { readRawBody } from './body.js';
 import { CallbackUrlError } from './callbacks.js';
 import type { EnvelopeEvent } from './events.js';
@@ -115,7 +122,7 @@ async function replySync(
 ): Promise<void> {
   const result = await runSkill(accepted, 'sync', { signal, reportUsage: usageReporter(runtime, accepted) });
   if (signal.aborted) throw signal.reason;
-  const body = { traceId: accepted.envelope.traceId, spanId: newSpanId(), status: 'ok', result };
+  const body = okResponse(accepted.envelope.traceId, newSpanId(), result);
   const bytesOut = sendSigned(ctx, runtime.signer(), 200, body);
   log({ verdict: 'accepted', status: 200, bytesOut, ...preview(runtime, accepted, result) });
 }
@@ -146,7 +153,7 @@ function replyTask(ctx: Context, runtime: AgentRuntime, accepted: Accepted, log:
 }
 
 /** Runs an accepted task to its end; never rejects: every outcome is written to the task store. */
-export async function runTask(runtime: AgentRuntime, accepted: Accepted, task: StoredTask): Promise<void> {
+async function runTask(runtime: AgentRuntime, accepted: Accepted, task: StoredTask): Promise<void> {
   const controller = new AbortController();
   runtime.inflight.add(controller);
   let envelopeOut: object;
@@ -158,7 +165,7 @@ export async function runTask(runtime: AgentRuntime, accepted: Accepted, task: S
       reportUsage: usageReporter(runtime, accepted),
     });
     runtime.tasks.finish(task, { result });
-    envelopeOut = { traceId: task.traceId, spanId: task.spanId, status: 'ok', result };
+    envelopeOut = okResponse(task.traceId, task.spanId, result);
   } catch (error) {
     const failure = controller.signal.aborted
       ? new ProtocolError(

@@ -1,7 +1,7 @@
 import Koa, { type Context } from 'koa';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AgentCard, Signer } from '../protocol/index.js';
+import { errorBody, okResponse, type AgentCard, type Signer } from '../protocol/index.js';
 import { CallbackSender, type CallbackOptions } from './callbacks.js';
 import type { AgentEventSink } from './events.js';
 import { healthBody } from './health.js';
@@ -16,7 +16,6 @@ import type { AgentRuntime } from './runtime.js';
 import type { SkillRegistry } from './skill-registry.js';
 import { TaskStore } from './task-store.js';
 import { TokenLedger } from './token-ledger.js';
-import { errorBody } from '../protocol/index.js';
 
 export interface AgentSettings extends PipelineSettings {
   bodyLimitBytes: number;
@@ -250,7 +249,7 @@ export class AgentServer {
     for (const task of this.tasks.undeliveredCallbacks()) {
       const envelope =
         task.status === 'done'
-          ? { traceId: task.traceId, spanId: task.spanId, status: 'ok', result: task.result }
+          ? okResponse(task.traceId, task.spanId, task.result)
           : errorBody(
               task.error?.code ?? 'AGENT_UNAVAILABLE',
               task.error?.message ?? 'Task failed.',

@@ -75,11 +75,16 @@ export interface Envelope {
   signature?: string;
 }
 
+/** A success reply; `okResponse` builds one. */
 export interface OkResponse<R = unknown> {
   traceId: string;
   spanId: string;
   status: 'ok';
   result: R;
+}
+
+export function okResponse<R>(traceId: string, spanId: string, result: R): OkResponse<R> {
+  return { traceId, spanId, status: 'ok', result };
 }
 
 export type TaskStatus = 'pending' | 'running' | 'done' | 'failed';
