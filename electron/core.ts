@@ -4,7 +4,7 @@ import { startConsole } from '../src/console/console-server.js';
 import { settingsConfOptions, openSettingsStore } from '../src/settings/store.js';
 import type { Settings } from '../src/settings/schema.js';
 import type { StatusResponse } from '../src/protocol/console-api.js';
-import type { ShellState } from './decisions/shell-state.js';
+import { shellStateFrom, type ShellState } from './decisions/shell-state.js';
 
 export interface Core {
   app: AgentBridgeApp;
@@ -18,7 +18,10 @@ export interface Core {
  * and file) in the app's user-data folder, which is also the headless data dir.
  */
 export async function startCore(dataDir: string, staticDir: string): Promise<Core> {
-  const conf = new ElectronStore<Settings>(settingsConfOptions(dataDir));
+  // electron-store names the file by `name` (default "config") and overwrites conf's `configName` with it:
+  // without this the desktop app would keep its settings in config.json, apart from `npm run serve`.
+  const { configName, ...options } = settingsConfOptions(dataDir);
+  const conf = new ElectronStore<Settings>({ ...options, name: configName });
   const store = openSettingsStore(dataDir, conf);
   const app = new AgentBridgeApp({ dataDir, settings: store.get() });
   await app.start();
@@ -39,16 +42,5 @@ export async function readShellState(core: Core, startAtLogin: boolean): Promise
     headers: { authorization: `Bearer ${core.console.token}` },
   });
   if (!response.ok) throw new Error(`console status answered HTTP ${response.status}`);
-  const status = (await response.json()) as StatusResponse;
-  return {
-    tunnel: status.tunnel,
-    gateway: {
-      status: status.gateway.status,
-      live: status.gateway.live,
-      ...(status.gateway.problem ? { problem: status.gateway.problem } : {}),
-    },
-    registry: status.registry,
-    agentUrl: status.agent.url,
-    startAtLogin,
-  };
+  return shellStateFrom((await response.json()) as StatusResponse, startAtLogin);
 }

@@ -37,13 +37,14 @@ async function main(): Promise<void> {
     return;
   }
   const window = new ConsoleWindow(core.console.url, core.console.token, join(iconDir, 'window.png'));
-  const notifier = new Notifier(() => window.show());
+  const notifier = new Notifier((page) => window.show(page));
   const startAtLogin = () => app.getLoginItemSettings().openAtLogin;
   const tray = new AppTray(
     iconDir,
     {
       copyPublicUrl: (url) => clipboard.writeText(url),
       openConsole: () => window.show(),
+      openAccess: () => window.show('access'),
       runSelfTest: () => void core.app.selfTest().then(() => window.show()),
       startTunnel: () => core.app.startTunnel(),
       stopTunnel: () => core.app.stopTunnel(),
@@ -56,17 +57,23 @@ async function main(): Promise<void> {
     () => window.show(),
   );
 
+  // Events come in bursts and each read is an HTTP call: a read that answers after a newer one is stale.
+  let reads = 0;
+  let drawn = 0;
   const refresh = async () => {
+    const read = ++reads;
     let state: ShellState;
     try {
       state = await readShellState(core, startAtLogin());
     } catch {
       return; // The console is stopping; the next event refreshes.
     }
+    if (read < drawn) return;
+    drawn = read;
     tray.update(state);
     notifier.observe(state);
   };
-  for (const event of ['tunnel', 'gateway', 'registry', 'card', 'address'] as const)
+  for (const event of ['tunnel', 'gateway', 'gatewayAgent', 'registry', 'card', 'address', 'access'] as const)
     core.app.on(event, () => void refresh());
   await refresh();
 
@@ -81,6 +88,7 @@ async function main(): Promise<void> {
   app.on('before-quit', (event) => {
     if (stopped) return;
     event.preventDefault();
+    notifier.stop();
     window.allowClose();
     void core.stop().finally(() => {
       stopped = true;

@@ -1,15 +1,20 @@
 import { BrowserWindow, shell } from 'electron';
 import {
-  consoleWindowUrl,
+  consolePageUrl,
   externalLinkAction,
   isConsoleNavigation,
+  tokenTaken,
+  windowNavigation,
   windowOptions,
+  type ConsolePage,
 } from './decisions/window-options.js';
 
 /** The console window: created on demand, hidden (not destroyed) on close, so the agent keeps running. */
 export class ConsoleWindow {
   private window: BrowserWindow | undefined;
   private quitting = false;
+  /** A page asked for before the renderer took its token (see `windowNavigation`). */
+  private pendingPage: ConsolePage | undefined;
 
   constructor(
     private readonly consoleUrl: string,
@@ -17,8 +22,17 @@ export class ConsoleWindow {
     private readonly iconPath: string,
   ) {}
 
-  show(): void {
+  /** Shows the window, on `page` when given (else where it was). */
+  show(page?: ConsolePage): void {
     const window = this.window ?? this.create();
+    const { load, pending } = windowNavigation({
+      consoleUrl: this.consoleUrl,
+      token: this.token,
+      currentUrl: window.webContents.getURL() || undefined,
+      page,
+    });
+    if (pending) this.pendingPage = pending;
+    if (load) this.load(window, load);
     if (window.isMinimized()) window.restore();
     window.show();
     window.focus();
@@ -46,14 +60,29 @@ export class ConsoleWindow {
     });
     // No remote content: the window never needs a permission (camera, notifications, ...).
     webContents.session.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+    // The renderer erases `#token=` once it has stored the token: then a page asked for meanwhile can open.
+    const openPending = () => {
+      if (!this.pendingPage || !tokenTaken(webContents.getURL(), this.consoleUrl)) return;
+      this.load(window, consolePageUrl(this.consoleUrl, this.pendingPage));
+      this.pendingPage = undefined;
+    };
+    webContents.on('did-navigate-in-page', openPending);
+    webContents.on('did-finish-load', openPending);
     window.on('close', (event) => {
       if (this.quitting) return;
       event.preventDefault();
       window.hide();
     });
-    window.on('closed', () => (this.window = undefined));
+    window.on('closed', () => {
+      this.window = undefined;
+      this.pendingPage = undefined;
+    });
     window.once('ready-to-show', () => window.show());
-    void window.loadURL(consoleWindowUrl(this.consoleUrl, this.token));
     return window;
+  }
+
+  private load(window: BrowserWindow, url: string): void {
+    // A failed load shows Chromium's error page in the window; the rejection adds nothing to that.
+    window.loadURL(url).catch(() => undefined);
   }
 }

@@ -1,4 +1,6 @@
 import { EventEmitter } from 'node:events';
+import { AccessControl, type AccessChange } from './access/access-control.js';
+import { screenPayload } from './access/injection-screen.js';
 import { PeerKeyResolver } from './agent/peer-keys.js';
 import { AgentServer } from './agent/server.js';
 import type { CallbackOptions } from './agent/callbacks.js';
@@ -7,11 +9,13 @@ import { SkillRegistry } from './agent/skill-registry.js';
 import type { Skill } from './agent/skill.js';
 import { createChatSkill } from './bridge/chat-skill.js';
 import type { GatewayError } from './bridge/diagnosis.js';
-import { resolveGatewayConfig, type ResolvedGateway } from './bridge/gateway-config.js';
+import { openclawConfigPath, resolveGatewayConfig, type ResolvedGateway } from './bridge/gateway-config.js';
 import { probeGateway } from './bridge/gateway-health.js';
+import { GatewayTarget, agentModel } from './bridge/gateway-target.js';
 import { KeyStore } from './keys/keystore.js';
 import { ensureDir } from './lib/atomic-file.js';
 import { buildCard, type AgentCard } from './protocol/index.js';
+import type { GatewayAgentView } from './protocol/console-api.js';
 import type { Settings } from './settings/schema.js';
 import { Registrar, type Registration, type RegistryState } from './registry/registration.js';
 import { runSelfTest, type SelfTestReport } from './self-test.js';
@@ -62,6 +66,9 @@ export interface AppEvents {
   tunnel: [TunnelState];
   address: [AddressChange];
   registry: [RegistryState];
+  access: [AccessChange];
+  /** The agent callers reach on the gateway: existence and tool policy (GatewayTarget). */
+  gatewayAgent: [GatewayAgentView];
 }
 
 /**
@@ -81,6 +88,10 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   private readonly env: NodeJS.ProcessEnv;
   private readonly peerKeys: PeerKeyResolver;
   readonly registrar: Registrar;
+  /** The operator's consent for new senders (policy, approvals, held requests). */
+  readonly access: AccessControl;
+  /** The agent on the gateway that callers reach, and whether it exposes host tools. */
+  readonly gatewayTarget: GatewayTarget;
   private supervisor: TunnelSupervisor | undefined;
   /** The tunnel's address, kept while it reconnects so the agent's id does not flap. */
   private tunnelUrl: string | undefined;
@@ -99,11 +110,21 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     this.listenUrl = `http://127.0.0.1:${this.settings.port}`;
     this.keys = KeyStore.open(options.dataDir, { cardTTLSeconds: this.settings.cardTTL, now: this.now });
     this.keys.onChange(() => this.invalidateCard());
+    this.gatewayTarget = new GatewayTarget({
+      gateway: () => this.gateway,
+      agentId: () => this.settings.gatewayAgent,
+      explicitModel: () => this.settings.gatewayModel,
+      configPath: () => openclawConfigPath(this.env),
+      now: this.now,
+      onChange: (view) => this.emit('gatewayAgent', view),
+    });
 
     this.skills.register(
       createChatSkill({
         gateway: () => this.gateway,
         defaultChannel: () => this.settings.defaultChannel,
+        callerInstructions: () => this.settings.callerInstructions,
+        targetProblem: () => this.gatewayTarget.problem(),
         trust: this.settings.chatTrust,
         allowedPeers: this.settings.allowedPeers,
         onGatewayOutcome: (outcome) => this.recordGatewayOutcome(outcome),
@@ -123,6 +144,20 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       checkReachable: (url) => checkReachable(url, this.card()),
       onState: (state) => this.emit('registry', state),
     });
+    this.access = new AccessControl({
+      dataDir: options.dataDir,
+      policy: () => this.settings.access,
+      allowedPeers: () => this.settings.allowedPeers,
+      isOwnId: (id) => id === this.card().id,
+      describe: (sender) => peerKeys.describe(sender),
+      expiryHours: () => this.settings.pendingExpiryHours,
+      heldTasks: {
+        run: (ids) => this.server.runHeld(ids),
+        fail: (ids, message) => this.server.failHeld(ids, message),
+      },
+      onChange: (change) => this.emit('access', change),
+      now: this.now,
+    });
     this.server = new AgentServer({
       dataDir: options.dataDir,
       card: () => this.card(),
@@ -136,7 +171,10 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
         bodyLimitBytes: this.settings.bodyLimitBytes,
         taskRetentionHours: this.settings.taskRetentionHours,
         keepMessageContents: this.settings.keepMessageContents,
+        injectionScreen: this.settings.injectionScreen,
       }),
+      access: this.access.gate,
+      screen: screenPayload,
       gatewayStatus: () => this.gateway.status,
       agentVersion: AGENT_VERSION,
       events: { envelope: (e) => this.emit('envelope', e), callback: (e) => this.emit('callback', e) },
@@ -144,6 +182,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       keepAliveMs: options.keepAliveMs,
       now: this.now,
     });
+    // Tasks held before a restart whose sender was decided meanwhile (or whose request is gone).
+    this.access.reconcile(this.server.heldTasks());
   }
 
   /** Starts listening on the agent port, then the tunnel if one is set; resolves with the local URL. */
@@ -152,6 +192,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     this.invalidateCard();
     if (this.settings.tunnel !== 'none') this.startTunnel();
     const every = this.options.gatewayProbeMs ?? 30_000;
+    // Whether the agent for callers exists: at start, then with each health probe (never per call).
+    if (every === 0) void this.gatewayTarget.refresh();
     if (every > 0) {
       void this.probeGatewayNow();
       this.probeTimer = setInterval(() => void this.probeGatewayNow(), every);
@@ -163,7 +205,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   /** Probes the gateway's health endpoint (never chat: each chat call costs a run); emits on change. */
   async probeGatewayNow(): Promise<GatewayState> {
     if (this.gateway.status !== 'configured') return this.gatewayState;
-    const health = await probeGateway(this.gateway.config);
+    const [health] = await Promise.all([probeGateway(this.gateway.config), this.gatewayTarget.refresh()]);
     const probe: NonNullable<GatewayState['probe']> = {
       live: health.live,
       checkedAt: new Date(this.now()).toISOString(),
@@ -257,6 +299,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   /** Stops cleanly: in-flight work gets `shutdownGraceSeconds` (or `graceMs`) to finish, then fails. */
   async stop(graceMs = this.settings.shutdownGraceSeconds * 1000): Promise<void> {
     clearInterval(this.probeTimer);
+    this.access.close();
     this.supervisor?.stop();
     await this.server.close(graceMs);
   }
@@ -274,12 +317,13 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     this.settings = { ...before, ...change };
     this.gateway = this.resolveGateway();
     // A new URL, token or model makes the last call's diagnosis stale: forget it.
-    const gatewayChanged = (['gatewayUrl', 'gatewayToken', 'gatewayModel'] as const).some(
+    const gatewayChanged = (['gatewayUrl', 'gatewayToken', 'gatewayModel', 'gatewayAgent'] as const).some(
       (name) => name in change && change[name] !== before[name],
     );
     if (gatewayChanged) {
       this.gatewayState = { status: this.gateway.status };
       this.emit('gateway', this.gatewayState);
+      void this.gatewayTarget.reset();
       if (this.probeTimer) void this.probeGatewayNow();
     } else {
       this.gatewayState = { ...this.gatewayState, status: this.gateway.status };
@@ -291,6 +335,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       allowedPeers: this.settings.chatTrust === 'trusted-peers' ? this.settings.allowedPeers : undefined,
     });
     this.keys.setCardTTL(this.settings.cardTTL);
+    if (['access', 'allowedPeers'].some((name) => name in change)) this.emit('access', { kind: 'changed' });
     this.invalidateCard();
     this.server.applyLimits();
     // A changed tunnel setting takes effect by reopening the tunnel (the agent keeps serving meanwhile).
@@ -358,7 +403,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       {
         url: this.settings.gatewayUrl,
         token: this.settings.gatewayToken,
-        model: this.settings.gatewayModel,
+        // An explicit model wins (gateways that are not OpenClaw); else the agent for callers.
+        model: this.settings.gatewayModel ?? agentModel(this.settings.gatewayAgent),
         timeoutMs: this.settings.gatewayTimeoutMs,
       },
       this.env,
@@ -376,6 +422,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
           diagnosis: outcome.error.diagnosis,
           fix: outcome.error.fix,
         };
+    if (!outcome.ok && outcome.error.problem === 'agent-unknown') this.gatewayTarget.noteUnknownAgent();
     const wasOk = this.gatewayState.lastCall?.ok;
     this.gatewayState = { ...this.gatewayState, status: this.gateway.status, lastCall };
     // Only changes are news: a healthy gateway answering every call is not an event each time.

@@ -4,6 +4,8 @@ import { healthOf, publicUrlOf, type ShellState } from './shell-state.js';
 export interface MenuActions {
   copyPublicUrl(url: string): void;
   openConsole(): void;
+  /** Opens the console on its Access page, where waiting senders are approved or denied. */
+  openAccess(): void;
   runSelfTest(): void;
   startTunnel(): void;
   stopTunnel(): void;
@@ -26,8 +28,15 @@ export function menuTemplate(state: ShellState, actions: MenuActions): MenuItemC
   const url = publicUrlOf(state);
   const tunnelRunning = state.tunnel.status !== 'off' && state.tunnel.status !== 'failed';
   const registered = state.registry.status === 'registered';
+  const waiting = state.access.pending;
   return [
     { id: 'status', label: `${TITLE[health]}: ${shorten(reason, 60)}`, enabled: false },
+    {
+      id: 'access',
+      label: `${waiting} sender${waiting === 1 ? '' : 's'} waiting for approval…`,
+      visible: waiting > 0,
+      click: () => actions.openAccess(),
+    },
     {
       id: 'public-url',
       label: url ? `Copy public URL (${shorten(url, 40)})` : 'No public URL yet',

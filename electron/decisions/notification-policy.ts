@@ -1,12 +1,15 @@
-import { publicUrlOf, type ShellState } from './shell-state.js';
+import { publicUrlOf, type NewestSender, type ShellState } from './shell-state.js';
+import type { ConsolePage } from './window-options.js';
 
 export type NoticeKind =
-  'gateway-down' | 'gateway-up' | 'url-changed' | 'tunnel-stuck' | 'registration-failed';
+  'gateway-down' | 'gateway-up' | 'url-changed' | 'tunnel-stuck' | 'registration-failed' | 'new-sender';
 
 export interface Notice {
   kind: NoticeKind;
   title: string;
   body: string;
+  /** The console page a click opens; the window's current page when undefined. */
+  page?: ConsolePage;
 }
 
 /** Reconnect attempts before the operator hears that the tunnel cannot reconnect. */
@@ -61,7 +64,75 @@ export function noticesFor(before: ShellState, after: ShellState): Notice[] {
       body: `${failed.message} ${failed.fix}`,
     });
   }
+  if (after.access.newest && newSenderArrived(before.access, after.access))
+    notices.push(newSenderNotice(after.access.newest, after.access.pending));
   return notices;
+}
+
+/**
+ * A sender joined the pending list: the newest is newer than before (another sender, or the same one asking
+ * again after its request expired), or the list grew. The newest turning into an older one is an approval
+ * or a denial of the newest, not news.
+ */
+function newSenderArrived(before: ShellState['access'], after: ShellState['access']): boolean {
+  if (after.pending > before.pending) return true;
+  const now = after.newest;
+  const then = before.newest;
+  if (!now) return false;
+  if (!then) return true;
+  return Date.parse(now.firstAt) > Date.parse(then.firstAt);
+}
+
+function newSenderNotice(newest: NewestSender, pending: number): Notice {
+  const others = pending - 1;
+  return {
+    kind: 'new-sender',
+    title: 'New sender asks to talk to your agent',
+    body:
+      `${describeSender(newest)}. It waits for your approval in the Access page.` +
+      (others > 0 ? ` ${others} other${others === 1 ? '' : 's'} wait${others === 1 ? 's' : ''} too.` : ''),
+    page: 'access',
+  };
+}
+
+/**
+ * What a held-back notice of `kind` says once its cooldown is over, from the state then; undefined when there
+ * is nothing left to say (e.g. the operator already approved or denied every waiting sender).
+ */
+export function summaryFor(kind: NoticeKind, state: ShellState): Notice | undefined {
+  const { pending, newest } = state.access;
+  if (kind !== 'new-sender' || pending === 0 || !newest) return undefined;
+  if (pending === 1) {
+    return {
+      kind,
+      title: 'A sender waits for your approval',
+      body: `${describeSender(newest)}. Approve or deny it in the Access page.`,
+      page: 'access',
+    };
+  }
+  return {
+    kind,
+    title: `${pending} senders wait for your approval`,
+    body: `The newest: ${describeSender(newest)}. Approve or deny them in the Access page.`,
+    page: 'access',
+  };
+}
+
+/** The verified id first; the name only as what the sender calls itself. */
+function describeSender(sender: NewestSender): string {
+  const name = sender.name === undefined ? '' : displayName(sender.name);
+  return `${sender.sender}${name ? ` (calls itself "${name}")` : ''}, code ${sender.code}`;
+}
+
+// A card's name is text the caller chose (unverified): no control characters or markup (some Linux
+// notification servers render <b>, <a>), and short, so it cannot pose as a message from the app.
+const MAX_NAME = 40;
+function displayName(name: string): string {
+  const plain = name
+    .replace(/[\p{Cc}\p{Cf}<>&"]/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return plain.length > MAX_NAME ? `${plain.slice(0, MAX_NAME - 1)}…` : plain;
 }
 
 function gatewayDown(state: ShellState): boolean {
@@ -79,15 +150,20 @@ export interface RateLimitOptions {
   windowMs?: number;
 }
 
+/** Kinds whose suppressed notices are held and summed up later (`release`) instead of dropped. */
+const HELD_KINDS: ReadonlySet<NoticeKind> = new Set(['new-sender']);
+
 /**
  * Keeps a flapping network from spamming the desktop: each kind waits out its cooldown, and a global window
  * caps the total. A suppressed `gateway-up` is dropped with its `gateway-down`, so the operator is never
- * told "back" without having been told "down".
+ * told "back" without having been told "down". A suppressed `new-sender` is held instead: each sender waits
+ * for the operator, so once the cooldown is over one summary says how many still wait.
  */
 export class NotificationLimiter {
   private readonly lastByKind = new Map<NoticeKind, number>();
   private recent: number[] = [];
   private downShown = false;
+  private readonly held = new Set<NoticeKind>();
   private readonly perKindMs: number;
   private readonly burst: number;
   private readonly windowMs: number;
@@ -103,16 +179,50 @@ export class NotificationLimiter {
     const shown: Notice[] = [];
     for (const notice of notices) {
       if (notice.kind === 'gateway-up' && !this.downShown) continue;
-      const last = this.lastByKind.get(notice.kind);
-      if (last !== undefined && now - last < this.perKindMs) continue;
-      this.recent = this.recent.filter((time) => now - time < this.windowMs);
-      if (this.recent.length >= this.burst) continue;
+      if (!this.allowed(notice.kind, now)) {
+        if (HELD_KINDS.has(notice.kind)) this.held.add(notice.kind);
+        continue;
+      }
       this.recent.push(now);
       this.lastByKind.set(notice.kind, now);
+      this.held.delete(notice.kind);
       if (notice.kind === 'gateway-down') this.downShown = true;
       if (notice.kind === 'gateway-up') this.downShown = false;
       shown.push(notice);
     }
     return shown;
+  }
+
+  /** When a held notice may be shown (its cooldown over and room in the window); undefined if none is held. */
+  nextReleaseAt(): number | undefined {
+    if (this.held.size === 0) return undefined;
+    const full = this.recent.length >= this.burst;
+    const windowFreeAt = full ? this.recent[this.recent.length - this.burst]! + this.windowMs : 0;
+    let earliest = Infinity;
+    for (const kind of this.held)
+      earliest = Math.min(earliest, (this.lastByKind.get(kind) ?? 0) + this.perKindMs);
+    return Math.max(earliest, windowFreeAt);
+  }
+
+  /**
+   * The held notices that are due, each rebuilt by `summarise` from the state now (undefined: nothing left to
+   * say, and it is no longer held).
+   */
+  release(now: number, summarise: (kind: NoticeKind) => Notice | undefined): Notice[] {
+    const due: Notice[] = [];
+    for (const kind of [...this.held]) {
+      if (!this.allowed(kind, now)) continue;
+      const summary = summarise(kind);
+      if (summary) due.push(summary);
+      else this.held.delete(kind);
+    }
+    return this.admit(due, now);
+  }
+
+  private allowed(kind: NoticeKind, now: number): boolean {
+    const last = this.lastByKind.get(kind);
+    if (last !== undefined && now - last < this.perKindMs) return false;
+    this.recent = this.recent.filter((time) => now - time < this.windowMs);
+    return this.recent.length < this.burst;
   }
 }

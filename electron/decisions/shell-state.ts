@@ -1,4 +1,11 @@
-import type { RegistryStatus, TunnelStatus } from '../../src/protocol/console-api.js';
+import type {
+  GatewayAgentView,
+  GatewayView,
+  PendingSenderView,
+  RegistryStatus,
+  StatusResponse,
+  TunnelStatus,
+} from '../../src/protocol/console-api.js';
 
 /** What the desktop shell knows about the core: enough to draw the tray, the menu and notifications. */
 export interface ShellState {
@@ -11,11 +18,67 @@ export interface ShellState {
     /** From the health probe; undefined before the first. */
     live?: boolean;
     problem?: { diagnosis: string; fix: string };
+    /** The gateway agent callers reach; undefined when the console does not report it. */
+    agent?: GatewayAgentFacts;
   };
   registry: RegistryStatus;
   /** Where callers reach the agent now (the public URL while the tunnel is online). */
   agentUrl?: string;
+  /** Senders that wait for the operator's approval (access policy `pairing`), and the newest of them. */
+  access: { pending: number; newest?: NewestSender };
   startAtLogin: boolean;
+}
+
+/** The gateway agent as far as the tray cares: whether it exists and which host tools it exposes. */
+export interface GatewayAgentFacts {
+  /** Undefined when an explicit model is set instead of an agent id. */
+  id?: string;
+  check: GatewayAgentView['check'];
+  /** Set only when the agent's tool policy exposes host tools (exec, file access, ...). */
+  exposes?: string[];
+}
+
+export type NewestSender = Pick<PendingSenderView, 'sender' | 'name' | 'code' | 'firstAt'>;
+
+/**
+ * The part of the console's `GET /api/status` the shell reads. The gateway agent and the access summary are
+ * optional here though the console always sends them now: a core from before them still draws a tray.
+ */
+export interface StatusFacts {
+  tunnel: TunnelStatus;
+  gateway: Pick<GatewayView, 'status' | 'live' | 'problem'> & {
+    agent?: Pick<GatewayAgentView, 'id' | 'check' | 'tools'>;
+  };
+  registry: RegistryStatus;
+  agent: { url: string };
+  access?: Pick<StatusResponse['access'], 'pending' | 'newest'>;
+}
+
+/** The shell's state from the console's status, so the tray and the console always agree. */
+export function shellStateFrom(status: StatusFacts, startAtLogin: boolean): ShellState {
+  const { problem, agent } = status.gateway;
+  const access = status.access ?? { pending: 0 };
+  return {
+    tunnel: status.tunnel,
+    gateway: {
+      status: status.gateway.status,
+      live: status.gateway.live,
+      ...(problem ? { problem: { diagnosis: problem.diagnosis, fix: problem.fix } } : {}),
+      ...(agent
+        ? {
+            agent: {
+              ...(agent.id !== undefined ? { id: agent.id } : {}),
+              check: agent.check,
+              ...(agent.tools.verdict === 'exposes-host-tools' ? { exposes: agent.tools.tools } : {}),
+            },
+          }
+        : {}),
+    },
+    registry: status.registry,
+    agentUrl: status.agent.url,
+    access: { pending: access.pending, ...(access.newest ? { newest: access.newest } : {}) },
+    startAtLogin,
+  };
 }
 
 export type Health = 'online' | 'degraded' | 'offline' | 'error';
@@ -25,8 +88,23 @@ export function healthOf(state: ShellState): { health: Health; reason: string } 
   if (state.coreError) return { health: 'error', reason: state.coreError };
   if (state.tunnel.status === 'failed')
     return { health: 'error', reason: `Tunnel failed: ${state.tunnel.reason}` };
+  // Before any gateway trouble: every caller that gets through can reach this machine's tools.
+  const agent = state.gateway.agent;
+  if (agent?.exposes) {
+    const tools = agent.exposes.length > 0 ? `: ${agent.exposes.join(', ')}` : '';
+    return {
+      health: 'degraded',
+      reason: `${agentName(agent, 'The gateway agent')} exposes host tools${tools}`,
+    };
+  }
   if (state.gateway.status !== 'configured')
     return { health: 'degraded', reason: `Gateway ${state.gateway.status}` };
+  // The gateway answered its agent list without it: every call would fail, whatever the last probe said.
+  if (agent?.check === 'missing')
+    return {
+      health: 'degraded',
+      reason: `${agentName(agent, "Callers' agent")} is missing on the gateway: add it`,
+    };
   if (state.gateway.problem) return { health: 'degraded', reason: state.gateway.problem.diagnosis };
   if (state.gateway.live === false) return { health: 'degraded', reason: 'The gateway is not answering' };
   switch (state.tunnel.status) {
@@ -39,6 +117,10 @@ export function healthOf(state: ShellState): { health: Health; reason: string } 
     case 'online':
       return { health: 'online', reason: `Online at ${state.tunnel.url}` };
   }
+}
+
+function agentName(agent: GatewayAgentFacts, noun: string): string {
+  return agent.id ? `${noun} "${agent.id}"` : noun;
 }
 
 export function publicUrlOf(state: ShellState): string | undefined {

@@ -45,6 +45,7 @@ export async function handleEnvelope(ctx: Context, runtime: AgentRuntime, mode: 
       signatureForm: trace.form,
       traceId: trace.traceId,
       forwardedFor: forwardedFor(ctx),
+      ...(trace.screen ? { screen: trace.screen } : {}),
       durationMs: Math.round((performance.now() - started) * 1000) / 1000,
       bytesIn,
       bytesOut: 0,
@@ -124,32 +125,95 @@ async function replySync(
   if (signal.aborted) throw signal.reason;
   const body = okResponse(accepted.envelope.traceId, newSpanId(), result);
   const bytesOut = sendSigned(ctx, runtime.signer(), 200, body);
-  log({ verdict: 'accepted', status: 200, bytesOut, ...preview(runtime, accepted, result) });
+  log({
+    verdict: 'accepted',
+    status: 200,
+    bytesOut,
+    admittedBy: accepted.admittedBy,
+    ...preview(runtime, accepted, result),
+  });
 }
 
 function replyTask(ctx: Context, runtime: AgentRuntime, accepted: Accepted, log: Log): void {
-  const { envelope } = accepted;
-  if (envelope.callbackUrl) {
-    try {
-      runtime.callbacks.check(envelope.callbackUrl);
-    } catch (error) {
-      if (error instanceof CallbackUrlError) throw schemaInvalid(error.message, 'input');
-      throw error;
+  const { envelope, held } = accepted;
+  try {
+    if (envelope.callbackUrl) {
+      try {
+        runtime.callbacks.check(envelope.callbackUrl);
+      } catch (error) {
+        if (error instanceof CallbackUrlError) throw schemaInvalid(error.message, 'input');
+        throw error;
+      }
     }
+    const task = runtime.tasks.create(
+      {
+        sender: accepted.sender,
+        skill: envelope.skill,
+        traceId: envelope.traceId,
+        spanId: newSpanId(),
+        callbackUrl: envelope.callbackUrl ?? undefined,
+        ...(held ? { held: heldEnvelope(accepted, held.code) } : {}),
+      },
+      held?.taskId,
+    );
+    const bytesOut = sendSigned(ctx, runtime.signer(), 202, { taskId: task.taskId, status: 'accepted' });
+    const fields = { status: 202, bytesOut, taskId: task.taskId, ...preview(runtime, accepted) };
+    if (held) {
+      // Waits (status `pending`) until the operator approves the sender (then it runs) or not.
+      log({
+        verdict: 'accepted',
+        held: true,
+        message: `held for the operator's approval (request ${held.code})`,
+        ...fields,
+      });
+      return;
+    }
+    log({ verdict: 'accepted', admittedBy: accepted.admittedBy, ...fields });
+    // runTask records every outcome itself; this catch is the last guard (a disk that refuses writes).
+    runTask(runtime, accepted, task).catch((error: unknown) =>
+      console.error(`Task ${task.taskId}: ${(error as Error).message}`),
+    );
+  } catch (error) {
+    if (held) runtime.pipeline.access?.release(accepted.sender, held.taskId);
+    throw error;
   }
-  const task = runtime.tasks.create({
-    sender: accepted.sender,
-    skill: envelope.skill,
-    traceId: envelope.traceId,
-    spanId: newSpanId(),
-    callbackUrl: envelope.callbackUrl ?? undefined,
-  });
-  const bytesOut = sendSigned(ctx, runtime.signer(), 202, { taskId: task.taskId, status: 'accepted' });
-  log({ verdict: 'accepted', status: 202, bytesOut, taskId: task.taskId, ...preview(runtime, accepted) });
-  // runTask records every outcome itself; this catch is the last guard (a disk that refuses writes).
+}
+
+// What a held task needs to run later: the verified envelope without its signature or credentials.
+function heldEnvelope(accepted: Accepted, code: string): NonNullable<StoredTask['held']> {
+  const { signature: _signature, kid: _kid, auth: _auth, ...envelope } = accepted.envelope;
+  return { envelope, code, ...(accepted.callerName ? { callerName: accepted.callerName } : {}) };
+}
+
+/** The operator approved a held task's sender: it runs now, as if it had just been accepted. */
+export function runHeldTask(runtime: AgentRuntime, task: StoredTask): void {
+  const held = task.held;
+  const entry = held ? runtime.pipeline.skills.get(task.skill) : undefined;
+  if (!held || !entry) {
+    failHeldTask(runtime, task, 'The skill this task asked for is no longer offered; submit it again.');
+    return;
+  }
+  const accepted: Accepted = {
+    envelope: held.envelope,
+    sender: task.sender,
+    entry,
+    admittedBy: 'approved',
+    ...(held.callerName ? { callerName: held.callerName } : {}),
+  };
   runTask(runtime, accepted, task).catch((error: unknown) =>
     console.error(`Task ${task.taskId}: ${(error as Error).message}`),
   );
+}
+
+/** A held task whose sender was denied, or whose request expired: `failed` with AUTH_FAILED. */
+export function failHeldTask(runtime: AgentRuntime, task: StoredTask, message: string): void {
+  runtime.tasks.finish(task, { error: { code: 'AUTH_FAILED', message } });
+  const envelope = errorBody('AUTH_FAILED', message, task.traceId, task.spanId);
+  if (task.callbackUrl) {
+    deliverCallback(runtime, task, envelope).catch((error: unknown) =>
+      console.error(`Callback for task ${task.taskId}: ${(error as Error).message}`),
+    );
+  }
 }
 
 /** Runs an accepted task to its end; never rejects: every outcome is written to the task store. */
@@ -238,7 +302,13 @@ async function replyStream(
     if (signal.aborted) throw signal.reason;
     if (named) sse.send(signObject({ status: 'ok', result }, signer), 'result');
     sse.send(signObject({ done: true, result }, signer));
-    log({ verdict: 'accepted', status: 200, bytesOut: sse.bytesOut, ...preview(runtime, accepted, result) });
+    log({
+      verdict: 'accepted',
+      status: 200,
+      bytesOut: sse.bytesOut,
+      admittedBy: accepted.admittedBy,
+      ...preview(runtime, accepted, result),
+    });
   } catch (error) {
     const failure = callerError(error);
     const detail = { code: failure.code, message: failure.message };

@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { ProtocolError, authFailed, publicKeyFromRaw, type AgentCard } from '../protocol/index.js';
+import { oneLine } from '../lib/text.js';
 import { CARD_FETCH_DEFAULTS, fetchPeerCard, type CardFetchOptions } from './card-fetch.js';
 import { RateLimiter } from './rate-limits.js';
 
@@ -33,6 +34,9 @@ interface CacheEntry {
   keys: Map<string, { raw: string; active: boolean; object?: KeyObject | null }>;
   expiresAt: number;
   fetchedAt: number;
+  /** The card's own words about itself (unverified), cut to one short line each. */
+  name?: string;
+  description?: string;
 }
 
 /** Sender key resolution of PROTOCOL.md §3: pinned keys, our own keystore, then cached peer cards. */
@@ -107,6 +111,12 @@ export class PeerKeyResolver {
     return { key: found.object, source: 'card' };
   }
 
+  /** What the sender's cached card says about itself (self-declared text), when its card was fetched. */
+  describe(sender: string): { name?: string; description?: string } | undefined {
+    const entry = this.cards.get(sender);
+    return entry ? { name: entry.name, description: entry.description } : undefined;
+  }
+
   // A forced re-fetch per sender at most every refetchIntervalMs.
   private mayRefetch(sender: string): boolean {
     const now = this.options.now();
@@ -177,7 +187,13 @@ export class PeerKeyResolver {
     );
     const now = this.options.now();
     const keys = new Map(card.publicKeys.map((k) => [k.kid, { raw: k.key, active: k.active }]));
-    const entry: CacheEntry = { keys, fetchedAt: now, expiresAt: now + ttl };
+    const entry: CacheEntry = {
+      keys,
+      fetchedAt: now,
+      expiresAt: now + ttl,
+      name: oneLine(card.name, 100),
+      description: oneLine(card.description, 300),
+    };
     this.remember(this.cards, sender, entry);
     return entry;
   }

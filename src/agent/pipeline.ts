@@ -15,6 +15,8 @@ import {
   type Envelope,
   type Mode,
 } from '../protocol/index.js';
+import type { AdmissionRule } from '../protocol/console-api.js';
+import type { AccessCheck } from './access-check.js';
 import type { SignatureFormUsed } from './events.js';
 import type { NonceStore } from './nonce-store.js';
 import type { PeerKeyResolver } from './peer-keys.js';
@@ -34,7 +36,12 @@ export interface PipelineSettings {
   tokensPerDay: number;
   bearerTokens: string[];
   allowUnsigned: boolean;
+  /** `flag`: the call goes on, marked; `refuse`: 400 INJECTION_DETECTED at the input step; `off`. */
+  injectionScreen: 'flag' | 'refuse' | 'off';
 }
+
+/** A content screen over the payload: the rule that matched, if any. */
+export type PayloadScreen = (payload: unknown) => { rule: string } | undefined;
 
 export interface PipelineDeps {
   isOwnId(id: string): boolean;
@@ -46,6 +53,9 @@ export interface PipelineDeps {
   senderLimit: RateLimiter;
   ledger: TokenLedger;
   settings(): PipelineSettings;
+  /** Who may reach the skills; without one every verified sender is admitted (`open`). */
+  access?: AccessCheck;
+  screen?: PayloadScreen;
   now?: () => number;
 }
 
@@ -64,17 +74,28 @@ export interface ReceiveTrace {
   skill?: string;
   traceId?: string;
   form: SignatureFormUsed;
+  /** The injection screen's match (the log shows it whether the call went on or not). */
+  screen?: { rule: string };
 }
 
 export interface Accepted {
   envelope: Envelope;
   sender: string;
   entry: RegisteredSkill;
+  /** The access rule that admitted the sender. */
+  admittedBy: AdmissionRule;
+  /** Async only: the task waits for the operator's approval of its sender. */
+  held?: { code: string; taskId: string };
+  screen?: { rule: string };
+  /** The name on the sender's card, when fetched (self-declared, one short line). */
+  callerName?: string;
 }
 
 /**
  * The one receive pipeline of PROTOCOL.md §4, shared by sync, async and stream. Each step throws a
  * ProtocolError naming the step; nothing is recorded before step 6, so a refused request can be retried.
+ * Step 8 (access) comes last: only a verified sender within its limits, with a valid payload, can ever
+ * reach the operator's pending list; a held or refused call has spent its nonce (it retries with a new one).
  */
 export async function receive(
   deps: PipelineDeps,
@@ -157,8 +178,52 @@ export async function receive(
     );
   }
 
-  // 7. Skill, mode and input.
-  return { envelope, sender: envelope.from, entry: checkInput(entry, envelope, input.mode) };
+  // 7. Skill, mode and input (the injection screen is part of the input check).
+  const checked = checkInput(entry, envelope, input.mode);
+  screenInput(deps, settings, envelope.payload, trace);
+
+  // 8. Access: the operator's consent. Only verified senders within their limits get this far.
+  return admit(deps, { envelope, sender: envelope.from, entry: checked }, input.mode, false, trace);
+}
+
+function screenInput(
+  deps: PipelineDeps,
+  settings: PipelineSettings,
+  payload: Record<string, unknown>,
+  trace: ReceiveTrace,
+): void {
+  if (!deps.screen || settings.injectionScreen === 'off') return;
+  const match = deps.screen(payload);
+  if (!match) return;
+  trace.screen = match;
+  if (settings.injectionScreen === 'refuse') {
+    throw new ProtocolError(
+      'INJECTION_DETECTED',
+      400,
+      `The message looks like a prompt-injection attempt (rule "${match.rule}") and this agent refuses those; rephrase it as a plain request.`,
+      { step: 'input' },
+    );
+  }
+}
+
+function admit(
+  deps: PipelineDeps,
+  accepted: Pick<Accepted, 'envelope' | 'sender' | 'entry'>,
+  mode: Mode,
+  unsigned: boolean,
+  trace: ReceiveTrace,
+): Accepted {
+  const name = unsigned ? undefined : deps.keys.describe(accepted.sender)?.name;
+  const extra = { ...(trace.screen ? { screen: trace.screen } : {}), ...(name ? { callerName: name } : {}) };
+  if (!deps.access) return { ...accepted, admittedBy: 'open', ...extra };
+  const verdict = deps.access.admit({
+    sender: accepted.sender,
+    unsigned,
+    mode,
+    payload: accepted.envelope.payload,
+  });
+  if (verdict.admitted) return { ...accepted, admittedBy: verdict.rule, ...extra };
+  return { ...accepted, admittedBy: 'approved', held: verdict.held, ...extra };
 }
 
 function parseBody(input: ReceiveInput): Record<string, unknown> {
@@ -353,7 +418,9 @@ function acceptUnsigned(
     spanId: randomBytes(8).toString('hex'),
     payload: payload as Record<string, unknown>,
   };
-  return { envelope, sender, entry: checkInput(entry, envelope, input.mode) };
+  const checked = checkInput(entry, envelope, input.mode);
+  screenInput(deps, deps.settings(), envelope.payload, trace);
+  return admit(deps, { envelope, sender, entry: checked }, input.mode, true, trace);
 }
 
 function header(value: string | string[] | undefined): string | undefined {

@@ -15,6 +15,13 @@ export function runSkill(accepted: Accepted, mode: Mode, hooks: RunHooks): Promi
     envelope: accepted.envelope,
     sender: accepted.sender,
     payload: accepted.envelope.payload,
+    caller: {
+      id: accepted.sender,
+      ...(accepted.callerName ? { name: accepted.callerName } : {}),
+      trust: accepted.entry.skill.trust,
+      admittedBy: accepted.admittedBy,
+      ...(accepted.screen ? { screened: accepted.screen } : {}),
+    },
     mode,
     signal: hooks.signal,
     emit: hooks.emit ?? (() => undefined),

@@ -6,10 +6,11 @@ import { CallbackSender, type CallbackOptions } from './callbacks.js';
 import type { AgentEventSink } from './events.js';
 import { healthBody } from './health.js';
 import { introMarkdown } from './intro.js';
-import { deliverCallback, handleEnvelope } from './modes.js';
+import type { AccessCheck } from './access-check.js';
+import { deliverCallback, failHeldTask, handleEnvelope, runHeldTask } from './modes.js';
 import { NonceStore } from './nonce-store.js';
 import type { PeerKeyResolver } from './peer-keys.js';
-import type { PipelineSettings } from './pipeline.js';
+import type { PayloadScreen, PipelineSettings } from './pipeline.js';
 import { RateLimiter } from './rate-limits.js';
 import { sendSigned } from './respond.js';
 import type { AgentRuntime } from './runtime.js';
@@ -36,6 +37,10 @@ export interface AgentServerOptions {
   gatewayStatus(): string;
   agentVersion: string;
   events?: AgentEventSink;
+  /** Who may reach the skills (the operator's consent); without one, every verified sender. */
+  access?: AccessCheck;
+  /** The injection screen over payloads. */
+  screen?: PayloadScreen;
   callbacks?: Partial<CallbackOptions>;
   keepAliveMs?: number;
   now?: () => number;
@@ -80,6 +85,8 @@ export class AgentServer {
         senderLimit: this.senderLimit,
         ledger: this.ledger,
         settings: options.settings,
+        access: options.access,
+        screen: options.screen,
         now,
       },
       tasks: this.tasks,
@@ -109,6 +116,27 @@ export class AgentServer {
     const { rateLimit } = this.options.card();
     this.globalLimit.setLimit(rateLimit.requestsPerMinute);
     this.senderLimit.setLimit(rateLimit.requestsPerSender);
+  }
+
+  /** Tasks waiting for the operator's approval of their sender: task id to sender. */
+  heldTasks(): Map<string, string> {
+    return new Map(this.tasks.heldTasks().map((task) => [task.taskId, task.sender]));
+  }
+
+  /** The operator approved their sender: these held tasks run now. */
+  runHeld(taskIds: string[]): void {
+    for (const id of taskIds) {
+      const task = this.tasks.get(id);
+      if (task?.held) runHeldTask(this.runtime, task);
+    }
+  }
+
+  /** Denied or expired: these held tasks fail with AUTH_FAILED (and their callbacks are sent). */
+  failHeld(taskIds: string[], message: string): void {
+    for (const id of taskIds) {
+      const task = this.tasks.get(id);
+      if (task?.held) failHeldTask(this.runtime, task, message);
+    }
   }
 
   get listening(): boolean {

@@ -1,4 +1,19 @@
-import type { Envelope, Mode, SkillDef } from '../protocol/index.js';
+import type { AdmissionRule } from '../protocol/console-api.js';
+import type { Envelope, Mode, SkillDef, Trust } from '../protocol/index.js';
+
+/** Who is calling, as verified by the pipeline: what a skill may tell its backend about the caller. */
+export interface CallerInfo {
+  /** The verified agent:// id (or `unsigned:<address>`). */
+  id: string;
+  /** The name on the caller's card (self-declared, unverified, one short line). */
+  name?: string;
+  /** The skill's trust tier the call passed. */
+  trust: Trust;
+  /** The access rule that admitted the caller. */
+  admittedBy: AdmissionRule;
+  /** The injection screen's match, when it flagged the message and let it through. */
+  screened?: { rule: string };
+}
 
 /** What a skill handler gets for one verified call. */
 export interface SkillContext {
@@ -6,6 +21,7 @@ export interface SkillContext {
   /** The verified sender's agent:// id (or `unsigned:<address>` when unsigned calls are allowed). */
   sender: string;
   payload: Record<string, unknown>;
+  caller: CallerInfo;
   mode: Mode;
   /** Aborted when the caller goes away (sync, stream) or the agent shuts down. */
   signal: AbortSignal;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ErrorCode, TaskRecord, TaskStatus } from '../protocol/index.js';
+import type { Envelope, ErrorCode, TaskRecord, TaskStatus } from '../protocol/index.js';
 import { ensureDir, readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
 
 export interface StoredTask extends TaskRecord {
@@ -13,6 +13,11 @@ export interface StoredTask extends TaskRecord {
   spanId: string;
   callbackUrl?: string;
   callback?: { state: 'pending' | 'delivered' | 'failed'; attempts: number };
+  /**
+   * A task waiting for the operator to approve its sender: the verified envelope it runs with (without
+   * signature or credentials), kept across restarts until the operator decides or the request expires.
+   */
+  held?: { envelope: Envelope; code: string; callerName?: string };
 }
 
 const TASK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -44,8 +49,12 @@ export class TaskStore {
   }
 
   /** A UUIDv4 has 122 random bits: the id is the caller's only credential for polling. */
-  create(meta: Pick<StoredTask, 'sender' | 'skill' | 'traceId' | 'spanId' | 'callbackUrl'>): StoredTask {
-    const task: StoredTask = { taskId: randomUUID(), status: 'pending', createdAt: this.now(), ...meta };
+  create(
+    meta: Pick<StoredTask, 'sender' | 'skill' | 'traceId' | 'spanId' | 'callbackUrl' | 'held'>,
+    taskId: string = randomUUID(),
+  ): StoredTask {
+    if (!TASK_ID.test(taskId)) throw new Error('A task id must be a random UUIDv4.');
+    const task: StoredTask = { taskId, status: 'pending', createdAt: this.now(), ...meta };
     if (meta.callbackUrl) task.callback = { state: 'pending', attempts: 0 };
     this.save(task);
     return task;
@@ -66,7 +75,13 @@ export class TaskStore {
 
   setStatus(task: StoredTask, status: TaskStatus): void {
     task.status = status;
+    if (status !== 'pending') delete task.held;
     this.save(task);
+  }
+
+  /** Tasks waiting for the operator's approval of their sender. */
+  heldTasks(): StoredTask[] {
+    return [...this.tasks.values()].filter((task) => task.status === 'pending' && task.held);
   }
 
   /** Kept in memory only: progress changes often and a restart turns the task into `failed` anyway. */
@@ -86,6 +101,7 @@ export class TaskStore {
       task.error = outcome.error;
     }
     delete task.progress;
+    delete task.held;
     task.finishedAt = this.now();
     this.save(task);
   }
@@ -95,11 +111,15 @@ export class TaskStore {
     this.save(task);
   }
 
-  /** Tasks that were pending or running when the agent stopped become `failed` (PROTOCOL.md §6). */
+  /**
+   * Tasks that were pending or running when the agent stopped become `failed` (PROTOCOL.md §6); tasks held
+   * for the operator's approval keep waiting.
+   */
   failInterrupted(): StoredTask[] {
     const interrupted: StoredTask[] = [];
     for (const task of this.tasks.values()) {
       if (task.status !== 'pending' && task.status !== 'running') continue;
+      if (task.status === 'pending' && task.held) continue;
       this.finish(task, {
         error: {
           code: 'AGENT_UNAVAILABLE',

@@ -1,6 +1,7 @@
 import { ProtocolError } from '../protocol/index.js';
 import type { Skill } from '../agent/skill.js';
 import { GatewayError, gatewayError } from './diagnosis.js';
+import { systemMessage } from './framing.js';
 import { callGateway } from './gateway-client.js';
 import type { ResolvedGateway } from './gateway-config.js';
 
@@ -13,6 +14,13 @@ export interface ChatSkillOptions {
   /** The gateway settings as they are now (the operator may change them while running). */
   gateway(): ResolvedGateway;
   defaultChannel(): string;
+  /** The operator's instructions for callers, framed into every call. */
+  callerInstructions(): string;
+  /**
+   * Whether the target agent may be called now: a problem (the agent is missing on the gateway) stops the
+   * call before anything is forwarded. Cached by the caller: never a round trip per call.
+   */
+  targetProblem?(): GatewayError | undefined;
   trust?: Skill['trust'];
   allowedPeers?: string[];
   /** Every gateway outcome, so the operator sees whether the gateway works and, if not, the fix. */
@@ -66,9 +74,11 @@ export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
       try {
         if (resolved.status !== 'configured')
           throw gatewayError('not-configured', { detail: resolved.status });
+        const problem = options.targetProblem?.();
+        if (problem) throw problem;
         const reply = await callGateway(resolved.config, {
           message,
-          channel,
+          system: systemMessage({ caller: context.caller, channel, instructions: options.callerInstructions() }),
           // Unsigned callers are not told apart (behind a tunnel they share one address): no session for them.
           user: context.sender.startsWith('unsigned:') ? '' : `${context.sender}#${channel}`,
           signal: context.signal,
@@ -81,10 +91,12 @@ export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
         if (!(error instanceof GatewayError)) throw error;
         // A caller leaving is not a gateway problem: do not report it as one.
         if (error.problem !== 'aborted') options.onGatewayOutcome?.({ ok: false, error });
-        const status = error.problem === 'not-configured' ? 503 : 502;
-        throw new ProtocolError('AGENT_UNAVAILABLE', status, error.callerMessage, {
+        // Not configured, no agent for callers, or still starting: the bridge is not serving (503).
+        const unavailable = ['not-configured', 'agent-missing', 'starting'].includes(error.problem);
+        throw new ProtocolError('AGENT_UNAVAILABLE', unavailable ? 503 : 502, error.callerMessage, {
           step: 'handler',
           cause: error,
+          ...(error.problem === 'starting' ? { retryAfterSeconds: error.retryAfterSeconds ?? 5 } : {}),
         });
       }
     },

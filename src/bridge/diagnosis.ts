@@ -13,7 +13,11 @@ export type GatewayProblem =
   | 'gateway-error'
   | 'not-chat-server'
   | 'stream-error'
-  | 'aborted';
+  | 'aborted'
+  | 'agent-missing'
+  | 'agent-ambiguous'
+  | 'agent-unknown'
+  | 'starting';
 
 /** Facts known where the problem was seen; every field is optional. */
 export interface ProblemContext {
@@ -24,6 +28,8 @@ export interface ProblemContext {
   timeoutMs?: number;
   /** A short detail for the operator (the gateway's own error message, the socket error code). */
   detail?: string;
+  /** The OpenClaw agent callers reach (for the agent rows). */
+  agentId?: string;
   cause?: unknown;
 }
 
@@ -145,6 +151,34 @@ const PROBLEMS: Record<GatewayProblem, ProblemText> = {
     fix: () => READ_LOGS,
     callerMessage: "The operator's agent failed while replying.",
   },
+  'agent-missing': {
+    diagnosis: (w, c) =>
+      `The gateway${w} has no agent "${c.agentId ?? '?'}" for callers${suffix(c.detail, ' (', ')')}, so the bridge forwards nothing.`,
+    fix: (c) =>
+      `Add a restricted agent "${c.agentId ?? 'public'}" to the gateway config (the console shows the snippet), ` +
+      'restart the gateway, then check again; or choose another agent for callers in Settings.',
+    callerMessage: "The operator's agent is not set up to take calls from other agents yet.",
+  },
+  'agent-ambiguous': {
+    diagnosis: (w, c) =>
+      `The gateway${w} has several agents and the call named none${suffix(c.detail, ' (', ')')}.`,
+    fix: () =>
+      'Choose the agent callers reach in Settings > Gateway (gatewayAgent); leave the explicit model setting empty.',
+    callerMessage: "The operator's agent is not set up to take calls from other agents yet.",
+  },
+  'agent-unknown': {
+    diagnosis: (w, c) =>
+      `The gateway${w} does not know the agent "${c.agentId ?? '?'}"${suffix(c.detail, ' (', ')')}.`,
+    fix: (c) =>
+      `Add the agent "${c.agentId ?? 'public'}" to the gateway config (the console shows a restricted one to copy) ` +
+      'and restart the gateway, or pick an existing agent for callers in Settings.',
+    callerMessage: "The operator's agent is not set up to take calls from other agents yet.",
+  },
+  starting: {
+    diagnosis: (w) => `The gateway${w} is still starting (its plugin runtime is not ready yet).`,
+    fix: () => 'Nothing to fix: it answers in a few seconds. Callers are asked to retry.',
+    callerMessage: "The operator's gateway is starting; retry in a few seconds.",
+  },
   aborted: {
     diagnosis: () => 'The call to the gateway was cancelled because its caller went away.',
     fix: () => 'Nothing to fix: the caller cancelled the request.',
@@ -188,7 +222,18 @@ export function diagnoseResponse(response: UnusableResponse, url: string): Gatew
     const retryAfterSeconds = parseRetryAfter(response.retryAfter);
     return gatewayError('rate-limited', { ...context, ...(retryAfterSeconds ? { retryAfterSeconds } : {}) });
   }
+  // OpenClaw's own wording for its agent rows (GATEWAY.md, "More failure rows").
+  if (httpStatus === 400 && /multiple agents are configured/i.test(detail))
+    return gatewayError('agent-ambiguous', context);
+  if (httpStatus === 400 && /unknown agent/i.test(detail)) {
+    const agentId = /unknown agent '([^']{1,64})'/i.exec(detail)?.[1];
+    return gatewayError('agent-unknown', { ...context, ...(agentId ? { agentId } : {}) });
+  }
   if (httpStatus === 400 || httpStatus === 422) return gatewayError('bad-request', context);
+  if (httpStatus === 503 && /plugin runtime is starting/i.test(`${detail} ${response.body.slice(0, 500)}`)) {
+    const retryAfterSeconds = parseRetryAfter(response.retryAfter) ?? 5;
+    return gatewayError('starting', { ...context, retryAfterSeconds });
+  }
   // OpenClaw answers 404 while the endpoint is off; old builds 405; a web server at the URL an HTML page.
   if (httpStatus === 404 || httpStatus === 405 || (isHtml && httpStatus < 300)) {
     return gatewayError('endpoint-disabled', context);

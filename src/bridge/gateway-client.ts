@@ -21,8 +21,9 @@ export interface ChatUsage {
 
 export interface ChatCall {
   message: string;
+  /** Instructions the caller cannot influence (who is calling, that its text is untrusted input). */
+  system?: string;
   user: string;
-  channel: string;
   signal?: AbortSignal;
   /** When present, the gateway is asked to stream and this is called with each content delta. */
   onDelta?: (text: string) => void;
@@ -118,14 +119,19 @@ function prepare(config: GatewayConfig, call: ChatCall): Prepared {
   // An unauthenticated call would count as a failed login towards the gateway's lockout.
   if (!config.token) throw gatewayError('not-configured', { detail: 'no gateway token is set' });
   const stream = call.onDelta !== undefined;
+  // The caller's text goes only in the user message; the framing is a system message it cannot touch.
+  const messages = call.system
+    ? [
+        { role: 'system', content: call.system },
+        { role: 'user', content: call.message },
+      ]
+    : [{ role: 'user', content: call.message }];
   const body = JSON.stringify({
     model: config.model || 'openclaw',
-    messages: [{ role: 'user', content: call.message }],
+    messages,
     ...(call.user ? { user: call.user } : {}),
     ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
   });
-  // The channel comes from a remote caller: keep it to one printable token (header injection).
-  const channel = call.channel.replace(/[^\x21-\x7e]/g, '').slice(0, 64);
   const headers: Record<string, string | number> = {
     Authorization: `Bearer ${config.token}`,
     'x-openclaw-scopes': 'operator.write',
@@ -133,7 +139,8 @@ function prepare(config: GatewayConfig, call: ChatCall): Prepared {
     'Content-Type': 'application/json',
     'Content-Length': Buffer.byteLength(body),
     Accept: stream ? 'text/event-stream' : 'application/json',
-    ...(channel ? { 'x-openclaw-message-channel': channel } : {}),
+    // OpenClaw's message channel: every bridged call arrives as the `samvad` channel, whatever the caller says.
+    'x-openclaw-message-channel': 'samvad',
   };
   return { config, call, endpoint, target, stream, body, headers };
 }

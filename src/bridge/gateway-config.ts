@@ -38,9 +38,9 @@ interface OpenClawFile {
 export function resolveGatewayConfig(
   input: GatewaySettingsInput,
   env: NodeJS.ProcessEnv = process.env,
-  openclawConfigPath?: string,
+  configPath?: string,
 ): ResolvedGateway {
-  const file = readOpenClawConfig(openclawConfigPath ?? defaultConfigPath(env), env);
+  const file = readOpenClawConfig(configPath ?? openclawConfigPath(env), env);
   const url = resolveUrl(input, env, file);
   const token = resolveToken(input, env, file);
   const config: GatewayConfig = {
@@ -80,7 +80,8 @@ function resolveToken(input: GatewaySettingsInput, env: NodeJS.ProcessEnv, file:
   return { value: '', source: 'none' as const };
 }
 
-function defaultConfigPath(env: NodeJS.ProcessEnv): string {
+/** Where OpenClaw keeps its config: `OPENCLAW_CONFIG_PATH`, else `~/.openclaw/openclaw.json`. */
+export function openclawConfigPath(env: NodeJS.ProcessEnv = process.env): string {
   const override = nonEmpty(env.OPENCLAW_CONFIG_PATH);
   if (!override) return join(homedir(), '.openclaw', 'openclaw.json');
   return override.startsWith('~/') ? join(homedir(), override.slice(2)) : override;

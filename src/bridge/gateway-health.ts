@@ -31,7 +31,7 @@ export async function probeGateway(config: GatewayConfig, timeoutMs = 3000): Pro
     );
   }
   const url = config.url;
-  const answer = await get(endpoint, timeoutMs).catch((error: unknown) => error as Error);
+  const answer = await gatewayGet(endpoint, timeoutMs).catch((error: unknown) => error as Error);
   if (answer === 'timeout')
     return failed(false, gatewayError('timeout', { url, timeoutMs, detail: 'GET /health' }));
   if (answer instanceof Error) return failed(false, diagnoseConnectionError(answer, url));
@@ -60,12 +60,20 @@ function isLive(body: string): boolean {
   }
 }
 
-// One GET with a deadline for the whole exchange; resolves 'timeout' rather than throwing for it.
-function get(endpoint: URL, timeoutMs: number): Promise<{ status: number; body: string } | 'timeout'> {
+/**
+ * One GET to the gateway with a deadline for the whole exchange and a bounded body; resolves 'timeout'
+ * rather than throwing for it.
+ */
+export function gatewayGet(
+  endpoint: URL,
+  timeoutMs: number,
+  headers: Record<string, string> = {},
+  maxBytes = MAX_HEALTH_BYTES,
+): Promise<{ status: number; body: string; contentType: string } | 'timeout'> {
   return new Promise((resolve, reject) => {
     const req = (endpoint.protocol === 'https:' ? https : http).get(endpoint, {
       agent: agentFor(endpoint),
-      headers: { Accept: 'application/json' },
+      headers: { Accept: 'application/json', ...headers },
     });
     const timer = setTimeout(() => {
       resolve('timeout');
@@ -81,12 +89,16 @@ function get(endpoint: URL, timeoutMs: number): Promise<{ status: number; body: 
       let size = 0;
       res.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (size <= MAX_HEALTH_BYTES) chunks.push(chunk); // never buffer without bound
+        if (size <= maxBytes) chunks.push(chunk); // never buffer without bound
       });
       res.on('error', fail); // the connection closed mid-body
       res.on('end', () => {
         clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
+        resolve({
+          status: res.statusCode ?? 0,
+          body: Buffer.concat(chunks).toString('utf8'),
+          contentType: String(res.headers['content-type'] ?? ''),
+        });
       });
     });
   });

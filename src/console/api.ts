@@ -1,7 +1,11 @@
 import type { Context } from 'koa';
+import { AccessError } from '../access/access-control.js';
 import type { AgentBridgeApp } from '../app.js';
 import { KeyStoreError } from '../keys/keystore.js';
 import type {
+  AccessChangeResponse,
+  AccessResponse,
+  GatewayAgentView,
   KeyView,
   RegistryRecordView,
   SelfTestResponse,
@@ -104,6 +108,27 @@ export function consoleApi(deps: ApiDeps) {
         return { tunnel: deps.tunnel() };
       },
     },
+    { method: 'GET', path: /^\/api\/access$/, handle: (): AccessResponse => app.access.view() },
+    {
+      method: 'POST',
+      path: /^\/api\/access\/(approve|deny|revoke)$/,
+      handle: async (ctx, [action]): Promise<AccessChangeResponse> => {
+        const sender = senderOf(await readJson(ctx));
+        const tasks = accessAction(() => {
+          if (action === 'approve') return app.access.approve(sender);
+          if (action === 'deny') return app.access.deny(sender);
+          app.access.revoke(sender);
+          return 0;
+        });
+        return { ...app.access.view(), tasks };
+      },
+    },
+    {
+      method: 'POST',
+      path: /^\/api\/gateway\/check$/,
+      // The operator added the agent (or changed the gateway's config): look again now.
+      handle: async (): Promise<{ agent: GatewayAgentView }> => ({ agent: await app.gatewayTarget.reset() }),
+    },
     { method: 'GET', path: /^\/api\/settings$/, handle: () => settings.view() },
     { method: 'PUT', path: /^\/api\/settings$/, handle: async (ctx) => settings.update(await readJson(ctx)) },
     {
@@ -182,6 +207,23 @@ function exportTraffic(ctx: Context, log: TrafficLog): string {
     .all()
     .map((entry) => `${JSON.stringify(entry)}\n`)
     .join('');
+}
+
+function senderOf(body: unknown): string {
+  const sender = (body as { sender?: unknown } | null)?.sender;
+  if (typeof sender !== 'string') {
+    throw new ConsoleError(400, 'The body must name the sender.', 'Send {"sender": "agent://..."}.');
+  }
+  return sender;
+}
+
+function accessAction(action: () => number): number {
+  try {
+    return action();
+  } catch (error) {
+    if (error instanceof AccessError) throw new ConsoleError(error.status, error.message, error.fix);
+    throw error;
+  }
 }
 
 function decodePart(part: string): string {

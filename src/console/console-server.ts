@@ -79,6 +79,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     log.subscribe((entry) => events.envelope(entry)),
     on(app, 'envelope', (event) => log.add(event)),
     on(app, 'gateway', () => events.state('gateway')),
+    on(app, 'gatewayAgent', () => events.state('gateway')),
     on(app, 'tunnel', (state) => {
       lastTunnel = state;
       events.state('tunnel');
@@ -86,6 +87,10 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     on(app, 'address', () => events.state('tunnel')),
     on(app, 'registry', () => events.state('registry')),
     on(app, 'card', () => events.state('agent')),
+    on(app, 'access', (change) => {
+      if (change.kind === 'new-sender') events.access(change);
+      events.state('access');
+    }),
     app.keys.onChange(() => events.state('keys')),
   ];
 

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { SseWriter } from '../agent/sse.js';
-import type { StateEvent, TrafficEntry } from '../protocol/console-api.js';
+import type { AccessEvent, StateEvent, TrafficEntry } from '../protocol/console-api.js';
 import { ConsoleError } from './errors.js';
 
 export interface EventStreamOptions {
@@ -13,7 +13,8 @@ export interface EventStreamOptions {
 }
 
 /**
- * GET /api/events: every TrafficEntry as `event: envelope`, every state change as `event: state` {kind}.
+ * GET /api/events: every TrafficEntry as `event: envelope`, every state change as `event: state` {kind},
+ * each new sender asking for approval as `event: access`.
  * Streams are bounded in number and in buffered bytes, and forgotten when their client leaves.
  */
 export class EventStreams {
@@ -50,6 +51,11 @@ export class EventStreams {
 
   state(kind: StateEvent['kind']): void {
     this.broadcast('state', { kind } satisfies StateEvent);
+  }
+
+  /** A new sender asks (policy `pairing`): the console shows it at once. */
+  access(event: AccessEvent): void {
+    this.broadcast('access', event);
   }
 
   /** Ends every stream (the console is stopping); clients reconnect to the next launch by themselves. */

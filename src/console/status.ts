@@ -32,6 +32,9 @@ export function buildStatus({
   const settings = app.currentSettings;
   const gateway = gatewayView(app, now);
   const tunnelTrouble = tunnel.status === 'failed' || tunnel.status === 'reconnecting';
+  // Callers reach no agent, or one with the operator's shell and files: not healthy, whatever else works.
+  const unsafeTarget =
+    gateway.agent.check === 'missing' || gateway.agent.tools.verdict === 'exposes-host-tools';
   return {
     agent: {
       id: card.id,
@@ -40,7 +43,10 @@ export function buildStatus({
       version: card.version,
       protocolVersion: card.protocolVersion,
       uptimeSeconds: Math.max(0, Math.round((now - startedAt) / 1000)),
-      health: gateway.status === 'configured' && !gateway.problem && !tunnelTrouble ? 'ok' : 'degraded',
+      health:
+        gateway.status === 'configured' && !gateway.problem && !tunnelTrouble && !unsafeTarget
+          ? 'ok'
+          : 'degraded',
       activeRequests: app.server.activeRequests,
       queuedTasks: app.server.tasks.activeCount,
       card,
@@ -51,13 +57,19 @@ export function buildStatus({
     keys: app.keys.list(),
     traffic: log.counters(),
     restartNeeded,
+    access: app.access.summary(),
   };
 }
 
 function gatewayView(app: AgentBridgeApp, now: number): GatewayView {
   const state = app.gatewayStatus();
   const config = app.gatewayConfig();
-  const view: GatewayView = { status: state.status, url: withoutPassword(config.url), model: config.model };
+  const view: GatewayView = {
+    status: state.status,
+    url: withoutPassword(config.url),
+    model: config.model,
+    agent: app.gatewayTarget.view,
+  };
   if (state.probe) Object.assign(view, { live: state.probe.live, checkedAt: state.probe.checkedAt });
   if (state.lastCall) view.lastCallOk = state.lastCall.ok;
   const problem = currentProblem(state, now);
@@ -109,7 +121,7 @@ export function recordView(record: RegistryRecordView): RegistryRecordView {
 }
 
 // A URL may carry credentials (http://user:secret@host): the console shows the address, never the secret.
-function withoutPassword(url: string): string {
+export function withoutPassword(url: string): string {
   try {
     const parsed = new URL(url);
     if (!parsed.password) return url;

@@ -16,6 +16,7 @@ export const PIPELINE_STEPS: readonly RefusalStep[] = [
   'nonce',
   'skill',
   'input',
+  'access',
   'handler',
 ];
 
@@ -45,7 +46,86 @@ export interface TrafficEntry {
   taskId?: string;
   /** Only when "keep message contents" is on: truncated previews. */
   preview?: { payload?: string; reply?: string };
+  /** The injection screen matched (mode `flag`: the call went on; `refuse`: refused at input). */
+  screen?: { rule: string };
+  /** Why the sender was let through the access policy (accepted calls only). */
+  admittedBy?: AdmissionRule;
+  /** An async task held (202) until the operator approves its sender. */
+  held?: boolean;
 }
+
+/** Who may reach the gateway (OpenClaw's own words for DMs from strangers). */
+export type AccessPolicy = 'pairing' | 'allowlist' | 'open';
+
+/** Which rule let a verified sender through: the framing tells the gateway too. */
+export type AdmissionRule = 'approved' | 'allowed-peer' | 'self' | 'open' | 'unsigned-open';
+
+/** A verified sender that waits for the operator's approval (policy `pairing`). */
+export interface PendingSenderView {
+  sender: string;
+  /** Short code the caller was given, so the operator can match a request they were told about. */
+  code: string;
+  /** From the sender's card when it was fetched (self-declared, unverified text). */
+  name?: string;
+  description?: string;
+  firstAt: string;
+  lastAt: string;
+  /** How many times it asked (refused or held calls). */
+  count: number;
+  /** The start of its first message; kept only while pending. */
+  preview?: string;
+  /** Async tasks held until the operator decides. */
+  heldTasks: number;
+  expiresAt: string;
+}
+
+export interface ApprovedSenderView {
+  sender: string;
+  /** `operator`: approved in the console (revocable); `allowed-peers`: from the allowedPeers setting. */
+  source: 'operator' | 'allowed-peers';
+  approvedAt?: string;
+  name?: string;
+}
+
+/** GET /api/access */
+export interface AccessResponse {
+  policy: AccessPolicy;
+  pending: PendingSenderView[];
+  approved: ApprovedSenderView[];
+  limits: { maxPending: number; maxHeldPerSender: number; expiryHours: number };
+  /** New senders refused since start because the pending list was full. */
+  refusedWhileFull: number;
+}
+
+/** POST /api/access/approve|deny|revoke answer. */
+export interface AccessChangeResponse extends AccessResponse {
+  /** Held tasks that the decision started (approve) or failed (deny). */
+  tasks: number;
+}
+
+/** The target agent on the gateway and what it can reach (the bridge's security boundary). */
+export interface GatewayAgentView {
+  /** The agent id callers reach (`gatewayAgent`), or undefined when an explicit model is set. */
+  id?: string;
+  /** What is sent as `model`. */
+  model: string;
+  /** From `GET /v1/models`: present, missing, unknown (could not check), skipped (explicit model). */
+  check: 'present' | 'missing' | 'unknown' | 'skipped' | 'checking';
+  checkedAt?: string;
+  /** Agents the gateway lists (ids, without the `openclaw/` prefix), when known. */
+  available?: string[];
+  /** Why the check could not decide, when `unknown`. */
+  detail?: string;
+  /** The tool policy of the target agent, from the gateway's config file when readable. */
+  tools: ToolExposureView;
+  /** A config snippet that adds a restricted agent with this id (shown when missing or exposing). */
+  snippet: string;
+}
+
+export type ToolExposureView =
+  | { verdict: 'restricted'; detail: string }
+  | { verdict: 'exposes-host-tools'; tools: string[]; detail: string }
+  | { verdict: 'unknown'; detail: string };
 
 export type TunnelStatus =
   | { status: 'off' }
@@ -85,6 +165,7 @@ export interface GatewayView {
   /** The current problem, from the probe or the last chat call, with its fix. */
   problem?: { kind: string; diagnosis: string; fix: string; at: string };
   lastCallOk?: boolean;
+  agent: GatewayAgentView;
 }
 
 export interface KeyView {
@@ -126,11 +207,23 @@ export interface StatusResponse {
   traffic: { perMinute: TrafficMinute[]; accepted: number; refused: number };
   /** Settings changed in the console that only take effect after a restart. */
   restartNeeded: string[];
+  /** The access policy, how many senders wait, and the newest of them (the tray's notification). */
+  access: {
+    policy: AccessPolicy;
+    pending: number;
+    newest?: Pick<PendingSenderView, 'sender' | 'name' | 'code' | 'firstAt'>;
+  };
 }
 
 /** GET /api/events (SSE): `event: envelope` with a TrafficEntry; `event: state` when anything in the status changed. */
 export interface StateEvent {
-  kind: 'agent' | 'gateway' | 'tunnel' | 'registry' | 'keys' | 'settings';
+  kind: 'agent' | 'gateway' | 'tunnel' | 'registry' | 'keys' | 'settings' | 'access';
+}
+
+/** GET /api/events: `event: access` when a new sender asks (policy `pairing`). */
+export interface AccessEvent {
+  kind: 'new-sender';
+  pending: PendingSenderView;
 }
 
 /** GET /api/traffic?sender=&skill=&verdict=&status=&text=&limit= (newest first). */

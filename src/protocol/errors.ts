@@ -24,6 +24,7 @@ export type RefusalStep =
   | 'nonce'
   | 'skill'
   | 'input'
+  | 'access'
   | 'handler';
 
 export interface ProtocolErrorOptions {

@@ -34,6 +34,8 @@ export async function startAgent(options: TestAgentOptions = {}): Promise<TestAg
     devHttpPeers: true,
     rpm: 10_000,
     perSender: 10_000,
+    // Most tests are about other steps; the access policy's own tests (access-*.test.ts) set `pairing`.
+    access: 'open',
     ...options.settings,
   };
   // No periodic gateway probe unless a test asks: tests count the gateway double's requests.

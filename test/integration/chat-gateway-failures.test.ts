@@ -33,12 +33,14 @@ const noOpenClawDir = tempDir('no-openclaw-');
 const noOpenClawFile = { OPENCLAW_CONFIG_PATH: join(noOpenClawDir, 'openclaw.json') };
 
 beforeAll(async () => {
-  gateway = await startGatewayDouble({ token: TOKEN });
+  gateway = await startGatewayDouble({ token: TOKEN, agents: ['main', 'support'] });
   closedUrl = await closedPortUrl();
   base = {
     gatewayUrl: gateway.url,
     gatewayToken: TOKEN,
-    gatewayModel: 'openclaw/support',
+    gatewayAgent: 'support',
+    // Cleared before each test: one row sets an explicit (bad) model.
+    gatewayModel: undefined,
     gatewayTimeoutMs: 2000,
   };
   agent = await startAgent({ settings: base, env: noOpenClawFile });
@@ -71,6 +73,9 @@ async function closedPortUrl(): Promise<string> {
 }
 
 const chatRequests = (): RecordedRequest[] => gateway.requests.filter((r) => r.path === CHAT_PATH);
+/** The caller's text as the gateway got it: the last (user) message, after the framing system message. */
+const userText = (r: RecordedRequest): string | undefined =>
+  (r.json as { messages: { role: string; content: string }[] }).messages.at(-1)?.content;
 
 function signedChat(target: TestAgent, mode: Mode, payload: object) {
   const env = envelope(peer.id, target.id, mode, payload);
@@ -488,7 +493,7 @@ describe('no automatic retry of a refused login', () => {
       }
       await sleep(150); // room for a retry on a timer, which must not come
       expect(
-        chatRequests().map((r) => (r.json as { messages: [{ content: string }] }).messages[0].content),
+        chatRequests().map((r) => userText(r)),
       ).toEqual(['try sync', 'try async', 'try stream']);
     },
   );
@@ -602,7 +607,10 @@ describe.each(MODES)('the happy path, %s mode', (mode) => {
     });
     expect(request?.json).toEqual({
       model: 'openclaw/support',
-      messages: [{ role: 'user', content: 'hi there' }],
+      messages: [
+        { role: 'system', content: expect.stringContaining(`Caller: "${peer.id}"`) as unknown },
+        { role: 'user', content: 'hi there' },
+      ],
       user: `${peer.id}#samvad`,
       ...(mode === 'stream' ? { stream: true, stream_options: { include_usage: true } } : {}),
     });
@@ -614,7 +622,8 @@ describe.each(MODES)('the happy path, %s mode', (mode) => {
     expect(result).toEqual({ reply: 'echo: again', channel: 'support.desk' });
     const [request] = chatRequests();
     expect((request?.json as { user?: unknown }).user).toBe(`${peer.id}#support.desk`);
-    expect(request?.headers['x-openclaw-message-channel']).toBe('support.desk');
+    // The caller's channel names the conversation; OpenClaw's message channel is always samvad.
+    expect(request?.headers['x-openclaw-message-channel']).toBe('samvad');
   });
 });
 

@@ -352,7 +352,13 @@ describe('API basics', () => {
       health: 'ok',
     });
     expect(status.agent.card.id).toBe(agent.id);
-    expect(status.gateway).toMatchObject({ status: 'configured', url: gateway.url, model: 'openclaw' });
+    expect(status.gateway).toMatchObject({
+      status: 'configured',
+      url: gateway.url,
+      model: 'openclaw/public',
+      agent: { id: 'public', model: 'openclaw/public' },
+    });
+    expect(status.access).toEqual({ policy: 'open', pending: 0 });
     expect(status.tunnel).toEqual({ status: 'off', provider: 'none' });
     expect(status.keys.length).toBeGreaterThan(0);
     expect(status.traffic.perMinute).toHaveLength(15);

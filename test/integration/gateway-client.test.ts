@@ -12,10 +12,11 @@ import type { GatewayBehaviour, GatewayDouble } from '../fixtures/gateway-double
 
 let gateway: GatewayDouble;
 let config: GatewayConfig;
-const call: ChatCall = { message: 'hello', user: 'agent://peer.example|chat', channel: 'samvad' };
+const call: ChatCall = { message: 'hello', user: 'agent://peer.example|chat' };
 
 beforeAll(async () => {
-  gateway = await startGatewayDouble({ token: 'tok-secret-0123456789' });
+  // One agent, so model `openclaw` names it (with several, OpenClaw refuses it as ambiguous).
+  gateway = await startGatewayDouble({ token: 'tok-secret-0123456789', agents: ['main'] });
 });
 afterAll(() => gateway.close());
 beforeEach(() => {
@@ -81,10 +82,13 @@ describe('plain calls', () => {
     });
   });
 
-  it('keeps a header-injection attempt in the channel out of the headers', async () => {
-    await callGateway(config, { ...call, channel: 'a\r\nx-evil: 1' });
-    expect(gateway.requests[0]?.headers['x-openclaw-message-channel']).toBe('ax-evil:1');
-    expect(gateway.requests[0]?.headers['x-evil']).toBeUndefined();
+  it('sends every call on the samvad message channel, and the framing as a system message before the user text', async () => {
+    await callGateway(config, { ...call, system: 'You are answering a stranger.' });
+    expect(gateway.requests[0]?.headers['x-openclaw-message-channel']).toBe('samvad');
+    expect((gateway.requests[0]?.json as { messages: unknown }).messages).toEqual([
+      { role: 'system', content: 'You are answering a stranger.' },
+      { role: 'user', content: 'hello' },
+    ]);
   });
 
   it('accepts a URL with a trailing slash', async () => {

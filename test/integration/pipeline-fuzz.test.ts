@@ -55,7 +55,7 @@ beforeAll(() => {
     globalLimit: new RateLimiter(1e9),
     senderLimit: new RateLimiter(1e9),
     ledger: new TokenLedger(dataDir),
-    settings: () => ({ tokensPerDay: 1e9, bearerTokens: [], allowUnsigned: false }),
+    settings: () => ({ tokensPerDay: 1e9, bearerTokens: [], allowUnsigned: false, injectionScreen: 'off' }),
   };
 });
 

@@ -40,6 +40,9 @@ async function launch(dataDir: string, port: number): Promise<ChildAgent> {
     'gw-token-123',
     '--shutdown-grace',
     '1',
+    // The sender's consent is tested in access-policy.test.ts; here, replays and tasks across restarts.
+    '--access',
+    'open',
   ]);
   children.push(child);
   return child;

@@ -161,7 +161,9 @@ describe('unsigned calls (allowed by the operator)', () => {
       });
       expect(reply.status, reply.text).toBe(200);
     }
-    const users = gateway.requests.map((r) => (r.json as { user?: string }).user);
+    const users = gateway.requests
+      .filter((r) => r.path === '/v1/chat/completions')
+      .map((r) => (r.json as { user?: string }).user);
     expect(users).toHaveLength(2);
     for (const user of users) expect(user ?? '').toBe('');
   });

@@ -6,14 +6,23 @@ import {
   NotificationLimiter,
   STUCK_AFTER_ATTEMPTS,
   noticesFor,
+  summaryFor,
   type Notice,
 } from '../../electron/decisions/notification-policy.js';
-import { healthOf, type ShellState } from '../../electron/decisions/shell-state.js';
+import {
+  healthOf,
+  shellStateFrom,
+  type ShellState,
+  type StatusFacts,
+} from '../../electron/decisions/shell-state.js';
 import { trayIconFile, trayModel } from '../../electron/decisions/tray-model.js';
 import {
+  consolePageUrl,
   consoleWindowUrl,
   externalLinkAction,
   isConsoleNavigation,
+  tokenTaken,
+  windowNavigation,
   windowOptions,
 } from '../../electron/decisions/window-options.js';
 import { renderIcon } from '../../electron/icons/icon-art.js';
@@ -25,9 +34,16 @@ const online: ShellState = {
   gateway: { status: 'configured', live: true },
   registry: { status: 'unregistered' },
   agentUrl: 'https://quiet-fox.loca.lt',
+  access: { pending: 0 },
   startAtLogin: false,
 };
 const state = (change: Partial<ShellState>): ShellState => ({ ...online, ...change });
+const withAgent = (
+  agent: NonNullable<ShellState['gateway']['agent']>,
+  gateway: Partial<ShellState['gateway']> = {},
+) => state({ gateway: { status: 'configured', live: true, ...gateway, agent } });
+const exposing = withAgent({ id: 'main', check: 'present', exposes: ['exec', 'read', 'write'] });
+const missing = withAgent({ id: 'public', check: 'missing' });
 
 describe('health and the tray icon', () => {
   it.each<[string, ShellState, string, RegExp]>([
@@ -91,12 +107,125 @@ describe('health and the tray icon', () => {
     expect(trayIconFile('degraded')).toBe('tray-degraded.png');
     expect(trayIconFile('error', 2)).toBe('tray-error@2x.png');
   });
+
+  it('is degraded while the gateway agent exposes host tools, naming the agent and the tools', () => {
+    expect(healthOf(exposing)).toEqual({
+      health: 'degraded',
+      reason: 'The gateway agent "main" exposes host tools: exec, read, write',
+    });
+    expect(trayModel(exposing)).toMatchObject({ icon: 'degraded' });
+    // An explicit model has no agent id; the tool list may be unknown in detail.
+    expect(healthOf(withAgent({ check: 'skipped', exposes: [] })).reason).toBe(
+      'The gateway agent exposes host tools',
+    );
+  });
+
+  it("is degraded while callers' agent is missing on the gateway, and says to add it", () => {
+    expect(healthOf(missing)).toEqual({
+      health: 'degraded',
+      reason: 'Callers\' agent "public" is missing on the gateway: add it',
+    });
+  });
+
+  it('stays online while the agent is present, restricted, or not yet known', () => {
+    for (const check of ['present', 'unknown', 'checking', 'skipped'] as const)
+      expect(healthOf(withAgent({ id: 'public', check })).health, check).toBe('online');
+  });
+
+  it('orders the reasons: core and tunnel errors, exposed tools, configuration, missing agent, gateway trouble', () => {
+    const reason = (input: ShellState) => healthOf(input).reason;
+    const problem = { diagnosis: 'Token refused.', fix: 'Copy the token.' };
+    // Errors first: the app does not work at all.
+    expect(reason({ ...exposing, coreError: 'Port 8787 is already in use' })).toMatch(/Port 8787/);
+    expect(reason({ ...exposing, tunnel: { status: 'failed', reason: 'no command' } })).toMatch(
+      /Tunnel failed/,
+    );
+    // Then the security risk, before anything about the gateway's configuration or health.
+    const allWrong = (agent: NonNullable<ShellState['gateway']['agent']>, status = 'configured') =>
+      state({ gateway: { status, live: false, problem, agent } });
+    expect(reason(allWrong({ id: 'main', check: 'missing', exposes: ['exec'] }))).toMatch(
+      /exposes host tools/,
+    );
+    expect(
+      reason(allWrong({ id: 'main', check: 'present', exposes: ['exec'] }, 'missing GATEWAY_TOKEN')),
+    ).toMatch(/exposes host tools/);
+    // A gateway without a token cannot have been asked for its agents.
+    expect(reason(allWrong({ id: 'public', check: 'missing' }, 'missing GATEWAY_TOKEN'))).toBe(
+      'Gateway missing GATEWAY_TOKEN',
+    );
+    // The missing agent explains a failing call better than the call's own diagnosis.
+    expect(reason(allWrong({ id: 'public', check: 'missing' }))).toMatch(/"public" is missing/);
+    expect(reason(allWrong({ id: 'public', check: 'present' }))).toBe('Token refused.');
+  });
+});
+
+describe('shell state from the console status', () => {
+  const status = (change: Partial<StatusFacts> = {}): StatusFacts => ({
+    tunnel: { status: 'off' },
+    gateway: {
+      status: 'configured',
+      live: true,
+      agent: { id: 'main', check: 'present', tools: { verdict: 'restricted', detail: 'deny: exec' } },
+    },
+    registry: { status: 'unregistered' },
+    agent: { url: 'http://127.0.0.1:8787' },
+    access: { pending: 0 },
+    ...change,
+  });
+
+  it('keeps the gateway agent: exposed tools only when its policy exposes them', () => {
+    expect(shellStateFrom(status(), false).gateway.agent).toEqual({ id: 'main', check: 'present' });
+    const exposes = status({
+      gateway: {
+        status: 'configured',
+        agent: {
+          id: 'main',
+          check: 'present',
+          tools: { verdict: 'exposes-host-tools', tools: ['exec', 'read'], detail: 'profile: full' },
+        },
+      },
+    });
+    expect(shellStateFrom(exposes, false).gateway.agent).toEqual({
+      id: 'main',
+      check: 'present',
+      exposes: ['exec', 'read'],
+    });
+    const unknown = status({
+      gateway: {
+        status: 'configured',
+        agent: { check: 'unknown', tools: { verdict: 'unknown', detail: '' } },
+      },
+    });
+    expect(shellStateFrom(unknown, false).gateway.agent).toEqual({ check: 'unknown' });
+  });
+
+  it('keeps the pending count and the newest sender; a core without them means none wait', () => {
+    const newest = {
+      sender: 'agent://peer.example',
+      name: 'Peer',
+      code: 'K7Q4M2',
+      firstAt: '2026-11-25T10:00:00Z',
+    };
+    expect(shellStateFrom(status({ access: { pending: 2, newest } }), true)).toMatchObject({
+      access: { pending: 2, newest },
+      startAtLogin: true,
+      agentUrl: 'http://127.0.0.1:8787',
+    });
+    const older = status({ gateway: { status: 'configured', live: false } });
+    delete older.access;
+    expect(shellStateFrom(older, false)).toMatchObject({
+      access: { pending: 0 },
+      gateway: { status: 'configured', live: false },
+    });
+    expect(shellStateFrom(older, false).gateway).not.toHaveProperty('agent');
+  });
 });
 
 describe('tray menu', () => {
   const actions = (): MenuActions => ({
     copyPublicUrl: vi.fn(),
     openConsole: vi.fn(),
+    openAccess: vi.fn(),
     runSelfTest: vi.fn(),
     startTunnel: vi.fn(),
     stopTunnel: vi.fn(),
@@ -110,9 +239,10 @@ describe('tray menu', () => {
   const click = (entry: ReturnType<typeof item>, checked = false) =>
     (entry.click as unknown as (i: { checked: boolean }) => void)({ checked });
 
-  it('lists status, URL, console, test, tunnel, register, rotate, start at login and quit, in order', () => {
+  it('lists status, senders waiting, URL, console, test, tunnel, register, rotate, start at login and quit', () => {
     expect(menuTemplate(online, actions()).map((entry) => entry.id ?? entry.type)).toEqual([
       'status',
+      'access',
       'public-url',
       'separator',
       'open-console',
@@ -146,6 +276,19 @@ describe('tray menu', () => {
       click(item(template, id));
       expect(fn, id).toHaveBeenCalled();
     }
+  });
+
+  it('shows how many senders wait for approval, and opens the Access page', () => {
+    expect(item(menuTemplate(online, actions()), 'access').visible).toBe(false);
+    const a = actions();
+    const two = menuTemplate(state({ access: { pending: 2 } }), a);
+    expect(item(two, 'access')).toMatchObject({ visible: true, label: '2 senders waiting for approval…' });
+    click(item(two, 'access'));
+    expect(a.openAccess).toHaveBeenCalledTimes(1);
+    expect(a.openConsole).not.toHaveBeenCalled();
+    expect(item(menuTemplate(state({ access: { pending: 1 } }), a), 'access').label).toBe(
+      '1 sender waiting for approval…',
+    );
   });
 
   it('offers to start a stopped tunnel and disables what needs a public URL', () => {
@@ -221,6 +364,96 @@ describe('notifications', () => {
     expect(noticesFor(failed, failed)).toEqual([]);
   });
 
+  const sender = (n: number, name?: string) => ({
+    sender: `agent://peer-${n}.example`,
+    code: `CODE${n}`,
+    firstAt: new Date(Date.UTC(2026, 10, 25, 10, n)).toISOString(),
+    ...(name !== undefined ? { name } : {}),
+  });
+  const waiting = (pending: number, newest?: ReturnType<typeof sender>) =>
+    state({ access: { pending, ...(newest ? { newest } : {}) } });
+
+  it('tells when a new sender asks: its id, its self-declared name, its code, and where to approve it', () => {
+    expect(noticesFor(online, waiting(1, sender(1, 'Peer One')))).toEqual([
+      {
+        kind: 'new-sender',
+        title: 'New sender asks to talk to your agent',
+        body:
+          'agent://peer-1.example (calls itself "Peer One"), code CODE1. ' +
+          'It waits for your approval in the Access page.',
+        page: 'access',
+      },
+    ]);
+    const second = noticesFor(waiting(1, sender(1)), waiting(2, sender(2)));
+    expect(second).toHaveLength(1);
+    expect(second[0]!.body).toBe(
+      'agent://peer-2.example, code CODE2. It waits for your approval in the Access page. 1 other waits too.',
+    );
+    expect(noticesFor(waiting(2, sender(2)), waiting(2, sender(2)))).toEqual([]);
+  });
+
+  it('tells about a sender that arrives as another is decided, and not about a decision alone', () => {
+    // The newest approved: the newest is now an older one, and fewer wait.
+    expect(noticesFor(waiting(2, sender(2)), waiting(1, sender(1)))).toEqual([]);
+    expect(noticesFor(waiting(1, sender(1)), waiting(0))).toEqual([]);
+    // One approved and a newer one arrived between two refreshes: the count alone would miss it.
+    expect(noticesFor(waiting(2, sender(2)), waiting(2, sender(3))).map((n) => n.kind)).toEqual([
+      'new-sender',
+    ]);
+    // The same sender asking again after its request expired.
+    const again = { ...sender(1), firstAt: '2026-11-26T10:00:00.000Z' };
+    expect(noticesFor(waiting(1, sender(1)), waiting(1, again)).map((n) => n.kind)).toEqual(['new-sender']);
+  });
+
+  it("shows a sender's name as plain, short text: it is the caller's own words", () => {
+    const name = 'Your <b>bank</b>\n\u202eSupport & "Security" Team of the Very Long Name Inc.';
+    const [notice] = noticesFor(online, waiting(1, sender(1, name)));
+    expect(notice!.body).not.toMatch(/[<>\n\u202e&]/);
+    expect(notice!.body).toMatch(
+      /^agent:\/\/peer-1\.example \(calls itself "Your b bank \/b Support Security Team of…"\)/,
+    );
+  });
+
+  it('holds new senders beyond the cooldown and sums them up when it is over, if they still wait', () => {
+    const limiter = new NotificationLimiter({ perKindMs: 300_000, burst: 3, windowMs: 60_000 });
+    const arrive = (n: number, at: number) =>
+      limiter.admit(noticesFor(waiting(n - 1, n > 1 ? sender(n - 1) : undefined), waiting(n, sender(n))), at);
+    expect(arrive(1, 0)).toHaveLength(1);
+    expect(limiter.nextReleaseAt()).toBeUndefined();
+    expect(arrive(2, 10_000)).toEqual([]);
+    expect(arrive(3, 20_000)).toEqual([]);
+    expect(limiter.nextReleaseAt()).toBe(300_000);
+    const now = waiting(3, sender(3, 'Peer Three'));
+    expect(limiter.release(299_000, (kind) => summaryFor(kind, now))).toEqual([]);
+    expect(limiter.release(300_000, (kind) => summaryFor(kind, now))).toEqual([
+      {
+        kind: 'new-sender',
+        title: '3 senders wait for your approval',
+        body:
+          'The newest: agent://peer-3.example (calls itself "Peer Three"), code CODE3. ' +
+          'Approve or deny them in the Access page.',
+        page: 'access',
+      },
+    ]);
+    expect(limiter.nextReleaseAt()).toBeUndefined();
+  });
+
+  it('drops a held summary when the operator has decided meanwhile, and waits for room in the window', () => {
+    const limiter = new NotificationLimiter({ perKindMs: 1000, burst: 1, windowMs: 10_000 });
+    const notice = noticesFor(online, waiting(1, sender(1)));
+    limiter.admit(notice, 0);
+    limiter.admit(notice, 500);
+    // Its cooldown is over at 1000, but the one notice the window allows was shown at 0.
+    expect(limiter.nextReleaseAt()).toBe(10_000);
+    expect(limiter.release(10_000, (kind) => summaryFor(kind, waiting(0)))).toEqual([]);
+    expect(limiter.nextReleaseAt()).toBeUndefined();
+    expect(summaryFor('new-sender', waiting(1, sender(4)))).toMatchObject({
+      title: 'A sender waits for your approval',
+      body: 'agent://peer-4.example, code CODE4. Approve or deny it in the Access page.',
+    });
+    expect(summaryFor('gateway-down', waiting(1, sender(4)))).toBeUndefined();
+  });
+
   it('rate-limits a flapping gateway: one down, one up, then quiet for the cooldown', () => {
     const limiter = new NotificationLimiter({ perKindMs: 60_000, burst: 10, windowMs: 60_000 });
     const downNotice: Notice = { kind: 'gateway-down', title: '', body: '' };
@@ -282,6 +515,31 @@ describe('window', () => {
     expect(consoleWindowUrl('http://127.0.0.1:8788/', 'a+b/c')).toBe(
       'http://127.0.0.1:8788/#token=a%2Bb%2Fc',
     );
+  });
+
+  it('opens a page in the fragment, once the renderer has taken the token', () => {
+    const consoleUrl = 'http://127.0.0.1:8788';
+    const go = (currentUrl: string | undefined, page?: 'access') =>
+      windowNavigation({ consoleUrl, token: 'tok', currentUrl, page });
+    expect(consolePageUrl(`${consoleUrl}/`, 'access')).toBe('http://127.0.0.1:8788/#/access');
+    // A new window: the token first; the page waits until the renderer erased the token from the URL.
+    expect(go(undefined)).toEqual({ load: 'http://127.0.0.1:8788/#token=tok' });
+    expect(go(undefined, 'access')).toEqual({ load: 'http://127.0.0.1:8788/#token=tok', pending: 'access' });
+    expect(go('http://127.0.0.1:8788/#token=tok', 'access')).toEqual({ pending: 'access' });
+    // A loaded console: the same document, so its token stays in sessionStorage.
+    expect(go('http://127.0.0.1:8788/', 'access')).toEqual({ load: 'http://127.0.0.1:8788/#/access' });
+    expect(go('http://127.0.0.1:8788/#/traffic', 'access')).toEqual({
+      load: 'http://127.0.0.1:8788/#/access',
+    });
+    expect(go('http://127.0.0.1:8788/#/traffic')).toEqual({});
+    // Anything else in the window (an error page): the token URL again.
+    expect(go('chrome-error://chromewebdata/', 'access')).toEqual({
+      load: 'http://127.0.0.1:8788/#token=tok',
+      pending: 'access',
+    });
+    expect(tokenTaken('http://127.0.0.1:8788/#/access', consoleUrl)).toBe(true);
+    expect(tokenTaken('http://127.0.0.1:8788/#token=tok', consoleUrl)).toBe(false);
+    expect(tokenTaken('http://127.0.0.1:9999/', consoleUrl)).toBe(false);
   });
 });
 

@@ -44,7 +44,12 @@ describe('schema and defaults', () => {
       port: 8787,
       host: '127.0.0.1',
       consolePort: 8788,
-      gatewayModel: 'openclaw',
+      // Safe by default: callers reach a dedicated agent, and each new sender waits for the operator.
+      gatewayAgent: 'public',
+      access: 'pairing',
+      injectionScreen: 'flag',
+      pendingExpiryHours: 24,
+      registryUrl: 'https://samvad.dev',
       gatewayTimeoutMs: 120_000,
       tunnel: 'localtunnel',
       chatTrust: 'public',
@@ -57,6 +62,7 @@ describe('schema and defaults', () => {
     });
     expect(settings.gatewayUrl).toBeUndefined();
     expect(settings.gatewayToken).toBeUndefined();
+    expect(settings.gatewayModel).toBeUndefined();
     expect(settings.publicUrl).toBeUndefined();
   });
 

@@ -1,0 +1,230 @@
+import type {
+  AccessPolicy,
+  AccessResponse,
+  PendingSenderView,
+  StatusResponse,
+} from '../protocol/console-api.js';
+import { AccessGate } from './access-gate.js';
+import { AccessStore, type PendingRecord } from './access-store.js';
+
+/** What happened to the access lists (the console streams it, the tray notifies on `new-sender`). */
+export type AccessChange = { kind: 'new-sender'; pending: PendingSenderView } | { kind: 'changed' };
+
+/** A request about a sender that cannot be done; the message and fix are for the operator. */
+export class AccessError extends Error {
+  constructor(
+    readonly status: 400 | 404 | 409,
+    message: string,
+    readonly fix: string,
+  ) {
+    super(message);
+    this.name = 'AccessError';
+  }
+}
+
+export interface AccessControlOptions {
+  dataDir: string;
+  policy(): AccessPolicy;
+  allowedPeers(): string[];
+  isOwnId(id: string): boolean;
+  describe(sender: string): { name?: string; description?: string } | undefined;
+  expiryHours(): number;
+  /** Held tasks: run them (approved) or fail them with AUTH_FAILED (denied, expired). */
+  heldTasks: { run(taskIds: string[]): void; fail(taskIds: string[], message: string): void };
+  onChange?(change: AccessChange): void;
+  now?: () => number;
+  maxPending?: number;
+  maxHeldPerSender?: number;
+}
+
+const AGENT_ID = /^agent:\/\/([A-Za-z0-9.-]+(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?)$/;
+const SWEEP_MS = 30_000;
+
+/**
+ * The operator's consent for new senders: the gate the pipeline asks, the lists the console shows, and the
+ * operator's decisions (approve, deny, revoke), with held tasks run or failed accordingly.
+ */
+export class AccessControl {
+  readonly store: AccessStore;
+  readonly gate: AccessGate;
+  private refusedWhileFull = 0;
+  private readonly sweeper: NodeJS.Timeout;
+  private readonly now: () => number;
+
+  constructor(private readonly options: AccessControlOptions) {
+    this.now = options.now ?? Date.now;
+    this.store = new AccessStore(options.dataDir, {
+      now: this.now,
+      maxPending: options.maxPending,
+      maxHeldPerSender: options.maxHeldPerSender,
+    });
+    const changed = () => options.onChange?.({ kind: 'changed' });
+    this.gate = new AccessGate({
+      store: this.store,
+      policy: options.policy,
+      allowedPeers: options.allowedPeers,
+      isOwnId: options.isOwnId,
+      describe: options.describe,
+      expiryMs: () => options.expiryHours() * 3600_000,
+      onNewSender: (record) => options.onChange?.({ kind: 'new-sender', pending: pendingView(record) }),
+      onFull: () => {
+        this.refusedWhileFull += 1;
+      },
+      onChange: changed,
+    });
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  view(): AccessResponse {
+    this.sweep();
+    const allowed = this.options.allowedPeers();
+    return {
+      policy: this.options.policy(),
+      pending: this.store
+        .pending()
+        .sort((a, b) => b.firstAt - a.firstAt)
+        .map(pendingView),
+      approved: [
+        ...this.store
+          .approved()
+          .filter((record) => !allowed.includes(record.sender))
+          .sort((a, b) => b.approvedAt - a.approvedAt)
+          .map((record) => ({
+            sender: record.sender,
+            source: 'operator' as const,
+            approvedAt: new Date(record.approvedAt).toISOString(),
+            ...(record.name ? { name: record.name } : {}),
+          })),
+        ...allowed.map((sender) => ({ sender, source: 'allowed-peers' as const })),
+      ],
+      limits: {
+        maxPending: this.store.maxPending,
+        maxHeldPerSender: this.store.maxHeldPerSender,
+        expiryHours: this.options.expiryHours(),
+      },
+      refusedWhileFull: this.refusedWhileFull,
+    };
+  }
+
+  /** The Overview's and the tray's summary. */
+  summary(): StatusResponse['access'] {
+    const pending = this.store.pending();
+    const newest = pending.reduce<PendingRecord | undefined>(
+      (latest, record) => (!latest || record.firstAt > latest.firstAt ? record : latest),
+      undefined,
+    );
+    return {
+      policy: this.options.policy(),
+      pending: pending.length,
+      ...(newest
+        ? {
+            newest: {
+              sender: newest.sender,
+              code: newest.code,
+              firstAt: new Date(newest.firstAt).toISOString(),
+              ...(newest.name ? { name: newest.name } : {}),
+            },
+          }
+        : {}),
+    };
+  }
+
+  /** Approves a sender (waiting or not: the operator may approve an id ahead of its first call). */
+  approve(sender: string): number {
+    checkId(sender);
+    const tasks = this.store.approve(sender);
+    this.options.heldTasks.run(tasks);
+    this.options.onChange?.({ kind: 'changed' });
+    return tasks.length;
+  }
+
+  /** Turns a waiting sender down: its held tasks fail, and it cannot ask again until its request would have expired. */
+  deny(sender: string): number {
+    checkId(sender);
+    const tasks = this.store.deny(sender, this.options.expiryHours() * 3600_000);
+    if (!tasks) {
+      throw new AccessError(
+        404,
+        `${sender} is not waiting for approval.`,
+        'Pick a sender from the pending list (GET /api/access).',
+      );
+    }
+    this.options.heldTasks.fail(tasks, "This agent's operator declined the sender of this task.");
+    this.options.onChange?.({ kind: 'changed' });
+    return tasks.length;
+  }
+
+  revoke(sender: string): void {
+    checkId(sender);
+    if (this.store.revoke(sender)) {
+      this.options.onChange?.({ kind: 'changed' });
+      return;
+    }
+    if (this.options.allowedPeers().includes(sender)) {
+      throw new AccessError(
+        409,
+        `${sender} is allowed by the allowedPeers setting, not by an approval.`,
+        'Remove it from Allowed peers in Settings > Access.',
+      );
+    }
+    throw new AccessError(404, `${sender} is not approved.`, 'Pick a sender from the approved list.');
+  }
+
+  /** Expired requests leave the list; their held tasks fail. */
+  sweep(): void {
+    const expired = this.store.sweep();
+    if (expired.length === 0) return;
+    for (const record of expired) {
+      this.options.heldTasks.fail(
+        record.heldTasks,
+        "This task's sender was not approved by the agent's operator in time; the request expired.",
+      );
+    }
+    this.options.onChange?.({ kind: 'changed' });
+  }
+
+  /** After a restart: held tasks whose sender is no longer waiting are run (approved) or failed. */
+  reconcile(heldTaskIds: Map<string, string>): void {
+    const waiting = new Set(this.store.pending().flatMap((record) => record.heldTasks));
+    const run: string[] = [];
+    const fail: string[] = [];
+    for (const [taskId, sender] of heldTaskIds) {
+      if (waiting.has(taskId)) continue;
+      (this.store.isApproved(sender) ? run : fail).push(taskId);
+    }
+    if (run.length > 0) this.options.heldTasks.run(run);
+    if (fail.length > 0) {
+      this.options.heldTasks.fail(fail, "This task's sender was not approved by the agent's operator.");
+    }
+  }
+
+  close(): void {
+    clearInterval(this.sweeper);
+  }
+}
+
+function checkId(sender: unknown): asserts sender is string {
+  if (typeof sender !== 'string' || !AGENT_ID.test(sender)) {
+    throw new AccessError(
+      400,
+      'The sender must be an agent id like agent://example.com.',
+      'Send {"sender": "agent://..."} with the id as the pending or approved list shows it.',
+    );
+  }
+}
+
+function pendingView(record: PendingRecord): PendingSenderView {
+  return {
+    sender: record.sender,
+    code: record.code,
+    ...(record.name ? { name: record.name } : {}),
+    ...(record.description ? { description: record.description } : {}),
+    firstAt: new Date(record.firstAt).toISOString(),
+    lastAt: new Date(record.lastAt).toISOString(),
+    count: record.count,
+    ...(record.preview ? { preview: record.preview } : {}),
+    heldTasks: record.heldTasks.length,
+    expiresAt: new Date(record.expiresAt).toISOString(),
+  };
+}

@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import type { AccessCheck, AccessRequest, AccessVerdict } from '../agent/access-check.js';
+import { oneLine } from '../lib/text.js';
+import type { AccessPolicy } from '../protocol/console-api.js';
+import { ProtocolError } from '../protocol/index.js';
+import type { AccessStore, PendingRecord } from './access-store.js';
+
+export interface AccessGateOptions {
+  store: AccessStore;
+  policy(): AccessPolicy;
+  /** `allowedPeers` count as approved. */
+  allowedPeers(): string[];
+  /** Our own id is always allowed (the self-test calls it). */
+  isOwnId(id: string): boolean;
+  /** The sender's card text when its card was fetched (self-declared, unverified). */
+  describe(sender: string): { name?: string; description?: string } | undefined;
+  /** How long a new request waits for the operator. */
+  expiryMs(): number;
+  /** A sender asked for the first time (the console and the tray tell the operator). */
+  onNewSender?(record: PendingRecord): void;
+  /** A new sender was refused because the pending list is full. */
+  onFull?(): void;
+  /** The pending list changed (a new ask, a count, a held task). */
+  onChange?(): void;
+}
+
+const PREVIEW_CHARS = 200;
+
+/**
+ * The operator's consent for new senders (OpenClaw's DM policy words): `pairing` holds a verified sender
+ * until the operator approves it, `allowlist` admits approved senders only, `open` admits anyone verified.
+ * It runs after the signature, limits and nonce, so only verified senders within their limits ever reach
+ * the pending list.
+ */
+export class AccessGate implements AccessCheck {
+  constructor(private readonly options: AccessGateOptions) {}
+
+  admit(request: AccessRequest): AccessVerdict {
+    const { sender } = request;
+    const policy = this.options.policy();
+    if (request.unsigned) {
+      if (policy === 'open') return { admitted: true, rule: 'unsigned-open' };
+      // No identity to approve: a signature is the only way in.
+      throw refuse(
+        401,
+        `This agent's operator approves each sender, so unsigned calls are refused: sign your envelope with a key from your agent card.`,
+      );
+    }
+    if (this.options.isOwnId(sender)) return { admitted: true, rule: 'self' };
+    if (policy === 'open') return { admitted: true, rule: 'open' };
+    if (this.options.allowedPeers().includes(sender)) return { admitted: true, rule: 'allowed-peer' };
+    const { store } = this.options;
+    if (store.isApproved(sender)) return { admitted: true, rule: 'approved' };
+    if (policy === 'allowlist') {
+      throw refuse(
+        403,
+        `This agent accepts calls only from senders its operator approved, and ${sender} is not one: ask the operator to approve it.`,
+      );
+    }
+    return this.pair(request);
+  }
+
+  release(sender: string, taskId: string): void {
+    this.options.store.release(sender, taskId);
+    this.options.onChange?.();
+  }
+
+  // `pairing`: the sender waits on the list; an async call waits as a task.
+  private pair(request: AccessRequest): AccessVerdict {
+    const { sender } = request;
+    const { store } = this.options;
+    const card = this.options.describe(sender);
+    const asked = store.ask(
+      sender,
+      {
+        name: oneLine(card?.name, 100),
+        description: oneLine(card?.description, 300),
+        preview: previewOf(request.payload),
+      },
+      this.options.expiryMs(),
+    );
+    if (asked.outcome === 'full') {
+      this.options.onFull?.();
+      throw refuse(
+        403,
+        `${sender} is not yet approved, and this agent's operator has too many requests waiting to take another; retry later.`,
+        { retryAfterSeconds: 3600 },
+      );
+    }
+    if (asked.outcome === 'denied') {
+      throw refuse(
+        403,
+        `This agent's operator declined ${sender}; do not retry before ${new Date(asked.until).toISOString()}.`,
+      );
+    }
+    const { record, isNew } = asked;
+    if (isNew) this.options.onNewSender?.(record);
+    this.options.onChange?.();
+    const expires = new Date(record.expiresAt).toISOString();
+    if (request.mode === 'async') {
+      const taskId = randomUUID();
+      if (store.hold(sender, taskId)) return { admitted: false, held: { code: record.code, taskId } };
+      throw refuse(
+        403,
+        `${sender} already has ${store.maxHeldPerSender} tasks waiting for the operator's approval (request ${record.code}); wait for the decision before sending more.`,
+      );
+    }
+    throw refuse(
+      403,
+      `${sender} is not yet approved: this agent's operator approves each new sender, and your request ${record.code} waits for their approval. Retry later (the request expires at ${expires}).`,
+    );
+  }
+}
+
+function refuse(status: 401 | 403, message: string, extra: { retryAfterSeconds?: number } = {}) {
+  return new ProtocolError('AUTH_FAILED', status, message, { step: 'access', ...extra });
+}
+
+/** The start of the first message, for the operator to judge the request by. */
+function previewOf(payload: Record<string, unknown>): string | undefined {
+  const text = typeof payload.message === 'string' ? payload.message : JSON.stringify(payload);
+  return oneLine(text, PREVIEW_CHARS);
+}

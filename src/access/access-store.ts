@@ -1,0 +1,249 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { CorruptFileError, readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
+
+/** A sender the operator approved in the console. */
+export interface ApprovedRecord {
+  sender: string;
+  approvedAt: number;
+  name?: string;
+}
+
+/** A verified sender waiting for the operator's decision (policy `pairing`). */
+export interface PendingRecord {
+  sender: string;
+  code: string;
+  name?: string;
+  description?: string;
+  firstAt: number;
+  lastAt: number;
+  count: number;
+  /** The start of its first message; dropped with the record. */
+  preview?: string;
+  /** Async tasks held for this sender, run on approval and failed on denial or expiry. */
+  heldTasks: string[];
+  expiresAt: number;
+}
+
+/** A sender the operator turned down: refused at once, without re-entering the list, until `until`. */
+interface DeniedRecord {
+  sender: string;
+  until: number;
+}
+
+interface AccessFile {
+  approved: ApprovedRecord[];
+  pending: PendingRecord[];
+  denied: DeniedRecord[];
+}
+
+export interface AccessStoreOptions {
+  now?: () => number;
+  /** Senders waiting at once; past it a new sender is refused (the list is never flushed by strangers). */
+  maxPending?: number;
+  /** Async tasks held per waiting sender. */
+  maxHeldPerSender?: number;
+}
+
+export type AskOutcome =
+  | { outcome: 'pending'; record: PendingRecord; isNew: boolean }
+  | { outcome: 'denied'; until: number }
+  | { outcome: 'full' };
+
+export const ACCESS_FILE = 'access.json';
+
+/**
+ * Who the operator approved, who waits, and who was turned down, in `<dataDir>/access.json` (0600, written
+ * atomically at every change, so approvals survive a restart and a `kill -9`). Lookups are in memory.
+ */
+export class AccessStore {
+  private readonly approvedBySender = new Map<string, ApprovedRecord>();
+  private readonly pendingBySender = new Map<string, PendingRecord>();
+  private readonly deniedBySender = new Map<string, DeniedRecord>();
+  private readonly path: string;
+  private readonly now: () => number;
+  readonly maxPending: number;
+  readonly maxHeldPerSender: number;
+
+  constructor(dataDir: string, options: AccessStoreOptions = {}) {
+    this.path = join(dataDir, ACCESS_FILE);
+    this.now = options.now ?? Date.now;
+    this.maxPending = options.maxPending ?? 100;
+    this.maxHeldPerSender = options.maxHeldPerSender ?? 3;
+    const saved = readAccessFile(this.path);
+    for (const record of saved.approved) this.approvedBySender.set(record.sender, record);
+    for (const record of saved.pending) this.pendingBySender.set(record.sender, record);
+    for (const record of saved.denied) this.deniedBySender.set(record.sender, record);
+  }
+
+  isApproved(sender: string): boolean {
+    return this.approvedBySender.has(sender);
+  }
+
+  approved(): ApprovedRecord[] {
+    return [...this.approvedBySender.values()];
+  }
+
+  pending(): PendingRecord[] {
+    return [...this.pendingBySender.values()];
+  }
+
+  pendingOf(sender: string): PendingRecord | undefined {
+    return this.pendingBySender.get(sender);
+  }
+
+  get pendingCount(): number {
+    return this.pendingBySender.size;
+  }
+
+  /**
+   * A sender not yet approved asks: counted on its pending record, which is created on the first ask
+   * (unless the list is full or the operator denied it lately). `expiresInMs` applies to new records.
+   */
+  ask(
+    sender: string,
+    details: { name?: string; description?: string; preview?: string },
+    expiresInMs: number,
+  ): AskOutcome {
+    const now = this.now();
+    const denied = this.deniedBySender.get(sender);
+    if (denied && denied.until > now) return { outcome: 'denied', until: denied.until };
+    const existing = this.pendingBySender.get(sender);
+    if (existing) {
+      existing.count += 1;
+      existing.lastAt = now;
+      // The card may have been fetched only now (a pinned key, then a card): keep what is known.
+      existing.name ??= details.name;
+      existing.description ??= details.description;
+      this.save();
+      return { outcome: 'pending', record: existing, isNew: false };
+    }
+    if (this.pendingBySender.size >= this.maxPending) return { outcome: 'full' };
+    const record: PendingRecord = {
+      sender,
+      code: requestCode(),
+      ...definedOnly(details),
+      firstAt: now,
+      lastAt: now,
+      count: 1,
+      heldTasks: [],
+      expiresAt: now + expiresInMs,
+    };
+    this.pendingBySender.set(sender, record);
+    this.save();
+    return { outcome: 'pending', record, isNew: true };
+  }
+
+  /** Reserves a held-task slot for `taskId`; false when the sender already has its maximum held. */
+  hold(sender: string, taskId: string): boolean {
+    const record = this.pendingBySender.get(sender);
+    if (!record || record.heldTasks.length >= this.maxHeldPerSender) return false;
+    record.heldTasks.push(taskId);
+    this.save();
+    return true;
+  }
+
+  /** Gives a reserved slot back (the task could not be created after all). */
+  release(sender: string, taskId: string): void {
+    const record = this.pendingBySender.get(sender);
+    if (!record) return;
+    record.heldTasks = record.heldTasks.filter((id) => id !== taskId);
+    this.save();
+  }
+
+  /** Approves a sender; returns the tasks it had waiting (to run now). */
+  approve(sender: string): string[] {
+    const pending = this.pendingBySender.get(sender);
+    this.pendingBySender.delete(sender);
+    this.deniedBySender.delete(sender);
+    const record: ApprovedRecord = { sender, approvedAt: this.now() };
+    if (pending?.name) record.name = pending.name;
+    this.approvedBySender.set(sender, record);
+    this.save();
+    return pending?.heldTasks ?? [];
+  }
+
+  /** Turns a waiting sender down for `blockMs`; returns its held tasks (to fail). Undefined if not waiting. */
+  deny(sender: string, blockMs: number): string[] | undefined {
+    const pending = this.pendingBySender.get(sender);
+    if (!pending) return undefined;
+    this.pendingBySender.delete(sender);
+    this.deniedBySender.set(sender, { sender, until: this.now() + blockMs });
+    this.save();
+    return pending.heldTasks;
+  }
+
+  /** Withdraws an approval; the sender's next call waits for the operator again. */
+  revoke(sender: string): boolean {
+    if (!this.approvedBySender.delete(sender)) return false;
+    this.save();
+    return true;
+  }
+
+  /** Drops expired requests and denials; returns the expired requests (their held tasks fail). */
+  sweep(): PendingRecord[] {
+    const now = this.now();
+    const expired = [...this.pendingBySender.values()].filter((record) => record.expiresAt <= now);
+    for (const record of expired) this.pendingBySender.delete(record.sender);
+    let changed = expired.length > 0;
+    for (const [sender, record] of this.deniedBySender) {
+      if (record.until > now) continue;
+      this.deniedBySender.delete(sender);
+      changed = true;
+    }
+    if (changed) this.save();
+    return expired;
+  }
+
+  private save(): void {
+    const file: AccessFile = {
+      approved: this.approved(),
+      pending: this.pending(),
+      denied: [...this.deniedBySender.values()],
+    };
+    writeFileAtomic(this.path, JSON.stringify(file));
+  }
+}
+
+function readAccessFile(path: string): AccessFile {
+  let saved: Partial<AccessFile> | undefined;
+  try {
+    saved = readJsonFile<Partial<AccessFile>>(path);
+  } catch (error) {
+    // A torn or hand-edited file must not silently forget who was approved: say what to do.
+    if (error instanceof CorruptFileError) {
+      throw new Error(
+        `${path} ${error.detail}: it lists the senders you approved. Fix it, or delete it to approve them again.`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+  const list = <T>(value: unknown, valid: (item: T) => boolean): T[] =>
+    Array.isArray(value)
+      ? (value as T[]).filter((item) => item && typeof item === 'object' && valid(item))
+      : [];
+  return {
+    approved: list<ApprovedRecord>(saved?.approved, (r) => typeof r.sender === 'string'),
+    pending: list<PendingRecord>(
+      saved?.pending,
+      (r) => typeof r.sender === 'string' && typeof r.code === 'string' && Array.isArray(r.heldTasks),
+    ),
+    denied: list<DeniedRecord>(
+      saved?.denied,
+      (r) => typeof r.sender === 'string' && typeof r.until === 'number',
+    ),
+  };
+}
+
+// Eight characters from an alphabet without look-alikes (no 0/O, 1/I/L), shown as XXXX-XXXX.
+const CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
+function requestCode(): string {
+  const bytes = randomBytes(8);
+  const chars = [...bytes].map((byte) => CODE_ALPHABET[byte % CODE_ALPHABET.length]);
+  return `${chars.slice(0, 4).join('')}-${chars.slice(4).join('')}`;
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

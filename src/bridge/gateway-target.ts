@@ -1,0 +1,143 @@
+// The agent on the gateway that callers reach, and what it can do: the bridge's security boundary
+// (GATEWAY.md, "Who the caller becomes on the gateway"). Checked at start, on each health probe and after a
+// settings change; calls read the cached answer, never a round trip of their own.
+import { isLoopbackHost } from '../protocol/index.js';
+import type { GatewayAgentView, ToolExposureView } from '../protocol/console-api.js';
+import { gatewayError, type GatewayError } from './diagnosis.js';
+import { listGatewayAgents } from './gateway-agents.js';
+import type { ResolvedGateway } from './gateway-config.js';
+import { readToolExposure, restrictedAgentSnippet } from './tool-policy.js';
+
+export interface GatewayTargetOptions {
+  gateway(): ResolvedGateway;
+  /** `gatewayAgent`: the OpenClaw agent id callers reach. */
+  agentId(): string;
+  /** An explicit model setting (a gateway that is not OpenClaw): no agent to check. */
+  explicitModel(): string | undefined;
+  /** OpenClaw's config file, read for the agent's tool policy when the gateway runs on this machine. */
+  configPath(): string;
+  now?: () => number;
+  /** The view changed (the console and the tray show it). */
+  onChange?(view: GatewayAgentView): void;
+}
+
+/** The OpenClaw model that reaches agent `id`. */
+export function agentModel(id: string): string {
+  return `openclaw/${id}`;
+}
+
+export class GatewayTarget {
+  private current: GatewayAgentView;
+  private running: Promise<GatewayAgentView> | undefined;
+  private readonly now: () => number;
+
+  constructor(private readonly options: GatewayTargetOptions) {
+    this.now = options.now ?? Date.now;
+    this.current = this.initial();
+  }
+
+  get view(): GatewayAgentView {
+    return this.current;
+  }
+
+  /** Settings changed: forget what was known and check again. */
+  reset(): Promise<GatewayAgentView> {
+    this.running = undefined;
+    this.set(this.initial());
+    return this.refresh();
+  }
+
+  /** Checks the agent list and the tool policy; concurrent callers share one check. */
+  refresh(): Promise<GatewayAgentView> {
+    this.running ??= this.check().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  /**
+   * Why a chat call must not be forwarded now: the agent is missing on the gateway. Unknown (a gateway
+   * without `/v1/models`, or one that did not answer) lets the call go: the gateway itself then refuses an
+   * unknown agent, and never falls back to another one for a named agent.
+   */
+  problem(): GatewayError | undefined {
+    const view = this.current;
+    if (view.check !== 'missing' || !view.id) return undefined;
+    return gatewayError('agent-missing', {
+      url: this.options.gateway().config.url,
+      agentId: view.id,
+      detail: view.available?.length ? `it has ${view.available.join(', ')}` : undefined,
+    });
+  }
+
+  /** A chat call was refused as naming an unknown agent: the cached answer was stale. */
+  noteUnknownAgent(): void {
+    if (this.current.check === 'present') this.set({ ...this.current, check: 'missing' });
+    void this.refresh();
+  }
+
+  private initial(): GatewayAgentView {
+    const explicit = this.options.explicitModel();
+    if (explicit) {
+      return {
+        model: explicit,
+        check: 'skipped',
+        tools: {
+          verdict: 'unknown',
+          detail: `An explicit model ("${explicit}") is set, so the bridge cannot tell which agent or tools callers reach.`,
+        },
+        snippet: restrictedAgentSnippet(this.options.agentId()),
+      };
+    }
+    const id = this.options.agentId();
+    return {
+      id,
+      model: agentModel(id),
+      check: 'checking',
+      tools: this.tools(id),
+      snippet: restrictedAgentSnippet(id),
+    };
+  }
+
+  private async check(): Promise<GatewayAgentView> {
+    const base = this.initial();
+    if (base.check === 'skipped' || !base.id) {
+      this.set(base);
+      return base;
+    }
+    const resolved = this.options.gateway();
+    const checkedAt = new Date(this.now()).toISOString();
+    if (resolved.status !== 'configured') {
+      return this.set({ ...base, check: 'unknown', checkedAt, detail: `the gateway is ${resolved.status}` });
+    }
+    const listing = await listGatewayAgents(resolved.config);
+    // Settings may have changed while the check ran: a stale answer is dropped.
+    if (this.options.agentId() !== base.id || this.options.explicitModel()) return this.current;
+    if (!listing.ok) return this.set({ ...base, check: 'unknown', checkedAt, detail: listing.detail });
+    const check = listing.agents.includes(base.id) ? 'present' : 'missing';
+    return this.set({ ...base, check, checkedAt, available: listing.agents });
+  }
+
+  private tools(id: string): ToolExposureView {
+    const url = this.options.gateway().config.url;
+    let host = '';
+    try {
+      host = new URL(url).hostname;
+    } catch {
+      // not configured: said below
+    }
+    if (!isLoopbackHost(host)) {
+      return {
+        verdict: 'unknown',
+        detail:
+          "The gateway runs on another machine, so its config (and this agent's tool policy) cannot be read from here: check it there.",
+      };
+    }
+    return readToolExposure(this.options.configPath(), id);
+  }
+
+  private set(view: GatewayAgentView): GatewayAgentView {
+    const changed = JSON.stringify(view) !== JSON.stringify(this.current);
+    this.current = view;
+    if (changed) this.options.onChange?.(view);
+    return view;
+  }
+}
