@@ -46,6 +46,8 @@ export interface AppOptions {
     stepTimeoutMs?: number;
   };
   keepAliveMs?: number;
+  /** The pending list's bounds (tests use small ones; production: 100 senders, 3 held tasks each). */
+  accessLimits?: { maxPending?: number; maxHeldPerSender?: number };
   now?: () => number;
 }
 
@@ -157,6 +159,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       },
       onChange: (change) => this.emit('access', change),
       now: this.now,
+      ...options.accessLimits,
     });
     this.server = new AgentServer({
       dataDir: options.dataDir,

@@ -32,6 +32,8 @@ const rx = (source: string): RegExp =>
 // "rm -rf", "system prompt") and looks back for the lead only there; scanning for common verbs first
 // cost up to 50 times more on long messages.
 const led = (lead: string, token: string): string => `(?:${token})(?<=${lead}(?:${token}))`;
+// Alternatives after one shared start, so the start is scanned for once.
+const oneOf = (...alternatives: string[]): string => `(?:${alternatives.join('|')})`;
 
 // A verb that orders the agent about; not when said of someone else or asked about ("how do I run",
 // "I want to read", "if you run", "dotenv will read your .env"), nor when forbidden ("never run rm -rf /").
@@ -103,12 +105,14 @@ const RULES: Rule[] = [
     id: 'ignore-previous-instructions',
     description: 'Tells the agent to ignore, forget or replace the instructions it already has.',
     patterns: [
-      // "ignore all previous instructions", "disregard the system prompt"; not "ignore my previous message".
-      rx(`${DROP} (?:(?!my |our )[a-z]+ ){0,4}${PRIOR} (?:[a-z]+ )?${ORDERS}\\b`),
-      rx(`${DROP} (?:(?:all|any|every) (?:of )?)?your (?:[a-z]+ ){0,2}${ORDERS}\\b`),
-      rx(`${DROP} (?:all|any|every) (?:(?:other|of the|the) )?${ORDERS}\\b`),
       rx(
-        `${DROP} (?:(?:all|any) (?:of )?)?(?:the |these |those )?${ORDERS} (?:above|before this|you (?:were|have been|'ve been) given|you received|given to you|so far)`,
+        `${DROP} ${oneOf(
+          // "ignore all previous instructions", "disregard the system prompt"; not "ignore my previous message".
+          `(?:(?!my |our )[a-z]+ ){0,4}${PRIOR} (?:[a-z]+ )?${ORDERS}\\b`,
+          `(?:(?:all|any|every) (?:of )?)?your (?:[a-z]+ ){0,2}${ORDERS}\\b`,
+          `(?:all|any|every) (?:(?:other|of the|the) )?${ORDERS}\\b`,
+          `(?:(?:all|any) (?:of )?)?(?:the |these |those )?${ORDERS} (?:above|before this|you (?:were|have been|'ve been) given|you received|given to you|so far)`,
+        )}`,
       ),
       rx(
         "\\b(?:ignore|disregard|forget) (?:about )?(?:all|everything|anything) (?:that )?(?:you (?:were|have been|'ve been) (?:told|given|taught|instructed)|you know|above|before this|prior to this|so far|up to now|until now|previously|earlier)",
@@ -184,7 +188,7 @@ const RULES: Rule[] = [
       rx(
         `(?:${YOU_ARE} now|\\b(?:act|acting|respond|answer|reply|roleplay|role play|stay in character) as|\\bpretend (?:to be|you are|you'?re)|\\bbecome) (?:an? |the )?dan(?![a-z]|'s)`,
       ),
-      /\bdan\b[^.?!]{0,60}do anything now|do anything now[^.?!]{0,40}\bdan\b/,
+      rx(`${led('\\bdan\\b[^.?!]{0,60}', 'do anything now')}|do anything now[^.?!]{0,40}\\bdan\\b`),
       rx('\\b(?:stands for|short for|called|named|means) ["\']?do anything now'),
       rx('\\bdan (?:mode|prompt|jailbreak)\\b'),
       rx(
@@ -289,7 +293,8 @@ const TAG_CHARS = /\udb40[\udc20-\udc7e]/g;
 // After NFKD: combining marks (so "ìgnore" is "ignore"), format characters (zero-width spaces and joiners,
 // soft hyphen, bidi controls, BOM, other tags) and letters that render blank (Hangul fillers, Braille blank).
 const INVISIBLE = /[\p{M}\p{Cf}\u115f\u1160\u3164\uffa0\u2800]/gu;
-// Cyrillic and Greek letters that look Latin, and typographic quotes and dashes.
+// Cyrillic and Greek letters that look Latin, folded where they touch a Latin letter ("іgnоrе", "уоur"),
+// so Russian or Greek text is left alone and costs nothing.
 const LOOKALIKES: Record<string, string> = {
   а: 'a',
   в: 'b',
@@ -325,19 +330,10 @@ const LOOKALIKES: Record<string, string> = {
   υ: 'u',
   χ: 'x',
   ζ: 'z',
-  '\u2018': "'",
-  '\u2019': "'",
-  '\u02bc': "'",
-  '\u2032': "'",
-  '\u201c': '"',
-  '\u201d': '"',
-  '\u2010': '-',
-  '\u2012': '-',
-  '\u2013': '-',
-  '\u2014': '-',
-  '\u2212': '-',
 };
-const LOOKALIKE = new RegExp(`[${Object.keys(LOOKALIKES).join('')}]`, 'g');
+const LOOKALIKE_CHARS = Object.keys(LOOKALIKES).join('');
+const LOOKALIKE_RUN = new RegExp(`[${LOOKALIKE_CHARS}]+(?:(?<=[a-z][${LOOKALIKE_CHARS}]+)|(?=[a-z]))`, 'g');
+const foldRun = (run: string): string => Array.from(run, (char) => LOOKALIKES[char] ?? char).join('');
 // Leetspeak only next to a letter ("1gn0re", "pr3vious"), so numbers, versions and paths stay as written.
 const LEET: Record<string, string> = { '0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', $: 's' };
 const LEET_CHAR = /[013457@$](?:(?<=[a-z].)|(?=[a-z]))/g;
@@ -352,7 +348,10 @@ function normalise(text: string): string {
       .normalize('NFKD')
       .toLowerCase()
       .replace(INVISIBLE, '')
-      .replace(LOOKALIKE, (char) => LOOKALIKES[char] ?? char)
+      .replace(/[\u2018\u2019\u02bc\u2032]/g, "'") // typographic apostrophes and quotes
+      .replace(/[\u201c\u201d]/g, '"')
+      .replace(/[\u2010-\u2015\u2212]/g, '-') // dashes and minus
+      .replace(LOOKALIKE_RUN, foldRun)
       .replace(LEET_CHAR, (char) => LEET[char] ?? char)
       // Runs of whitespace (line breaks too) to one space; single spaces are left alone, which is cheaper.
       .replace(/ \s+|[^\S ]\s*/g, ' ')

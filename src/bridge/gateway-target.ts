@@ -113,7 +113,9 @@ export class GatewayTarget {
     if (this.options.agentId() !== base.id || this.options.explicitModel()) return this.current;
     if (!listing.ok) return this.set({ ...base, check: 'unknown', checkedAt, detail: listing.detail });
     const check = listing.agents.includes(base.id) ? 'present' : 'missing';
-    return this.set({ ...base, check, checkedAt, available: listing.agents });
+    // `openclaw/default` is OpenClaw's alias for its default agent, listed always: not an agent of its own.
+    const available = listing.agents.filter((id) => id !== 'default');
+    return this.set({ ...base, check, checkedAt, available });
   }
 
   private tools(id: string): ToolExposureView {

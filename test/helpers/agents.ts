@@ -79,7 +79,8 @@ export function agentPool(defaults: () => Partial<Settings>) {
       return agent;
     },
     async closeAll(): Promise<void> {
-      for (const agent of started.splice(0)) await agent.close();
+      // Newest first: an agent restarted on an earlier one's data dir stops before that dir is removed.
+      for (const agent of started.splice(0).reverse()) await agent.close();
     },
   };
 }

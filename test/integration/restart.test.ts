@@ -1,4 +1,5 @@
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayDouble, type GatewayDouble } from '../fixtures/gateway-double.js';
 import { startAgent, tempDir, type TestAgent } from '../helpers/agents.js';
@@ -25,7 +26,7 @@ afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-async function launch(dataDir: string, port: number): Promise<ChildAgent> {
+async function launch(dataDir: string, port: number, access = 'open'): Promise<ChildAgent> {
   const child = await startChildAgent([
     '--data-dir',
     dataDir,
@@ -42,7 +43,9 @@ async function launch(dataDir: string, port: number): Promise<ChildAgent> {
     '1',
     // The sender's consent is tested in access-policy.test.ts; here, replays and tasks across restarts.
     '--access',
-    'open',
+    access,
+    '--console-port',
+    '0',
   ]);
   children.push(child);
   return child;
@@ -88,6 +91,45 @@ describe.each([
       second.url,
       '/agent/message',
       sign(envelope(peer.id, id, 'sync', { message: 'again' }), peer.app.keys.signer),
+    );
+    expect(fresh.status, fresh.text).toBe(200);
+    second.process.kill('SIGTERM');
+    expect(await second.exited).toBe('0');
+  });
+});
+
+describe("the operator's approvals", () => {
+  it('survive a crash (SIGKILL) right after the approval', async () => {
+    const dataDir = tempDir();
+    dirs.push(dataDir);
+    const port = await freePort();
+    const first = await launch(dataDir, port, 'pairing');
+    const id = `agent://127.0.0.1:${port}`;
+    const call = (mode: 'sync' | 'async', message: string) =>
+      post(first.url, mode === 'sync' ? '/agent/message' : '/agent/task', {
+        ...sign(envelope(peer.id, id, mode, { message }), peer.app.keys.signer),
+      });
+    expectError(await call('sync', 'may I?'), 403, 'AUTH_FAILED', /not yet approved/);
+
+    // The operator approves through the console, as the Access page does; then the process is killed.
+    const consoleFile = JSON.parse(readFileSync(join(dataDir, 'console.json'), 'utf8')) as {
+      url: string;
+      token: string;
+    };
+    const approved = await fetch(`${consoleFile.url}/api/access/approve`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${consoleFile.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ sender: peer.id }),
+    });
+    expect(approved.status).toBe(200);
+    first.process.kill('SIGKILL');
+    expect(await first.exited).toBe('SIGKILL');
+
+    const second = await launch(dataDir, port, 'pairing');
+    const fresh = await post(
+      second.url,
+      '/agent/message',
+      sign(envelope(peer.id, id, 'sync', { message: 'approved before the crash' }), peer.app.keys.signer),
     );
     expect(fresh.status, fresh.text).toBe(200);
     second.process.kill('SIGTERM');
