@@ -7,7 +7,16 @@ export default defineConfig({
     pool: 'forks',
     // Node for the core and its servers; a DOM (happy-dom) for the renderer's component tests.
     projects: [
-      { extends: true, test: { name: 'node', include: ['test/**/*.test.ts'], environment: 'node' } },
+      {
+        extends: true,
+        // test/openclaw/** runs a real OpenClaw gateway: opt-in, through `npm run test:openclaw`.
+        test: {
+          name: 'node',
+          include: ['test/**/*.test.ts'],
+          exclude: ['**/node_modules/**', 'test/openclaw/**'],
+          environment: 'node',
+        },
+      },
       {
         extends: true,
         test: { name: 'renderer', include: ['test/renderer/**/*.test.tsx'], environment: 'happy-dom' },

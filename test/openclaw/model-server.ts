@@ -1,0 +1,187 @@
+/**
+ * A stand-in model provider for the real OpenClaw gateway: an OpenAI-compatible `/v1/chat/completions`
+ * server on 127.0.0.1 (ephemeral port) that answers every completion with one fixed reply and records
+ * every request it receives, so a test can see what OpenClaw offered the model (tools, system prompt,
+ * user text). OpenClaw is configured with `api: "openai-completions"` for it (see gateway.ts).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export const STANDIN_MODEL_ID = 'standin-model';
+export const STANDIN_REPLY = 'Stand-in model reply: hello from the loopback model.';
+
+/** One request as the stand-in model received it. */
+export interface ModelRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** The parsed JSON body, or undefined when there was none or it was not JSON. */
+  body: ChatRequestBody | undefined;
+  rawBody: string;
+  at: number;
+}
+
+export interface ChatMessage {
+  role: string;
+  content?: unknown;
+  [key: string]: unknown;
+}
+
+export interface ChatRequestBody {
+  model?: string;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  messages?: ChatMessage[];
+  tools?: { type?: string; function?: { name?: string } }[];
+  [key: string]: unknown;
+}
+
+export interface ModelServer {
+  /** Base URL to give OpenClaw as the provider's `baseUrl` (ends in `/v1`). */
+  baseUrl: string;
+  port: number;
+  requests: ModelRequest[];
+  /** Only the chat-completion calls. */
+  chatRequests(): ModelRequest[];
+  close(): Promise<void>;
+}
+
+/** Flattens OpenAI message content (a string or an array of parts) into plain text. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => {
+        if (typeof part === 'string') return part;
+        if (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string') {
+          return (part as { text: string }).text;
+        }
+        return '';
+      })
+      .join('\n');
+  }
+  return '';
+}
+
+/** The names of the function tools offered in one chat request, in order. */
+export function toolNames(body: ChatRequestBody | undefined): string[] {
+  return (body?.tools ?? []).map((tool) => tool.function?.name ?? '(unnamed)');
+}
+
+/** The joined text of every message with the given role (`system` also matches `developer`). */
+export function messagesText(
+  body: ChatRequestBody | undefined,
+  role: 'system' | 'user' | 'assistant',
+): string {
+  return (body?.messages ?? [])
+    .filter((m) => m.role === role || (role === 'system' && m.role === 'developer'))
+    .map((m) => contentText(m.content))
+    .join('\n');
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+let completionCounter = 0;
+
+function answerChat(res: ServerResponse, body: ChatRequestBody): void {
+  const id = `chatcmpl-standin-${++completionCounter}`;
+  const created = Math.floor(Date.now() / 1000);
+  const model = body.model ?? STANDIN_MODEL_ID;
+  const usage = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
+  if (!body.stream) {
+    sendJson(res, 200, {
+      id,
+      object: 'chat.completion',
+      created,
+      model,
+      choices: [{ index: 0, message: { role: 'assistant', content: STANDIN_REPLY }, finish_reason: 'stop' }],
+      usage,
+    });
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const frame = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    res.write(
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices, ...extra })}\n\n`,
+    );
+  frame([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
+  // Two pieces, so a streaming consumer has to join them.
+  const half = Math.floor(STANDIN_REPLY.length / 2);
+  frame([{ index: 0, delta: { content: STANDIN_REPLY.slice(0, half) }, finish_reason: null }]);
+  frame([{ index: 0, delta: { content: STANDIN_REPLY.slice(half) }, finish_reason: null }]);
+  frame([{ index: 0, delta: {}, finish_reason: 'stop' }]);
+  if (body.stream_options?.include_usage) frame([], { usage });
+  res.write('data: [DONE]\n\n');
+  res.end();
+}
+
+export async function startModelServer(): Promise<ModelServer> {
+  const requests: ModelRequest[] = [];
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      const rawBody = await readBody(req);
+      let body: ChatRequestBody | undefined;
+      try {
+        body = rawBody ? (JSON.parse(rawBody) as ChatRequestBody) : undefined;
+      } catch {
+        body = undefined;
+      }
+      const path = (req.url ?? '/').split('?')[0] ?? '/';
+      requests.push({
+        method: req.method ?? 'GET',
+        path,
+        headers: req.headers,
+        body,
+        rawBody,
+        at: Date.now(),
+      });
+      if (req.method === 'POST' && path.endsWith('/chat/completions')) {
+        answerChat(res, body ?? {});
+        return;
+      }
+      if (req.method === 'GET' && path.endsWith('/models')) {
+        sendJson(res, 200, {
+          object: 'list',
+          data: [{ id: STANDIN_MODEL_ID, object: 'model', created: 0, owned_by: 'standin' }],
+        });
+        return;
+      }
+      // Anything else (e.g. the Responses API) is recorded and refused, so a test sees what was tried.
+      sendJson(res, 404, {
+        error: { message: `stand-in model: no route ${req.method} ${path}`, type: 'not_found' },
+      });
+    })().catch((error: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, { error: { message: String(error), type: 'api_error' } });
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    port,
+    requests,
+    chatRequests: () => requests.filter((r) => r.method === 'POST' && r.path.endsWith('/chat/completions')),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
