@@ -2,6 +2,7 @@
 /** Headless entry: `agent-bridge serve [flags]` (npm run serve -- [flags]). */
 import { AgentBridgeApp } from './app.js';
 import type { EnvelopeEvent } from './agent/events.js';
+import type { AccessPolicy, GatewayAgentView } from './protocol/console-api.js';
 import type { TunnelState } from './tunnel/state.js';
 import { probeGateway } from './bridge/gateway-health.js';
 import { startConsole, type ConsoleHandle } from './console/console-server.js';
@@ -32,6 +33,21 @@ async function main(argv: string[]): Promise<void> {
     if (state.lastCall && !state.lastCall.ok)
       console.log(`Gateway problem: ${state.lastCall.diagnosis}\n  Fix: ${state.lastCall.fix}`);
     else console.log('Gateway answering again.');
+  });
+
+  app.on('access', (change) => {
+    if (change.kind !== 'new-sender') return;
+    const { sender, name, code, preview } = change.pending;
+    console.log(
+      `Access: ${sender}${name ? ` ("${name}")` : ''} asks to talk to your agent (request ${code}` +
+        `${preview ? `, first message: "${preview}"` : ''}). Approve or deny it on the console's Access page.`,
+    );
+  });
+  let lastTarget = '';
+  app.on('gatewayAgent', (view) => {
+    const line = describeTarget(view);
+    if (line && line !== lastTarget) console.log(line);
+    lastTarget = line;
   });
 
   app.on('tunnel', (state) => console.log(describeTunnel(state)));
@@ -79,6 +95,7 @@ async function main(argv: string[]): Promise<void> {
   console.log(`  Console:    ${operatorConsole.url}/#token=${operatorConsole.token}`);
   console.log(`              (open it in a browser; the link is also in ${dataDir}/console.json)`);
   await reportGateway(app);
+  console.log(`  Access:     ${describeAccess(settings.access)}`);
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -149,6 +166,26 @@ async function reportGateway(app: AgentBridgeApp): Promise<void> {
     );
 }
 
+function describeAccess(policy: AccessPolicy): string {
+  if (policy === 'pairing') return 'pairing: each new sender waits for your approval (console > Access)';
+  if (policy === 'allowlist') return 'allowlist: only senders you approved reach the gateway';
+  return 'open: WARNING, any agent that signs its envelope reaches your gateway agent';
+}
+
+/** The agent callers reach, when it needs the operator: missing, or offered host tools. */
+function describeTarget(view: GatewayAgentView): string {
+  if (view.check === 'missing') {
+    return (
+      `Gateway agent "${view.id ?? ''}" for callers is missing on the gateway: nothing is forwarded until you add it ` +
+      `(the console's Overview shows the config to copy), or choose another with --gateway-agent.`
+    );
+  }
+  if (view.tools.verdict === 'exposes-host-tools') {
+    return `WARNING: ${view.tools.detail} Callers reach it: give them a restricted agent (see the console's Overview).`;
+  }
+  return '';
+}
+
 function describeTunnel(state: TunnelState): string {
   switch (state.status) {
     case 'off':
@@ -183,7 +220,7 @@ function registerWhenReachable(app: AgentBridgeApp, tunnel: string): void {
 }
 
 function formatEnvelope(e: EnvelopeEvent): string {
-  const verdict = e.verdict === 'accepted' ? 'accepted' : `refused at ${e.verdict}`;
+  const verdict = e.held ? 'held' : e.verdict === 'accepted' ? 'accepted' : `refused at ${e.verdict}`;
   const parts = [
     clock(e.time),
     String(e.status),
@@ -194,6 +231,7 @@ function formatEnvelope(e: EnvelopeEvent): string {
     `${e.durationMs} ms`,
   ];
   if (e.code) parts.push(e.code);
+  if (e.screen) parts.push(`[injection screen: ${e.screen.rule}]`);
   if (e.message && e.verdict !== 'accepted') parts.push(`"${e.message}"`);
   if (e.diagnosis) parts.push(`[${e.diagnosis}]`);
   return parts.join(' ');
