@@ -13,6 +13,8 @@ export const BENCH_SETTINGS: Partial<Settings> = {
 export interface BenchAgentOptions {
   gatewayUrl: string;
   gatewayToken: string;
+  /** Approved senders: the agent runs the default access policy (`pairing`), as an operator's does. */
+  approved: string[];
   /** The agent's clock; the memory run moves it forward to expire every nonce. */
   now?: () => number;
   /**
@@ -22,14 +24,18 @@ export interface BenchAgentOptions {
   tunnelHost?: string;
 }
 
-export function startBenchAgent(options: BenchAgentOptions): Promise<TestAgent> {
-  return startAgent({
+export async function startBenchAgent(options: BenchAgentOptions): Promise<TestAgent> {
+  const agent = await startAgent({
     settings: {
       ...BENCH_SETTINGS,
+      access: 'pairing',
       gatewayUrl: options.gatewayUrl,
       gatewayToken: options.gatewayToken,
       ...(options.tunnelHost ? { tunnel: 'localtunnel', tunnelHost: options.tunnelHost } : {}),
     },
     now: options.now,
   });
+  // Every call then takes the approved-sender path of the access check, as a real caller's would.
+  for (const sender of options.approved) agent.app.access.approve(sender);
+  return agent;
 }

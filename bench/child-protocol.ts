@@ -7,7 +7,15 @@ export type ChildConfig =
    * With `tunnelHost`, the agent opens a localtunnel there and reports ready once it is online. With
    * `console`, it also starts the operator console (src/console) on a free loopback port, as `serve` does.
    */
-  | { role: 'agent'; gatewayUrl: string; gatewayToken: string; tunnelHost?: string; console?: boolean }
+  | {
+      role: 'agent';
+      gatewayUrl: string;
+      gatewayToken: string;
+      /** Senders the operator approved (the agent runs the default access policy, `pairing`). */
+      approved: string[];
+      tunnelHost?: string;
+      console?: boolean;
+    }
   | { role: 'echo' }
   | { role: 'gateway'; token: string }
   /** The loopback localtunnel-protocol server (test/fixtures/tunnel-server.ts). */

@@ -88,7 +88,11 @@ export async function measureConsoleLoad(
   options: ConsoleLoadOptions,
   progress: (step: string) => void = () => {},
 ): Promise<ConsoleLoadResult> {
-  const agent = await startAgentChild(env.gateway, { cpu: env.pin?.server, console: true });
+  const agent = await startAgentChild(env.gateway, {
+    cpu: env.pin?.server,
+    console: true,
+    approved: [env.peer.id],
+  });
   try {
     const ref = agent.console;
     if (!ref) throw new Error('the agent child did not report its console');

@@ -30,7 +30,7 @@ export interface MemoryResult {
 export const SWEEP_ADVANCE_MS = MAX_AGE_MS + MAX_FUTURE_MS + 5_000;
 
 export async function measureMemory(env: BenchEnv, options: MemoryOptions): Promise<MemoryResult> {
-  const child = await startAgentChild(env.gateway, { cpu: env.pin?.server });
+  const child = await startAgentChild(env.gateway, { cpu: env.pin?.server, approved: [env.peer.id] });
   const agent = keepAliveAgent(options.concurrency);
   try {
     const common = { url: child.url, prepare: signedChat(env.caller, child.id), agent };

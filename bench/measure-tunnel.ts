@@ -89,7 +89,11 @@ export async function measureTunnel(
   );
   let agent: (ServerChild & { id: string }) | undefined;
   try {
-    agent = await startAgentChild(env.gateway, { cpu: env.pin?.server, tunnelHost: tunnelServer.url });
+    agent = await startAgentChild(env.gateway, {
+      cpu: env.pin?.server,
+      tunnelHost: tunnelServer.url,
+      approved: [env.peer.id],
+    });
     const publicUrl = agent.publicUrl;
     if (!publicUrl) {
       throw new Error(

@@ -32,6 +32,7 @@ async function start() {
       const agent = await startBenchAgent({
         gatewayUrl: config.gatewayUrl,
         gatewayToken: config.gatewayToken,
+        approved: config.approved,
         tunnelHost: config.tunnelHost,
         now: () => Date.now() + clockOffset,
       });

@@ -57,7 +57,11 @@ export async function setupBench(options: SetupOptions = {}): Promise<BenchEnv> 
   try {
     peer = await startAgent({ settings: { gatewayUrl: gateway.url, gatewayToken: gateway.token } });
     const caller: Caller = { id: peer.id, signer: peer.app.keys.signer };
-    const agent = await startAgentChild(gateway, { cpuProfileDir: options.cpuProfileDir, cpu: pin?.server });
+    const agent = await startAgentChild(gateway, {
+      cpuProfileDir: options.cpuProfileDir,
+      cpu: pin?.server,
+      approved: [peer.id],
+    });
     children.push(agent);
     const echo = await spawnServer({ role: 'echo' }, { cpu: pin?.server });
     children.push(echo);
@@ -71,14 +75,15 @@ export async function setupBench(options: SetupOptions = {}): Promise<BenchEnv> 
 
 export async function startAgentChild(
   gateway: GatewayRef,
-  options: SpawnOptions & { tunnelHost?: string; console?: boolean } = {},
+  options: SpawnOptions & { approved: string[]; tunnelHost?: string; console?: boolean },
 ): Promise<ServerChild & { id: string }> {
-  const { tunnelHost, console: withConsole, ...spawn } = options;
+  const { tunnelHost, console: withConsole, approved, ...spawn } = options;
   const child = await spawnServer(
     {
       role: 'agent',
       gatewayUrl: gateway.url,
       gatewayToken: gateway.token,
+      approved,
       ...(tunnelHost ? { tunnelHost } : {}),
       ...(withConsole ? { console: true } : {}),
     },
