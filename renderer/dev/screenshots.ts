@@ -95,6 +95,16 @@ async function shoot(scenario: Scenario, colorScheme: 'light' | 'dark') {
     await page.waitForTimeout(300);
     await page.screenshot({ path: `${outDir}/traffic-filtered-${tag}.png` });
 
+    // The Access tab's name carries the pending count ("Access (2)"): by its test id.
+    await page.getByTestId('nav-access').click();
+    await page.getByTestId('pending-row').first().waitFor();
+    await page.screenshot({ path: `${outDir}/access-${tag}.png`, fullPage: true });
+    await page.getByTestId('deny-button').first().click();
+    await page.getByRole('dialog').waitFor();
+    await page.screenshot({ path: `${outDir}/access-deny-dialog-${tag}.png` });
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
+
     await page.getByRole('link', { name: 'Keys' }).click();
     await page.getByTestId('key-row').first().waitFor();
     await page.screenshot({ path: `${outDir}/keys-${tag}.png` });

@@ -7,6 +7,7 @@ import { Notice } from './components/States';
 import { TokenScreen } from './components/TokenScreen';
 import { useConsole } from './hooks/useConsole';
 import { settingLabel } from './settings/form';
+import { Access } from './pages/Access';
 import { Keys } from './pages/Keys';
 import { Overview } from './pages/Overview';
 import { Registry } from './pages/Registry';
@@ -19,10 +20,13 @@ export interface AppProps {
   createEventSource?: (url: string) => EventSourceLike;
 }
 
-type Access = { token: string } | { token: null; reason: 'missing' | 'refused' };
+/** The product's name; the card's name shows beside it only when the operator chose another. */
+const BRAND = 'Agent Bridge';
+
+type TokenState = { token: string } | { token: null; reason: 'missing' | 'refused' };
 
 export function App({ createEventSource }: AppProps) {
-  const [access, setAccess] = useState<Access>(() => {
+  const [access, setAccess] = useState<TokenState>(() => {
     const token = takeToken();
     return token ? { token } : { token: null, reason: 'missing' };
   });
@@ -83,6 +87,7 @@ function Console({ token, onUnauthorized, createEventSource }: ConsoleProps) {
   }, [label]);
 
   const restartNeeded = status?.restartNeeded ?? [];
+  const pending = status?.access.pending ?? 0;
   const props: PageProps = { api, data };
   return (
     <div className={`app ${page === 'traffic' ? 'fill' : ''}`}>
@@ -100,8 +105,12 @@ function Console({ token, onUnauthorized, createEventSource }: ConsoleProps) {
       <header className="topbar">
         <div className="brand">
           <span className="brand-mark" aria-hidden="true" />
-          <span className="brand-name">Agent Bridge</span>
-          {status ? <span className="brand-agent">{status.agent.card.name}</span> : null}
+          <span className="brand-name">{BRAND}</span>
+          {status && status.agent.card.name.trim() !== BRAND ? (
+            <span className="brand-agent" data-testid="brand-agent" title={status.agent.card.name}>
+              {status.agent.card.name}
+            </span>
+          ) : null}
         </div>
         <ConnectionBadge state={connection} />
       </header>
@@ -116,6 +125,12 @@ function Console({ token, onUnauthorized, createEventSource }: ConsoleProps) {
                 data-testid={`nav-${item.id}`}
               >
                 {item.label}
+                {item.id === 'access' && pending > 0 ? (
+                  <span className="tab-count" data-testid="pending-count">
+                    {' '}
+                    ({pending})
+                  </span>
+                ) : null}
                 {item.id === 'traffic' && data.traffic.paused ? (
                   <span className="tab-note"> (paused)</span>
                 ) : null}
@@ -142,6 +157,7 @@ function Console({ token, onUnauthorized, createEventSource }: ConsoleProps) {
         ) : null}
         {page === 'overview' ? <Overview {...props} /> : null}
         {page === 'traffic' ? <Traffic {...props} /> : null}
+        {page === 'access' ? <Access {...props} /> : null}
         {page === 'keys' ? <Keys {...props} /> : null}
         {page === 'registry' ? <Registry {...props} /> : null}
         {page === 'settings' ? <Settings {...props} /> : null}

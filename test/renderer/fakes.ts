@@ -4,7 +4,16 @@
  */
 import { vi } from 'vitest';
 import type { EventSourceLike } from '../../renderer/src/api/events';
-import type { StatusResponse, TrafficEntry } from '../../src/protocol/console-api.js';
+import type { ConsoleData } from '../../renderer/src/hooks/useConsole';
+import { initialTrafficLog } from '../../renderer/src/traffic/log';
+import type {
+  AccessResponse,
+  ApprovedSenderView,
+  GatewayAgentView,
+  PendingSenderView,
+  StatusResponse,
+  TrafficEntry,
+} from '../../src/protocol/console-api.js';
 
 export class FakeEventSource implements EventSourceLike {
   static instances: FakeEventSource[] = [];
@@ -135,7 +144,13 @@ export function status(overrides: Partial<StatusResponse> = {}): StatusResponse 
         },
       },
     },
-    gateway: { status: 'configured', url: 'http://127.0.0.1:18789', model: 'openclaw', live: true },
+    gateway: {
+      status: 'configured',
+      url: 'http://127.0.0.1:18789',
+      model: 'openclaw/public',
+      live: true,
+      agent: gatewayAgent(),
+    },
     tunnel: {
       provider: 'localtunnel',
       status: 'online',
@@ -146,6 +161,77 @@ export function status(overrides: Partial<StatusResponse> = {}): StatusResponse 
     keys: [],
     traffic: { perMinute: [], accepted: 0, refused: 0 },
     restartNeeded: [],
+    access: { policy: 'pairing', pending: 0 },
+    ...overrides,
+  };
+}
+
+export const SNIPPET =
+  '{\n  agents: {\n    entries: {\n      main: {},\n      public: { tools: { profile: "minimal" } },\n    },\n  },\n}';
+
+/** The gateway's target agent: present and restricted unless told otherwise. */
+export function gatewayAgent(overrides: Partial<GatewayAgentView> = {}): GatewayAgentView {
+  return {
+    id: 'public',
+    model: 'openclaw/public',
+    check: 'present',
+    checkedAt: '2025-01-01T12:00:00Z',
+    available: ['main', 'public'],
+    tools: { verdict: 'restricted', detail: 'profile "minimal"; host tools denied' },
+    snippet: SNIPPET,
+    ...overrides,
+  };
+}
+
+/** A sender waiting for approval, first seen ten minutes before `now`. */
+export function pendingSender(
+  sender: string,
+  overrides: Partial<PendingSenderView> = {},
+  now = Date.now(),
+): PendingSenderView {
+  return {
+    sender,
+    code: 'K7Q-4PX',
+    firstAt: new Date(now - 10 * 60_000).toISOString(),
+    lastAt: new Date(now - 2 * 60_000).toISOString(),
+    count: 3,
+    heldTasks: 1,
+    expiresAt: new Date(now + 23 * 3600_000).toISOString(),
+    ...overrides,
+  };
+}
+
+export function approvedSender(
+  sender: string,
+  overrides: Partial<ApprovedSenderView> = {},
+): ApprovedSenderView {
+  return { sender, source: 'operator', approvedAt: '2025-01-01T09:00:00Z', ...overrides };
+}
+
+/** GET /api/access */
+export function accessView(overrides: Partial<AccessResponse> = {}): AccessResponse {
+  return {
+    policy: 'pairing',
+    pending: [],
+    approved: [],
+    limits: { maxPending: 100, maxHeldPerSender: 3, expiryHours: 24 },
+    refusedWhileFull: 0,
+    ...overrides,
+  };
+}
+
+/** What `useConsole` gives the pages, around a fixed status. */
+export function consoleData(value: StatusResponse | null, overrides: Partial<ConsoleData> = {}): ConsoleData {
+  return {
+    status: value,
+    statusError: null,
+    refreshStatus: vi.fn(async () => undefined),
+    connection: { status: 'live', since: 0 },
+    traffic: initialTrafficLog,
+    trafficError: null,
+    pause: vi.fn(),
+    resume: vi.fn(),
+    accessVersion: 0,
     ...overrides,
   };
 }

@@ -21,6 +21,7 @@ const dataFor = (value: StatusResponse): ConsoleData => ({
   trafficError: null,
   pause: vi.fn(),
   resume: vi.fn(),
+  accessVersion: 0,
 });
 
 describe('Overview', () => {
@@ -28,6 +29,7 @@ describe('Overview', () => {
     const nextTryAt = new Date(Date.now() + 30_000).toISOString();
     const value = status({
       gateway: {
+        ...status().gateway,
         status: 'configured',
         url: 'http://127.0.0.1:18789',
         model: 'openclaw',

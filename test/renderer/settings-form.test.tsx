@@ -6,14 +6,19 @@ import { createApiClient } from '../../renderer/src/api/client';
 import { SettingsForm } from '../../renderer/src/pages/Settings';
 import { changedSettings, EMPTY_SECRETS, toFormValues } from '../../renderer/src/settings/form';
 import type { SettingsResponse } from '../../src/protocol/console-api.js';
-import { fakeFetch } from './fakes';
+import { fakeFetch, gatewayAgent, SNIPPET, status } from './fakes';
 
 afterEach(cleanup);
 
 const settings = {
   gatewayUrl: 'http://127.0.0.1:18789',
   gatewayModel: 'openclaw',
+  gatewayAgent: 'public',
   gatewayTimeoutMs: 120000,
+  callerInstructions: 'Be polite.',
+  injectionScreen: 'flag',
+  access: 'pairing',
+  pendingExpiryHours: 24,
   tunnel: 'localtunnel',
   tunnelHost: 'https://localtunnel.me',
   subdomain: 'quiet-otter',
@@ -153,5 +158,138 @@ describe('SettingsForm', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Save changes' }));
     expect(await screen.findByText('Timeout (ms) must be a whole number')).toBeTruthy();
     expect(calls).toHaveLength(0);
+  });
+});
+
+describe('the settings of the gateway agent and of access', () => {
+  const initial = toFormValues(settings);
+  const section = (id: string) => document.querySelector(`[data-section="${id}"]`) as HTMLElement;
+  const helpOf = (label: string) => {
+    const control = screen.getByLabelText(label);
+    const ids = control.getAttribute('aria-describedby')?.split(' ') ?? [];
+    return ids.map((id) => document.getElementById(id)?.textContent ?? '').join(' ');
+  };
+
+  it('puts the agent, the model, the instructions and the screen under Gateway, the policy and expiry under Access', () => {
+    const { fetch } = fakeFetch({});
+    render(<SettingsForm api={createApiClient({ token: 't', fetch })} loaded={loaded} onSaved={vi.fn()} />);
+    const gateway = within(section('gateway'));
+    expect((gateway.getByLabelText('Agent for callers') as HTMLInputElement).value).toBe('public');
+    expect(helpOf('Agent for callers')).toMatch(
+      /The OpenClaw agent that strangers reach.*Keep it restricted/,
+    );
+    expect(helpOf('Model')).toMatch(
+      /Leave empty for OpenClaw.*cannot check that the agent exists or which tools/,
+    );
+    const instructions = gateway.getByLabelText('Instructions about callers');
+    expect(instructions.tagName).toBe('TEXTAREA');
+    expect((instructions as HTMLTextAreaElement).value).toBe('Be polite.');
+    expect(helpOf('Instructions about callers')).toMatch(/system message of every call/);
+    const screenSelect = gateway.getByLabelText('Injection screen') as HTMLSelectElement;
+    expect([...screenSelect.options].map((o) => o.value)).toEqual(['flag', 'refuse', 'off']);
+    expect(screenSelect.value).toBe('flag');
+    expect(helpOf('Injection screen')).toMatch(
+      /easy to evade.*restricted agent for callers is the real defence/,
+    );
+
+    const access = within(section('access'));
+    const policy = access.getByLabelText('Access policy') as HTMLSelectElement;
+    expect([...policy.options].map((o) => o.value)).toEqual(['pairing', 'allowlist', 'open']);
+    expect(policy.value).toBe('pairing');
+    expect((access.getByLabelText('Request expiry (hours)') as HTMLInputElement).value).toBe('24');
+  });
+
+  it('sends the new settings typed; an emptied model goes back to not set', () => {
+    const current = {
+      ...initial,
+      gatewayAgent: 'callers',
+      gatewayModel: '',
+      callerInstructions: ' Answer in French. ',
+      injectionScreen: 'refuse',
+      access: 'allowlist',
+      pendingExpiryHours: '72',
+    };
+    expect(changedSettings(initial, current, EMPTY_SECRETS)).toEqual({
+      changes: {
+        gatewayAgent: 'callers',
+        gatewayModel: null,
+        callerInstructions: 'Answer in French.',
+        injectionScreen: 'refuse',
+        access: 'allowlist',
+        pendingExpiryHours: 72,
+      },
+      errors: [],
+    });
+  });
+
+  it('refuses an expiry out of range and instructions over 4000 characters, before sending', () => {
+    for (const hours of ['0', '721']) {
+      expect(changedSettings(initial, { ...initial, pendingExpiryHours: hours }, EMPTY_SECRETS)).toEqual({
+        changes: {},
+        errors: [
+          { field: 'pendingExpiryHours', message: 'Request expiry (hours) must be between 1 and 720' },
+        ],
+      });
+    }
+    expect(
+      changedSettings(initial, { ...initial, pendingExpiryHours: '720' }, EMPTY_SECRETS).changes,
+    ).toEqual({ pendingExpiryHours: 720 });
+    const long = 'x'.repeat(4001);
+    expect(changedSettings(initial, { ...initial, callerInstructions: long }, EMPTY_SECRETS).errors).toEqual([
+      {
+        field: 'callerInstructions',
+        message: 'Instructions about callers must be at most 4000 characters (it has 4001)',
+      },
+    ]);
+    expect(
+      changedSettings(initial, { ...initial, callerInstructions: 'x'.repeat(4000) }, EMPTY_SECRETS).errors,
+    ).toEqual([]);
+  });
+
+  it('counts the characters of the instructions as they are typed', () => {
+    const { fetch } = fakeFetch({});
+    render(<SettingsForm api={createApiClient({ token: 't', fetch })} loaded={loaded} onSaved={vi.fn()} />);
+    const field = screen.getByLabelText('Instructions about callers');
+    fireEvent.change(field, { target: { value: 'x'.repeat(4001) } });
+    const count = field.parentElement?.querySelector('.char-count') as HTMLElement;
+    expect(count.textContent).toBe('4001 of 4000 characters');
+    expect(count.className).toContain('over');
+  });
+
+  it('shows the red host-tools warning in the Gateway section, with the snippet', () => {
+    const { fetch } = fakeFetch({});
+    const base = status();
+    const exposed = status({
+      gateway: {
+        ...base.gateway,
+        agent: gatewayAgent({
+          id: 'main',
+          tools: { verdict: 'exposes-host-tools', tools: ['exec', 'apply_patch'], detail: 'profile "full"' },
+        }),
+      },
+    });
+    render(
+      <SettingsForm
+        api={createApiClient({ token: 't', fetch })}
+        loaded={loaded}
+        onSaved={vi.fn()}
+        status={exposed}
+      />,
+    );
+    const warning = within(section('gateway')).getByTestId('host-tools-warning');
+    expect(warning.className).toContain('error');
+    expect(within(warning).getByText('exec')).toBeTruthy();
+    expect(within(warning).getByText('apply_patch')).toBeTruthy();
+    expect(within(warning).getByTestId('agent-snippet').textContent).toBe(SNIPPET);
+    cleanup();
+    render(
+      <SettingsForm
+        api={createApiClient({ token: 't', fetch })}
+        loaded={loaded}
+        onSaved={vi.fn()}
+        status={status()}
+      />,
+    );
+    expect(screen.queryByTestId('host-tools-warning')).toBeNull();
   });
 });

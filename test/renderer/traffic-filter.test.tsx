@@ -99,6 +99,7 @@ describe('the filter bar', () => {
       trafficError: null,
       pause: vi.fn(),
       resume: vi.fn(),
+      accessVersion: 0,
     };
     render(<Traffic api={createApiClient({ token: 't', fetch })} data={data} />);
     expect(screen.getAllByTestId('traffic-row')).toHaveLength(6);
@@ -129,6 +130,7 @@ describe('the filter bar', () => {
       trafficError: null,
       pause: vi.fn(),
       resume: vi.fn(),
+      accessVersion: 0,
     } satisfies ConsoleData;
     render(<Traffic api={createApiClient({ token: 't', fetch })} data={data} />);
     fireEvent.change(screen.getByLabelText('Status'), { target: { value: '4x' } });

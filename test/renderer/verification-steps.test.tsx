@@ -30,9 +30,53 @@ describe('verificationSteps', () => {
 
   it('falls back to the code, then the HTTP status, when there is no message', () => {
     expect(
-      verificationSteps(entry(3, { verdict: 'nonce', code: 'REPLAY_DETECTED', status: 409 }))[6]?.detail,
+      verificationSteps(entry(3, { verdict: 'nonce', code: 'REPLAY_DETECTED', status: 409 })).find(
+        (s) => s.step === 'nonce',
+      )?.detail,
     ).toBe('REPLAY_DETECTED');
     expect(verificationSteps(entry(4, { verdict: 'size', status: 413 }))[0]?.detail).toBe('HTTP 413');
+  });
+
+  it('says how the access policy let an accepted sender through', () => {
+    const steps = verificationSteps(entry(6, { admittedBy: 'allowed-peer' }));
+    expect(steps.find((s) => s.step === 'access')).toMatchObject({
+      state: 'pass',
+      detail: 'Admitted as on the allowed peers list (Settings → Access).',
+    });
+  });
+
+  it('shows a held task as passed up to access, held there, and not yet at the gateway', () => {
+    const steps = verificationSteps(
+      entry(9, { mode: 'async', status: 202, held: true, message: 'held (request K7Q-4PX)' }),
+    );
+    const at = PIPELINE_STEPS.indexOf('access');
+    expect(steps.slice(0, at).every((s) => s.state === 'pass')).toBe(true);
+    expect(steps[at]).toMatchObject({ step: 'access', state: 'held' });
+    expect(steps[at]?.detail).toBe(
+      'Held: the task waits until you approve or deny its sender on the Access page.',
+    );
+    expect(steps[at + 1]).toMatchObject({ step: 'handler', state: 'not-run' });
+  });
+
+  it('names the injection screen rule on the input step, passed (flag) or refused', () => {
+    const flagged = verificationSteps(entry(10, { screen: { rule: 'override-instructions' } }));
+    expect(flagged.find((s) => s.step === 'input')).toMatchObject({
+      state: 'pass',
+      detail: 'Flagged by the injection screen (rule “override-instructions”) and let through.',
+    });
+    const refused = verificationSteps(
+      entry(11, {
+        verdict: 'input',
+        status: 400,
+        code: 'INJECTION_DETECTED',
+        message: 'refused',
+        screen: { rule: 'exfiltrate-secrets' },
+      }),
+    );
+    expect(refused.find((s) => s.step === 'input')).toMatchObject({
+      state: 'fail',
+      detail: 'INJECTION_DETECTED: refused (injection screen rule “exfiltrate-secrets”)',
+    });
   });
 
   it('claims nothing for a verdict it does not know (a newer core)', () => {
@@ -61,24 +105,48 @@ describe('TrafficDetails', () => {
     const states = within(panel)
       .getAllByTestId('verification-step')
       .map((step) => `${step.dataset.step}:${step.dataset.state}`);
-    expect(states).toEqual([
-      'size:pass',
-      'shape:pass',
-      'signature:fail',
-      'timestamp:not-run',
-      'trust:not-run',
-      'rate-limit:not-run',
-      'nonce:not-run',
-      'skill:not-run',
-      'input:not-run',
-      'handler:not-run',
-    ]);
+    // The pipeline's own order (the core owns it): every step before the signature passed.
+    const at = PIPELINE_STEPS.indexOf('signature');
+    expect(states).toEqual(
+      PIPELINE_STEPS.map((step, index) =>
+        index < at ? `${step}:pass` : index === at ? `${step}:fail` : `${step}:not-run`,
+      ),
+    );
+    expect(states).toContain('access:not-run');
+    expect(states.slice(0, 2)).toEqual(['size:pass', 'shape:pass']);
     expect(within(panel).getByText('AUTH_FAILED: signature does not verify')).toBeTruthy();
     expect(within(panel).getByText('203.0.113.9')).toBeTruthy();
     expect(within(panel).getByText('trace-7')).toBeTruthy();
     expect(within(panel).getByText('the body changed after signing')).toBeTruthy();
     expect(within(panel).getByText('3 ms')).toBeTruthy();
     expect(within(panel).getByText(/Not kept: turn on “Keep message contents”/)).toBeTruthy();
+  });
+
+  it('shows how the sender was admitted, a held task, and the screen rule', () => {
+    render(
+      <TrafficDetails
+        entry={entry(12, {
+          mode: 'async',
+          status: 202,
+          held: true,
+          admittedBy: 'approved',
+          screen: { rule: 'fake-system-tag' },
+        })}
+        onClose={vi.fn()}
+      />,
+    );
+    const panel = screen.getByTestId('traffic-details');
+    expect(within(panel).getByText('held for approval')).toBeTruthy();
+    expect(within(panel).getByTestId('admitted-by').textContent).toBe('a sender you approved');
+    expect(within(panel).getByTestId('held-note').textContent).toMatch(/waits until you approve or deny/);
+    expect(within(panel).getByRole('link', { name: 'Access page' }).getAttribute('href')).toBe('#/access');
+    expect(within(panel).getByTestId('screen-rule').textContent).toBe(
+      'matched rule fake-system-tag: flagged, let through',
+    );
+    const access = within(panel)
+      .getAllByTestId('verification-step')
+      .find((step) => step.dataset.step === 'access');
+    expect(access?.dataset.state).toBe('held');
   });
 
   it('shows the previews when contents are kept', () => {

@@ -4,7 +4,10 @@
  * happened and what to do.
  */
 import type {
+  AccessChangeResponse,
+  AccessResponse,
   ApiError,
+  GatewayAgentView,
   SelfTestResponse,
   SettingsResponse,
   SettingsUpdateResponse,
@@ -112,6 +115,14 @@ export function createApiClient(options: ApiClientOptions) {
     updateSettings: (changes: Record<string, unknown>) =>
       json<SettingsUpdateResponse>('PUT', '/api/settings', changes),
     selfTest: () => json<SelfTestResponse>('POST', '/api/selftest', {}),
+    access: () => json<AccessResponse>('GET', '/api/access'),
+    /** Approves a waiting sender (its held tasks start), or any agent id ahead of its first call. */
+    approveSender: (sender: string) => json<AccessChangeResponse>('POST', '/api/access/approve', { sender }),
+    /** Turns a waiting sender down: its held tasks fail; it is refused until its request would have expired. */
+    denySender: (sender: string) => json<AccessChangeResponse>('POST', '/api/access/deny', { sender }),
+    revokeSender: (sender: string) => json<AccessChangeResponse>('POST', '/api/access/revoke', { sender }),
+    /** Checks the gateway's target agent (exists? which tools?) now. */
+    checkGatewayAgent: () => json<{ agent: GatewayAgentView }>('POST', '/api/gateway/check', {}),
     /** The event stream's URL: EventSource cannot send headers, so the token rides in the query. */
     eventsUrl: () => `${baseUrl}/api/events?token=${encodeURIComponent(options.token)}`,
   };

@@ -4,9 +4,17 @@
  */
 export { PIPELINE_STEPS } from '../../../src/protocol/console-api.js';
 export type {
+  AccessChangeResponse,
+  AccessEvent,
+  AccessPolicy,
+  AccessResponse,
+  AdmissionRule,
   ApiError,
+  ApprovedSenderView,
+  GatewayAgentView,
   GatewayView,
   KeyView,
+  PendingSenderView,
   ProblemView,
   RegistryRecordView,
   RegistryStatus,
@@ -20,6 +28,7 @@ export type {
   TrafficFilter,
   TrafficMinute,
   TrafficResponse,
+  ToolExposureView,
   TunnelStatus,
   Verdict,
 } from '../../../src/protocol/console-api.js';

@@ -4,7 +4,7 @@
  * is back and still accepts the token, and opens it again. A refused token ends it (the UI asks for a new
  * one) instead of retrying forever.
  */
-import type { StateEvent, TrafficEntry } from './contract';
+import type { AccessEvent, StateEvent, TrafficEntry } from './contract';
 
 export type ConnectionState =
   | { status: 'connecting' }
@@ -26,6 +26,8 @@ export interface EventStreamOptions {
   url: string;
   onEnvelope: (entry: TrafficEntry) => void;
   onState: (event: StateEvent) => void;
+  /** A new sender asks for approval (policy `pairing`). */
+  onAccess?: (event: AccessEvent) => void;
   onConnection: (state: ConnectionState) => void;
   /** After every (re)open: the caller reloads what it may have missed. */
   onOpen?: () => void;
@@ -78,6 +80,10 @@ export function connectEvents(options: EventStreamOptions): EventStream {
     current.addEventListener('state', (event) => {
       const state = parse<StateEvent>(event.data);
       if (state) options.onState(state);
+    });
+    current.addEventListener('access', (event) => {
+      const access = parse<AccessEvent>(event.data);
+      if (access) options.onAccess?.(access);
     });
   };
 

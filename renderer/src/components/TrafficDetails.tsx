@@ -1,6 +1,7 @@
 import type { TrafficEntry } from '../api/contract';
 import { formatBytes, formatDateTime, formatMs } from '../lib/format';
-import { verificationSteps } from '../traffic/steps';
+import { ADMISSION_LABELS, verificationSteps, type StepState } from '../traffic/steps';
+import { pageHref } from '../pages/types';
 import { Badge } from './Badge';
 import { Field } from './Card';
 import { Notice } from './States';
@@ -10,6 +11,14 @@ interface TrafficDetailsProps {
   entry: TrafficEntry;
   onClose: () => void;
 }
+
+const STEP_ICONS: Record<StepState, string> = { pass: '✓', fail: '✕', held: '…', 'not-run': '–' };
+const STEP_WORDS: Record<StepState, string> = {
+  pass: 'passed',
+  fail: 'failed',
+  held: 'held',
+  'not-run': 'not run',
+};
 
 /** One envelope: why it was accepted or refused, step by step, and what was answered. */
 export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
@@ -23,7 +32,7 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
     >
       <header className="details-header">
         <h2>
-          Envelope #{entry.id} <VerdictBadge verdict={entry.verdict} />
+          Envelope #{entry.id} <VerdictBadge verdict={entry.verdict} held={entry.held} />
         </h2>
         <button type="button" className="button small ghost" onClick={onClose} aria-label="Close details">
           ✕
@@ -42,16 +51,14 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
               data-state={step.state}
             >
               <span className="step-icon" aria-hidden="true">
-                {step.state === 'pass' ? '✓' : step.state === 'fail' ? '✕' : '–'}
+                {STEP_ICONS[step.state]}
               </span>
               <span className="step-text">
                 <span className="step-label">
                   {step.label}
                   <span className="step-name"> ({step.step})</span>
                 </span>
-                <span className="step-state">
-                  {step.state === 'pass' ? 'passed' : step.state === 'fail' ? 'failed' : 'not run'}
-                </span>
+                <span className="step-state">{STEP_WORDS[step.state]}</span>
                 {step.detail ? <span className="step-detail">{step.detail}</span> : null}
               </span>
             </li>
@@ -80,6 +87,29 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
           {entry.taskId ? (
             <Field label="Task">
               <code>{entry.taskId}</code>
+            </Field>
+          ) : null}
+          {entry.admittedBy ? (
+            <Field label="Admitted as">
+              <span data-testid="admitted-by" data-rule={entry.admittedBy}>
+                {ADMISSION_LABELS[entry.admittedBy]}
+              </span>
+            </Field>
+          ) : null}
+          {entry.held ? (
+            <Field label="Held">
+              <span data-testid="held-note">
+                Yes: the task waits until you approve or deny its sender on the{' '}
+                <a href={pageHref('access')}>Access page</a>.
+              </span>
+            </Field>
+          ) : null}
+          {entry.screen ? (
+            <Field label="Injection screen">
+              <span data-testid="screen-rule">
+                matched rule <code>{entry.screen.rule}</code>
+                {entry.verdict === 'input' ? ': refused' : ': flagged, let through'}
+              </span>
             </Field>
           ) : null}
         </dl>

@@ -24,6 +24,11 @@ export interface ConsoleData {
   trafficError: ApiRequestError | null;
   pause: () => void;
   resume: () => void;
+  /**
+   * Goes up whenever the access lists may have changed (a `state` event of kind `access` or `settings`, a
+   * new sender, a reconnect): the Access page reloads its lists when it does.
+   */
+  accessVersion: number;
 }
 
 export interface UseConsoleOptions {
@@ -37,6 +42,7 @@ export function useConsole(api: ApiClient, options: UseConsoleOptions): ConsoleD
   const [connection, setConnection] = useState<ConnectionState>({ status: 'connecting' });
   const [traffic, dispatch] = useReducer(trafficLogReducer, initialTrafficLog);
   const [trafficError, setTrafficError] = useState<ApiRequestError | null>(null);
+  const [accessVersion, bumpAccess] = useReducer((version: number) => version + 1, 0);
   const optionsRef = useRef(options);
   useEffect(() => {
     optionsRef.current = options;
@@ -115,15 +121,19 @@ export function useConsole(api: ApiClient, options: UseConsoleOptions): ConsoleD
         dispatch({ type: 'reset' });
         void loadTraffic();
         void refreshStatus();
+        bumpAccess();
       },
       onEnvelope: (entry) => {
         batch.push(entry);
         flushTimer ??= setTimeout(flush, FLUSH_MS);
       },
-      onState: () => {
+      onState: (event) => {
+        // Settings carry the policy and the expiry the Access page shows.
+        if (event.kind === 'access' || event.kind === 'settings') bumpAccess();
         clearTimeout(stateTimer);
         stateTimer = setTimeout(() => void refreshStatus(), 150);
       },
+      onAccess: () => bumpAccess(),
       onUnauthorized: () => optionsRef.current.onUnauthorized(),
       probe: async () => {
         try {
@@ -150,7 +160,17 @@ export function useConsole(api: ApiClient, options: UseConsoleOptions): ConsoleD
   const resume = useCallback(() => dispatch({ type: 'resume' }), []);
 
   return useMemo(
-    () => ({ status, statusError, refreshStatus, connection, traffic, trafficError, pause, resume }),
-    [status, statusError, refreshStatus, connection, traffic, trafficError, pause, resume],
+    () => ({
+      status,
+      statusError,
+      refreshStatus,
+      connection,
+      traffic,
+      trafficError,
+      pause,
+      resume,
+      accessVersion,
+    }),
+    [status, statusError, refreshStatus, connection, traffic, trafficError, pause, resume, accessVersion],
   );
 }

@@ -55,3 +55,18 @@ export function secondsUntil(iso: string | number, now: number): number | null {
 export function formatCount(count: number): string {
   return count.toLocaleString('en-US');
 }
+
+/** "just now", "5 min ago", "in 23 h", "3 d ago": a coarse distance from `now`, for times shown beside the exact one. */
+export function formatRelative(iso: string | undefined, now: number): string {
+  if (!iso) return '—';
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return iso;
+  const seconds = Math.round((at - now) / 1000);
+  const size = Math.abs(seconds);
+  if (size < 45) return seconds <= 0 ? 'just now' : 'in less than a minute';
+  const minutes = Math.round(size / 60);
+  const hours = Math.round(size / 3600);
+  const amount =
+    minutes < 60 ? `${minutes} min` : hours < 48 ? `${hours} h` : `${Math.round(size / 86_400)} d`;
+  return seconds < 0 ? `${amount} ago` : `in ${amount}`;
+}

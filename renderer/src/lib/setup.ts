@@ -1,5 +1,6 @@
 /** The first-run walk-through: what is left to do before the agent is public and listed, in order. */
 import type { StatusResponse } from '../api/contract';
+import { isPublicHttpsUrl } from './address';
 
 export interface SetupStep {
   id: 'gateway' | 'tunnel' | 'registry';
@@ -10,7 +11,11 @@ export interface SetupStep {
 }
 
 export function setupSteps(status: StatusResponse): SetupStep[] {
-  return [gatewayStep(status.gateway), tunnelStep(status.tunnel), registryStep(status.registry)];
+  return [
+    gatewayStep(status.gateway),
+    tunnelStep(status.tunnel, status.agent.url),
+    registryStep(status.registry),
+  ];
 }
 
 function gatewayStep(gateway: StatusResponse['gateway']): SetupStep {
@@ -33,10 +38,40 @@ function gatewayStep(gateway: StatusResponse['gateway']): SetupStep {
       next: 'The gateway does not answer: start it and check its URL.',
     };
   if (gateway.live === undefined) return { id: 'gateway', title, done: false, next: 'Checking the gateway…' };
+  return agentStep(gateway.agent, title);
+}
+
+/** The gateway answers; the agent callers reach must exist and must not hand them this machine. */
+function agentStep(agent: StatusResponse['gateway']['agent'], title: string): SetupStep {
+  const name = `"${agent.id ?? agent.model}"`;
+  if (agent.check === 'checking') {
+    return {
+      id: 'gateway',
+      title,
+      done: false,
+      next: `Checking that the gateway has the agent ${name} for callers…`,
+    };
+  }
+  if (agent.check === 'missing') {
+    return {
+      id: 'gateway',
+      title,
+      done: false,
+      next: `The gateway has no agent ${name} for callers, so nothing is forwarded. Add the restricted agent shown in the Gateway card to ~/.openclaw/openclaw.json, restart the gateway, then press Check again (or choose another agent in Settings → Gateway).`,
+    };
+  }
+  if (agent.tools.verdict === 'exposes-host-tools') {
+    return {
+      id: 'gateway',
+      title,
+      done: false,
+      next: `Callers would reach agent ${name}, which can use ${agent.tools.tools.join(', ')}: anyone you let in could run commands or read and change files on this machine. Restrict it with the snippet in the Gateway card (or choose a restricted agent in Settings → Gateway), restart the gateway, then press Check again.`,
+    };
+  }
   return { id: 'gateway', title, done: true };
 }
 
-function tunnelStep(tunnel: StatusResponse['tunnel']): SetupStep {
+function tunnelStep(tunnel: StatusResponse['tunnel'], agentUrl: string): SetupStep {
   const title = 'Get a public address';
   switch (tunnel.status) {
     case 'online':
@@ -53,9 +88,17 @@ function tunnelStep(tunnel: StatusResponse['tunnel']): SetupStep {
         next: `The tunnel failed: ${tunnel.reason}. Check Settings → Tunnel.`,
       };
     case 'off':
-      return tunnel.provider === 'none'
-        ? { id: 'tunnel', title, done: true }
-        : { id: 'tunnel', title, done: false, next: 'The tunnel is off: start it in the Tunnel card.' };
+      if (tunnel.provider !== 'none') {
+        return { id: 'tunnel', title, done: false, next: 'The tunnel is off: start it in the Tunnel card.' };
+      }
+      // No tunnel: done only when the operator's own address is one other agents can reach.
+      if (isPublicHttpsUrl(agentUrl)) return { id: 'tunnel', title, done: true };
+      return {
+        id: 'tunnel',
+        title,
+        done: false,
+        next: `No tunnel is configured, and ${agentUrl || 'the agent'} is not a public https:// address, so other agents cannot reach it. Set your public URL (\`--public-url https://…\`, your own proxy's address) or choose a tunnel provider in Settings → Tunnel.`,
+      };
   }
 }
 

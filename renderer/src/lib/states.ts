@@ -26,6 +26,9 @@ export function gatewayGlance(gateway: GatewayView): Glance {
   if (gateway.status !== 'configured') return { tone: 'bad', label: 'Not configured' };
   if (gateway.problem) return { tone: 'bad', label: 'Problem' };
   if (gateway.live === false) return { tone: 'bad', label: 'Unreachable' };
+  if (gateway.agent.check === 'missing') return { tone: 'bad', label: 'Agent missing' };
+  if (gateway.agent.tools.verdict === 'exposes-host-tools')
+    return { tone: 'bad', label: 'Exposes host tools' };
   if (gateway.live === true) return { tone: 'ok', label: 'Reachable' };
   return { tone: 'neutral', label: 'Not checked yet' };
 }

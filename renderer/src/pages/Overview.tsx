@@ -1,14 +1,17 @@
 import type { ApiClient } from '../api/client';
-import type { GatewayView, StatusResponse } from '../api/contract';
-import { Badge } from '../components/Badge';
+import type { GatewayAgentView, GatewayView, StatusResponse, ToolExposureView } from '../api/contract';
+import { OpenAccessWarning, PendingNotice } from '../components/AccessNotices';
+import { Badge, type Tone } from '../components/Badge';
 import { Card, Field } from '../components/Card';
 import { CopyButton } from '../components/CopyButton';
 import { Countdown } from '../components/Countdown';
+import { agentName, CheckAgain, GatewayAgentNotices } from '../components/GatewayAgent';
 import { SelfTestPanel } from '../components/SelfTestPanel';
 import { ErrorNotice, Loading, Notice } from '../components/States';
+import { RichText } from '../components/Text';
 import { TrafficChart } from '../components/TrafficChart';
 import { useAction } from '../hooks/useAction';
-import { formatCount, formatDateTime, formatDuration } from '../lib/format';
+import { formatCount, formatDateTime, formatDuration, formatTime } from '../lib/format';
 import { setupSteps } from '../lib/setup';
 import { gatewayGlance, registryGlance, tunnelGlance } from '../lib/states';
 import { pageHref, type PageProps } from './types';
@@ -26,11 +29,15 @@ export function Overview({ api, data }: PageProps) {
     <div className="page overview">
       <h1 className="visually-hidden">Overview</h1>
       {statusError ? <ErrorNotice error={statusError} title="Showing the last known status" /> : null}
+      {status.access.policy === 'open' ? (
+        <OpenAccessWarning agent={agentName(status.gateway.agent)} link />
+      ) : null}
+      <PendingNotice access={status.access} />
       <GettingStarted status={status} />
       <div className="grid">
         <IdentityCard agent={status.agent} />
         <TunnelCard api={api} tunnel={status.tunnel} onChange={refreshStatus} />
-        <GatewayCard gateway={status.gateway} />
+        <GatewayCard api={api} gateway={status.gateway} onChange={refreshStatus} />
         <RegistryCard registry={status.registry} />
         <TrafficCard traffic={status.traffic} />
         <Card title="Self-test" testId="selftest">
@@ -61,7 +68,11 @@ function GettingStarted({ status }: { status: StatusResponse }) {
             <span>
               <strong>{step.title}</strong>
               {step.done ? <span className="visually-hidden"> (done)</span> : null}
-              {step.next ? <span className="setup-next">{step.next}</span> : null}
+              {step.next ? (
+                <span className="setup-next">
+                  <RichText text={step.next} />
+                </span>
+              ) : null}
             </span>
           </li>
         ))}
@@ -205,16 +216,49 @@ function TunnelCard(props: {
   );
 }
 
-function GatewayCard({ gateway }: { gateway: GatewayView }) {
+function GatewayCard(props: { api: ApiClient; gateway: GatewayView; onChange: () => Promise<void> }) {
+  const { api, gateway, onChange } = props;
   const glance = gatewayGlance(gateway);
+  const { agent } = gateway;
+  // The agent-missing notice below says it all, with the snippet: not twice.
+  const problem =
+    gateway.problem && !(gateway.problem.kind === 'agent-missing' && agent.check === 'missing')
+      ? gateway.problem
+      : undefined;
+  // The agent's alarms carry a config snippet: give them room.
+  const alarm = agent.check === 'missing' || agent.tools.verdict === 'exposes-host-tools';
   return (
-    <Card title="Gateway" testId="gateway-state" aside={<Badge tone={glance.tone}>{glance.label}</Badge>}>
+    <Card
+      title="Gateway"
+      testId="gateway-state"
+      className={alarm ? 'wide' : undefined}
+      aside={<Badge tone={glance.tone}>{glance.label}</Badge>}
+    >
       <div data-state={glance.tone} className="state-body">
         <dl className="fields">
           <Field label="Configuration">{gateway.status}</Field>
           <Field label="URL">{gateway.url ? <code>{gateway.url}</code> : 'not set'}</Field>
+          <Field label="Callers reach">
+            {agent.id ? (
+              <>
+                agent <code data-testid="gateway-agent">{agent.id}</code>
+              </>
+            ) : (
+              'an explicit model (no agent check)'
+            )}
+          </Field>
           <Field label="Model">
-            <code>{gateway.model}</code>
+            <code>{agent.model}</code>
+          </Field>
+          <Field label="Agent check">
+            <span data-testid="agent-check" data-check={agent.check}>
+              {agentCheckText(agent)}
+            </span>
+          </Field>
+          <Field label="Tools">
+            <span data-testid="agent-tools" data-verdict={agent.tools.verdict}>
+              <Badge tone={toolsTone(agent.tools.verdict)}>{toolsLabel(agent.tools.verdict)}</Badge>
+            </span>
           </Field>
           <Field label="Last health check">
             {gateway.checkedAt
@@ -225,20 +269,71 @@ function GatewayCard({ gateway }: { gateway: GatewayView }) {
             <Field label="Last chat call">{gateway.lastCallOk ? 'succeeded' : 'failed'}</Field>
           ) : null}
         </dl>
-        {gateway.problem ? (
+        <GatewayAgentNotices agent={agent} api={api} onChecked={onChange} />
+        {agent.check === 'skipped' ? (
+          <p className="muted small" data-testid="agent-skipped">
+            An explicit model (<code>{agent.model}</code>) is set, so the bridge cannot check that the agent
+            exists or which tools it offers callers, and does not stop calls when it is missing. Leave Model
+            empty in Settings → Gateway to send callers to an OpenClaw agent that is checked.
+          </p>
+        ) : null}
+        {agent.check === 'unknown' && agent.detail ? (
+          <p className="muted small" data-testid="agent-unknown">
+            Could not check the agent: {agent.detail}.
+          </p>
+        ) : null}
+        {agent.tools.verdict === 'unknown' && agent.check !== 'skipped' && agent.check !== 'missing' ? (
+          <p className="muted small" data-testid="tools-unknown">
+            Tool policy unknown: <RichText text={agent.tools.detail} />
+          </p>
+        ) : null}
+        {agent.tools.verdict === 'restricted' ? (
+          <p className="muted small">
+            <RichText text={agent.tools.detail} />
+          </p>
+        ) : null}
+        {!alarm ? <CheckAgain api={api} onChecked={onChange} compact /> : null}
+        {problem ? (
           <Notice
             tone="error"
-            title={gateway.problem.kind}
-            message={gateway.problem.diagnosis}
-            fix={gateway.problem.fix}
+            title={problem.kind}
+            message={problem.diagnosis}
+            fix={problem.fix}
             testId="gateway-problem"
           >
-            <p className="notice-meta">Seen {formatDateTime(gateway.problem.at)}</p>
+            <p className="notice-meta">Seen {formatDateTime(problem.at)}</p>
           </Notice>
         ) : null}
       </div>
     </Card>
   );
+}
+
+function agentCheckText(agent: GatewayAgentView): string {
+  switch (agent.check) {
+    case 'present':
+      return `found on the gateway${agent.checkedAt ? ` (checked ${formatTime(agent.checkedAt)})` : ''}`;
+    case 'missing':
+      return 'missing on the gateway';
+    case 'unknown':
+      return 'could not check';
+    case 'skipped':
+      return 'not checked (explicit model)';
+    case 'checking':
+      return 'checking…';
+  }
+}
+
+function toolsTone(verdict: ToolExposureView['verdict']): Tone {
+  return verdict === 'restricted' ? 'ok' : verdict === 'exposes-host-tools' ? 'bad' : 'neutral';
+}
+
+function toolsLabel(verdict: ToolExposureView['verdict']): string {
+  return verdict === 'restricted'
+    ? 'restricted'
+    : verdict === 'exposes-host-tools'
+      ? 'exposes host tools'
+      : 'unknown';
 }
 
 function RegistryCard({ registry }: { registry: StatusResponse['registry'] }) {

@@ -1,7 +1,9 @@
 import { useCallback, useEffect, useId, useMemo, useState, type FormEvent } from 'react';
 import { ApiRequestError, type FieldError } from '../api/client';
-import type { SettingsResponse, SettingsUpdateResponse } from '../api/contract';
+import type { SettingsResponse, SettingsUpdateResponse, StatusResponse } from '../api/contract';
+import { OpenAccessWarning } from '../components/AccessNotices';
 import { Badge } from '../components/Badge';
+import { agentName, GatewayAgentNotices } from '../components/GatewayAgent';
 import { ErrorNotice, Loading, Notice } from '../components/States';
 import { RichText } from '../components/Text';
 import { useAction } from '../hooks/useAction';
@@ -37,16 +39,19 @@ export function Settings({ api, data }: PageProps) {
     );
   }
   if (!load.result) return <Loading label="Loading the settings…" />;
-  return <SettingsForm api={api} loaded={load.result} onSaved={data.refreshStatus} />;
+  return <SettingsForm api={api} loaded={load.result} onSaved={data.refreshStatus} status={data.status} />;
 }
 
 interface SettingsFormProps {
   api: PageProps['api'];
   loaded: SettingsResponse;
+  /** Also what "Check again" calls after checking the gateway agent: both refresh the status. */
   onSaved: () => Promise<void>;
+  /** The live status: the gateway agent's and the access policy's warnings belong beside their settings. */
+  status?: StatusResponse | null;
 }
 
-export function SettingsForm({ api, loaded, onSaved }: SettingsFormProps) {
+export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps) {
   const [initial, setInitial] = useState<FormValues>(() => toFormValues(loaded.settings));
   const [values, setValues] = useState<FormValues>(initial);
   const [secretState, setSecretState] = useState(loaded.secrets);
@@ -123,6 +128,12 @@ export function SettingsForm({ api, loaded, onSaved }: SettingsFormProps) {
           </legend>
           <div className="card-body">
             {section.description ? <p className="muted">{section.description}</p> : null}
+            {section.id === 'gateway' && status ? (
+              <GatewayAgentNotices agent={status.gateway.agent} api={api} onChecked={onSaved} />
+            ) : null}
+            {section.id === 'access' && status?.access.policy === 'open' ? (
+              <OpenAccessWarning agent={agentName(status.gateway.agent)} />
+            ) : null}
             {section.fields.map((field) => (
               <FormField
                 key={field.name}
@@ -270,7 +281,7 @@ function FormField({ field, value, changed, error, onChange }: FormFieldProps) {
       control = (
         <textarea
           {...common}
-          rows={field.kind === 'list' ? 3 : 2}
+          rows={field.rows ?? (field.kind === 'list' ? 3 : 2)}
           value={String(value)}
           placeholder={field.placeholder}
           onChange={(e) => onChange(field.name, e.target.value)}
@@ -313,6 +324,11 @@ function FormField({ field, value, changed, error, onChange }: FormFieldProps) {
       {field.help ? (
         <p id={helpId} className="hint">
           <RichText text={field.help} />
+        </p>
+      ) : null}
+      {field.maxLength !== undefined ? (
+        <p className={`hint char-count ${String(value).trim().length > field.maxLength ? 'over' : ''}`}>
+          {String(value).trim().length} of {field.maxLength} characters
         </p>
       ) : null}
       {error ? (

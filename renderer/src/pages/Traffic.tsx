@@ -178,7 +178,7 @@ export function TrafficTable({ entries, selectedIndex, onSelectIndex, fallbackHe
             {entry.mode ?? '—'}
           </span>
           <span role="gridcell">
-            <VerdictBadge verdict={entry.verdict} />
+            <VerdictBadge verdict={entry.verdict} held={entry.held} />
           </span>
           <span role="gridcell" className="num mono">
             {entry.status}

@@ -16,6 +16,13 @@ export interface SettingField {
   options?: readonly { value: string; label: string }[];
   /** May be "not set": emptying it sends null (back to not set). */
   optional?: boolean;
+  /** Numbers: the range the core accepts (checked before sending). */
+  min?: number;
+  max?: number;
+  /** Text: at most this many characters (checked before sending). */
+  maxLength?: number;
+  /** Text areas: visible lines. */
+  rows?: number;
 }
 
 export interface SettingSection {
@@ -38,12 +45,45 @@ export const SECTIONS: SettingSection[] = [
         optional: true,
         placeholder: 'http://127.0.0.1:18789',
       },
-      { name: 'gatewayModel', label: 'Model', kind: 'text', help: 'Sent as `model` in each chat call.' },
+      {
+        name: 'gatewayAgent',
+        label: 'Agent for callers',
+        kind: 'text',
+        placeholder: 'public',
+        help: 'The OpenClaw agent that strangers reach (the bridge sends `model: "openclaw/<id>"`). Keep it restricted: no shell, no files (`tools.profile: "minimal"` with the host tools denied), never your own main agent.',
+      },
+      {
+        name: 'gatewayModel',
+        label: 'Model',
+        kind: 'text',
+        optional: true,
+        placeholder: 'empty: openclaw/<agent for callers>',
+        help: 'Leave empty for OpenClaw. Set it only for a gateway that is not OpenClaw: with an explicit model the bridge cannot check that the agent exists or which tools it has, and does not stop calls to a missing agent.',
+      },
       {
         name: 'gatewayTimeoutMs',
         label: 'Timeout (ms)',
         kind: 'number',
         help: 'How long one chat call may take.',
+      },
+      {
+        name: 'callerInstructions',
+        label: 'Instructions about callers',
+        kind: 'textarea',
+        rows: 5,
+        maxLength: 4000,
+        help: 'Your words to the gateway agent about callers, sent in the system message of every call (up to 4000 characters). The bridge already tells it who is calling, how the caller was admitted, and that the message is untrusted text.',
+      },
+      {
+        name: 'injectionScreen',
+        label: 'Injection screen',
+        kind: 'select',
+        options: [
+          { value: 'flag', label: 'Flag (log it, warn the agent)' },
+          { value: 'refuse', label: 'Refuse (INJECTION_DETECTED)' },
+          { value: 'off', label: 'Off' },
+        ],
+        help: 'Spots blunt prompt-injection phrasings (“ignore all previous instructions”): Flag marks the call in the log and warns the agent; Refuse turns it away. Such screens are easy to evade (paraphrase, other languages, encodings): the restricted agent for callers is the real defence.',
       },
     ],
   },
@@ -99,8 +139,27 @@ export const SECTIONS: SettingSection[] = [
   {
     id: 'access',
     title: 'Access',
-    description: 'Who may call the chat skill.',
+    description: 'Who may call the chat skill. Approve and deny senders on the Access page.',
     fields: [
+      {
+        name: 'access',
+        label: 'Access policy',
+        kind: 'select',
+        options: [
+          { value: 'pairing', label: 'Pairing (you approve each new sender)' },
+          { value: 'allowlist', label: 'Allowlist (approved senders only)' },
+          { value: 'open', label: 'Open (anyone who can sign)' },
+        ],
+        help: 'Who reaches the gateway agent. With open, any agent with a valid signature gets through without asking you.',
+      },
+      {
+        name: 'pendingExpiryHours',
+        label: 'Request expiry (hours)',
+        kind: 'number',
+        min: 1,
+        max: 720,
+        help: 'How long a new sender’s request waits for you (1 to 720 hours); then it expires and its held tasks fail.',
+      },
       {
         name: 'chatTrust',
         label: 'Chat skill trust',
@@ -116,7 +175,7 @@ export const SECTIONS: SettingSection[] = [
         label: 'Allowed peers',
         kind: 'list',
         placeholder: 'agent://friend.example.com',
-        help: 'One agent id per line; used with “Trusted peers”.',
+        help: 'One agent id per line; used with “Trusted peers”. They are always let in by the access policy, without approval.',
       },
     ],
   },
@@ -215,6 +274,16 @@ export function changedSettings(initial: FormValues, current: FormValues, secret
           errors.push({ field: field.name, message: `${field.label} must be a whole number` });
           break;
         }
+        if (
+          (field.min !== undefined && Number(text) < field.min) ||
+          (field.max !== undefined && Number(text) > field.max)
+        ) {
+          errors.push({
+            field: field.name,
+            message: `${field.label} must be between ${field.min ?? '…'} and ${field.max ?? '…'}`,
+          });
+          break;
+        }
         if (Number(text) !== Number(before)) changes[field.name] = Number(text);
         break;
       }
@@ -226,6 +295,13 @@ export function changedSettings(initial: FormValues, current: FormValues, secret
       default: {
         const text = String(after).trim();
         if (text === String(before ?? '').trim()) break;
+        if (field.maxLength !== undefined && text.length > field.maxLength) {
+          errors.push({
+            field: field.name,
+            message: `${field.label} must be at most ${field.maxLength} characters (it has ${text.length})`,
+          });
+          break;
+        }
         changes[field.name] = text === '' && field.optional ? null : text;
       }
     }

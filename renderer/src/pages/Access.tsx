@@ -1,0 +1,668 @@
+/**
+ * Who may reach the gateway agent: the access policy (OpenClaw's own words: pairing, allowlist, open), the
+ * senders waiting for the operator's approval, and the approved ones. Reloads whenever the core says the
+ * lists changed (`data.accessVersion`).
+ */
+import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import type { ApiRequestError } from '../api/client';
+import type {
+  AccessChangeResponse,
+  AccessPolicy,
+  AccessResponse,
+  ApprovedSenderView,
+  PendingSenderView,
+} from '../api/contract';
+import { OpenAccessWarning } from '../components/AccessNotices';
+import { Badge } from '../components/Badge';
+import { Card, Field } from '../components/Card';
+import { ConfirmDialog } from '../components/ConfirmDialog';
+import { CopyButton } from '../components/CopyButton';
+import { agentName } from '../components/GatewayAgent';
+import { EmptyState, ErrorNotice, Loading, Notice } from '../components/States';
+import { asApiError, useAction } from '../hooks/useAction';
+import { useNow } from '../hooks/useNow';
+import { formatDateTime, formatRelative } from '../lib/format';
+import { pageHref, type PageProps } from './types';
+
+export const POLICIES: readonly { value: AccessPolicy; title: string; text: string }[] = [
+  {
+    value: 'pairing',
+    title: 'Pairing (recommended)',
+    text: 'A sender that calls for the first time waits here with a request code until you approve it; its calls are refused meanwhile (async tasks are held). Once approved, its calls go through.',
+  },
+  {
+    value: 'allowlist',
+    title: 'Allowlist',
+    text: 'Only senders you approved and the allowed peers in Settings get through. Anyone else is refused and does not show up here: approve an agent id in advance below.',
+  },
+  {
+    value: 'open',
+    title: 'Open',
+    text: 'Any agent with a valid signature reaches your gateway agent, without asking you. Only the rate limits stand between a stranger and that agent.',
+  },
+];
+
+// The agent id form of PROTOCOL.md §1 (as the core checks it): agent://host[:port] or agent://[v6][:port].
+const AGENT_ID = /^agent:\/\/([A-Za-z0-9.-]+(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?)$/;
+
+type Decision =
+  | { kind: 'approve'; sender: string; inAdvance?: boolean }
+  | { kind: 'deny'; sender: string; heldTasks: number; until: string }
+  | { kind: 'revoke'; sender: string };
+
+export function Access({ api, data }: PageProps) {
+  const { accessVersion, refreshStatus, status } = data;
+  const [view, setView] = useState<AccessResponse | null>(null);
+  const [loadError, setLoadError] = useState<ApiRequestError | null>(null);
+  const [confirming, setConfirming] = useState<Decision | null>(null);
+  const [outcome, setOutcome] = useState<string | null>(null);
+  /** The decision being made or last made: which row is busy, where its error shows. */
+  const [active, setActive] = useState<Decision | null>(null);
+  const now = useNow(30_000);
+
+  // Only the newest answer is shown: a slow load must not undo a decision made meanwhile.
+  const generation = useRef(0);
+  const load = useCallback(async () => {
+    const mine = ++generation.current;
+    try {
+      const next = await api.access();
+      if (mine !== generation.current) return;
+      setView(next);
+      setLoadError(null);
+    } catch (error) {
+      if (mine === generation.current) setLoadError(asApiError(error));
+    }
+  }, [api]);
+
+  useEffect(() => {
+    void load();
+  }, [load, accessVersion]);
+
+  const apply = useCallback(
+    (response: AccessChangeResponse) => {
+      generation.current += 1;
+      setView(response);
+      setLoadError(null);
+      // The tab's count and the Overview's notice.
+      void refreshStatus();
+    },
+    [refreshStatus],
+  );
+
+  const target = useRef<Decision | null>(null);
+  const decide = useAction(async () => {
+    const decision = target.current;
+    if (!decision) return undefined;
+    const call =
+      decision.kind === 'approve'
+        ? api.approveSender
+        : decision.kind === 'deny'
+          ? api.denySender
+          : api.revokeSender;
+    try {
+      const response = await call(decision.sender);
+      apply(response);
+      return { decision, tasks: response.tasks };
+    } catch (error) {
+      // Not waiting or not approved (any more): it expired, or was decided in another window. Show what is.
+      if (asApiError(error).status === 404) void load();
+      throw error;
+    }
+  });
+
+  const run = async (decision: Decision) => {
+    target.current = decision;
+    setActive(decision);
+    setOutcome(null);
+    const done = await decide.run();
+    if (!done) return false;
+    setConfirming(null);
+    setOutcome(describeOutcome(done.decision, done.tasks));
+    return true;
+  };
+
+  const ask = (decision: Decision) => {
+    decide.reset();
+    setOutcome(null);
+    setConfirming(decision);
+  };
+
+  if (!view) {
+    return (
+      <div className="page access" data-testid="access-page">
+        <h1 className="visually-hidden">Access</h1>
+        {loadError ? (
+          <>
+            <ErrorNotice error={loadError} title="Cannot load the access lists" />
+            <div className="actions">
+              <button type="button" className="button" onClick={() => void load()}>
+                Retry
+              </button>
+            </div>
+          </>
+        ) : (
+          <Loading label="Loading the access lists…" />
+        )}
+      </div>
+    );
+  }
+
+  const agent = status ? agentName(status.gateway.agent) : undefined;
+  const busySender = decide.busy ? active?.sender : undefined;
+  const approving = active?.kind === 'approve' ? active : null;
+  const rowError = decide.error && approving && !approving.inAdvance ? decide.error : null;
+  const advanceError = decide.error && approving?.inAdvance ? decide.error : null;
+  return (
+    <div className="page access" data-testid="access-page">
+      <h1 className="visually-hidden">Access</h1>
+      {view.policy === 'open' ? <OpenAccessWarning agent={agent} /> : null}
+      {loadError ? <ErrorNotice error={loadError} title="Showing the last known lists" /> : null}
+
+      <PolicyCard
+        api={api}
+        policy={view.policy}
+        onSaved={async () => {
+          await load();
+          await refreshStatus();
+        }}
+      />
+
+      <Card
+        title="Waiting for your approval"
+        testId="pending-senders"
+        aside={<Badge tone={view.pending.length > 0 ? 'warn' : 'neutral'}>{view.pending.length}</Badge>}
+      >
+        <p className="muted small" data-testid="access-limits">
+          Up to {view.limits.maxPending} senders can wait at once, each with up to{' '}
+          {view.limits.maxHeldPerSender} held tasks. A request expires {view.limits.expiryHours} h after the
+          sender first asked, and its held tasks fail then (
+          <a href={pageHref('settings')}>change the expiry in Settings → Access</a>).
+        </p>
+        {view.refusedWhileFull > 0 ? (
+          <Notice
+            tone="warning"
+            title={`${view.refusedWhileFull} new sender${view.refusedWhileFull === 1 ? ' was' : 's were'} turned away`}
+            message={`Since the agent started, the waiting list was full (${view.limits.maxPending} senders) when they asked. Approve or deny requests to make room; they were told to retry later.`}
+            testId="refused-while-full"
+          />
+        ) : null}
+        {view.policy !== 'pairing' && view.pending.length > 0 ? (
+          <Notice
+            tone="info"
+            message={`The policy is ${view.policy}: no new sender joins this list. These requests are from before; you can still decide them.`}
+          />
+        ) : null}
+        {outcome ? <Notice tone="success" message={outcome} testId="access-result" /> : null}
+        {rowError ? (
+          <ErrorNotice error={rowError} title={`Could not approve ${approving?.sender ?? 'the sender'}`} />
+        ) : null}
+        {view.pending.length === 0 ? (
+          <EmptyState title="No one is waiting">
+            {view.policy === 'pairing' ? (
+              <p>
+                With pairing, an agent that calls for the first time is not forwarded to your gateway: it
+                shows up here with a request code (the caller is told that code, so it can tell you which
+                request is theirs), and you approve it once or deny it. Its later calls then go straight
+                through.
+              </p>
+            ) : (
+              <p>
+                With the policy {view.policy}, no one waits for approval. Choose pairing above to decide on
+                each new sender yourself.
+              </p>
+            )}
+          </EmptyState>
+        ) : (
+          <>
+            <p className="muted small">
+              Names and descriptions come from each sender’s own card: anyone can claim any name. Judge a
+              request by its agent id and by whether you expected it.
+            </p>
+            <ul className="pending-list">
+              {view.pending.map((pending) => (
+                <PendingRow
+                  key={pending.sender}
+                  pending={pending}
+                  maxHeld={view.limits.maxHeldPerSender}
+                  now={now}
+                  busy={busySender === pending.sender}
+                  disabled={decide.busy}
+                  onApprove={() => void run({ kind: 'approve', sender: pending.sender })}
+                  onDeny={() =>
+                    ask({
+                      kind: 'deny',
+                      sender: pending.sender,
+                      heldTasks: pending.heldTasks,
+                      until: pending.expiresAt,
+                    })
+                  }
+                />
+              ))}
+            </ul>
+          </>
+        )}
+      </Card>
+
+      <Card
+        title="Approved senders"
+        testId="approved-senders"
+        aside={<Badge tone="neutral">{view.approved.length}</Badge>}
+      >
+        {view.approved.length === 0 ? (
+          <EmptyState title="No approved senders yet">
+            <p>Senders you approve (and the allowed peers from Settings) are listed here.</p>
+          </EmptyState>
+        ) : (
+          <ApprovedTable
+            approved={view.approved}
+            now={now}
+            disabled={decide.busy}
+            onRevoke={(sender) => ask({ kind: 'revoke', sender })}
+          />
+        )}
+        <ApproveInAdvance
+          busy={decide.busy && approving?.inAdvance === true}
+          error={advanceError}
+          onApprove={(sender) => run({ kind: 'approve', sender, inAdvance: true })}
+        />
+      </Card>
+
+      <ConfirmDialog
+        open={confirming?.kind === 'deny'}
+        title={confirming ? `Deny ${confirming.sender}?` : 'Deny?'}
+        confirmLabel="Deny"
+        tone="danger"
+        busy={decide.busy}
+        onCancel={() => setConfirming(null)}
+        onConfirm={() => {
+          if (confirming) void run(confirming);
+        }}
+      >
+        {confirming?.kind === 'deny' ? (
+          <>
+            {confirming.heldTasks > 0 ? (
+              <p>
+                <strong>
+                  Its {confirming.heldTasks} held task{confirming.heldTasks === 1 ? '' : 's'} fail
+                  {confirming.heldTasks === 1 ? 's' : ''} now
+                </strong>
+                , and the caller is told that you declined.
+              </p>
+            ) : null}
+            <p>
+              It is refused until {formatDateTime(confirming.until)}, when its request would have expired;
+              after that it may ask again. To let it in later, approve its id on this page.
+            </p>
+          </>
+        ) : null}
+        {decide.error ? <ErrorNotice error={decide.error} title="Not denied" /> : null}
+      </ConfirmDialog>
+
+      <ConfirmDialog
+        open={confirming?.kind === 'revoke'}
+        title={confirming ? `Revoke ${confirming.sender}?` : 'Revoke?'}
+        confirmLabel="Revoke"
+        tone="danger"
+        busy={decide.busy}
+        onCancel={() => setConfirming(null)}
+        onConfirm={() => {
+          if (confirming) void run(confirming);
+        }}
+      >
+        <p>{revokeConsequence(view.policy)}</p>
+        {decide.error ? <ErrorNotice error={decide.error} title="Not revoked" /> : null}
+      </ConfirmDialog>
+    </div>
+  );
+}
+
+function describeOutcome(decision: Decision, tasks: number): string {
+  const plural = (n: number) => `${n} held task${n === 1 ? '' : 's'}`;
+  switch (decision.kind) {
+    case 'approve':
+      return decision.inAdvance
+        ? `Approved ${decision.sender} in advance: its calls go through from the first one.`
+        : `Approved ${decision.sender}: its calls go through from now on.${tasks > 0 ? ` Its ${plural(tasks)} started.` : ''}`;
+    case 'deny':
+      return `Denied ${decision.sender}.${tasks > 0 ? ` Its ${plural(tasks)} failed.` : ''} It is refused until ${formatDateTime(decision.until)}.`;
+    case 'revoke':
+      return `Revoked ${decision.sender}: it is a new sender again.`;
+  }
+}
+
+function revokeConsequence(policy: AccessPolicy): string {
+  switch (policy) {
+    case 'pairing':
+      return 'Its calls stop going through: its next call puts it back on the waiting list, and you decide again.';
+    case 'allowlist':
+      return 'Its calls are refused from now on, until you approve it again.';
+    case 'open':
+      return 'The policy is open, so its calls still go through, as any verified sender’s do; the approval matters again once you choose pairing or allowlist.';
+  }
+}
+
+/** A time as "5 min ago" with the exact time beside it. */
+function When({ iso, now }: { iso: string; now: number }) {
+  return (
+    <time dateTime={iso}>
+      {formatRelative(iso, now)} <span className="muted">({formatDateTime(iso)})</span>
+    </time>
+  );
+}
+
+interface PendingRowProps {
+  pending: PendingSenderView;
+  maxHeld: number;
+  now: number;
+  busy: boolean;
+  disabled: boolean;
+  onApprove: () => void;
+  onDeny: () => void;
+}
+
+function PendingRow({ pending, maxHeld, now, busy, disabled, onApprove, onDeny }: PendingRowProps) {
+  const headingId = useId();
+  return (
+    <li
+      className="pending-row"
+      data-testid="pending-row"
+      data-sender={pending.sender}
+      aria-labelledby={headingId}
+    >
+      <div className="pending-head">
+        <div className="pending-who">
+          <h3 id={headingId} className="pending-name">
+            {pending.name ? (
+              <>
+                “{pending.name}” <span className="muted small">(name on its card, self-declared)</span>
+              </>
+            ) : (
+              <span className="muted">No name: its card was not fetched or has none</span>
+            )}
+          </h3>
+          <span className="copyable">
+            <code title={pending.sender}>{pending.sender}</code>
+            <CopyButton value={pending.sender} label={`Copy ${pending.sender}`} />
+          </span>
+        </div>
+        <div className="pending-code">
+          Request <code className="code-chip">{pending.code}</code>
+        </div>
+      </div>
+      {pending.description ? (
+        <p className="pending-description">
+          <span className="muted small">Card description (self-declared, unverified): </span>
+          {pending.description}
+        </p>
+      ) : null}
+      <dl className="fields compact">
+        <Field label="First asked">
+          <When iso={pending.firstAt} now={now} />
+        </Field>
+        <Field label="Last asked">
+          <When iso={pending.lastAt} now={now} />
+        </Field>
+        <Field label="Times asked">{pending.count}</Field>
+        <Field label="Held tasks">
+          {pending.heldTasks}
+          <span className="muted"> (at most {maxHeld})</span>
+        </Field>
+        <Field label="Expires">
+          <When iso={pending.expiresAt} now={now} />
+        </Field>
+      </dl>
+      {pending.preview !== undefined ? (
+        <div>
+          <p className="preview-label">
+            Its first message, as sent: untrusted text from an unknown agent. Do not act on instructions in
+            it.
+          </p>
+          <pre className="preview" data-testid="pending-preview">
+            {pending.preview}
+          </pre>
+        </div>
+      ) : null}
+      <div className="actions">
+        <button
+          type="button"
+          className="button primary"
+          data-testid="approve-button"
+          aria-label={`Approve ${pending.sender}`}
+          disabled={disabled}
+          onClick={onApprove}
+        >
+          {busy ? 'Approving…' : 'Approve'}
+        </button>
+        <button
+          type="button"
+          className="button danger-ghost"
+          data-testid="deny-button"
+          aria-label={`Deny ${pending.sender}`}
+          disabled={disabled}
+          onClick={onDeny}
+        >
+          Deny…
+        </button>
+      </div>
+    </li>
+  );
+}
+
+interface ApprovedTableProps {
+  approved: ApprovedSenderView[];
+  now: number;
+  disabled: boolean;
+  onRevoke: (sender: string) => void;
+}
+
+function ApprovedTable({ approved, now, disabled, onRevoke }: ApprovedTableProps) {
+  return (
+    <table className="table approved-table">
+      <thead>
+        <tr>
+          <th scope="col">Agent id</th>
+          <th scope="col">Name</th>
+          <th scope="col">Approved</th>
+          <th scope="col">
+            <span className="visually-hidden">Actions</span>
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {approved.map((sender) => (
+          <tr
+            key={`${sender.source}:${sender.sender}`}
+            data-testid="approved-row"
+            data-sender={sender.sender}
+            data-source={sender.source}
+          >
+            <th scope="row">
+              <span className="copyable">
+                <code>{sender.sender}</code>
+                <CopyButton value={sender.sender} label={`Copy ${sender.sender}`} />
+              </span>
+            </th>
+            <td>{sender.name ? `“${sender.name}”` : <span className="muted">—</span>}</td>
+            <td>
+              {sender.source === 'operator' ? (
+                sender.approvedAt ? (
+                  <>
+                    by you, <When iso={sender.approvedAt} now={now} />
+                  </>
+                ) : (
+                  'by you'
+                )
+              ) : (
+                <Badge tone="info">allowed peers setting</Badge>
+              )}
+            </td>
+            <td className="row-actions">
+              {sender.source === 'operator' ? (
+                <button
+                  type="button"
+                  className="button small danger-ghost"
+                  data-testid="revoke-button"
+                  aria-label={`Revoke ${sender.sender}`}
+                  disabled={disabled}
+                  onClick={() => onRevoke(sender.sender)}
+                >
+                  Revoke…
+                </button>
+              ) : (
+                <a className="button small ghost" href={pageHref('settings')}>
+                  Change in Settings
+                </a>
+              )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+interface ApproveInAdvanceProps {
+  busy: boolean;
+  error: ApiRequestError | null;
+  /** Resolves true when approved. */
+  onApprove: (sender: string) => Promise<boolean>;
+}
+
+/** An agent the operator expects: approved before its first call (the only way in under `allowlist`). */
+function ApproveInAdvance({ busy, error, onApprove }: ApproveInAdvanceProps) {
+  const id = useId();
+  const [value, setValue] = useState('');
+  const [invalid, setInvalid] = useState<string | null>(null);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const sender = value.trim();
+    if (!AGENT_ID.test(sender)) {
+      setInvalid('An agent id looks like agent://friend.example.com (its host, with a port if not 443).');
+      return;
+    }
+    setInvalid(null);
+    if (await onApprove(sender)) setValue('');
+  };
+  const problem = invalid ?? (error ? error.message : null);
+  return (
+    <form className="advance-form" onSubmit={(event) => void submit(event)} noValidate>
+      <label htmlFor={id}>Approve an agent in advance</label>
+      <div className="token-row">
+        <input
+          id={id}
+          type="text"
+          spellCheck={false}
+          autoComplete="off"
+          placeholder="agent://friend.example.com"
+          value={value}
+          aria-invalid={problem ? true : undefined}
+          aria-describedby={`${id}-help${problem ? ` ${id}-error` : ''}`}
+          onChange={(event) => {
+            setValue(event.target.value);
+            setInvalid(null);
+          }}
+        />
+        <button type="submit" className="button" disabled={busy || value.trim() === ''}>
+          {busy ? 'Approving…' : 'Approve'}
+        </button>
+      </div>
+      <p id={`${id}-help`} className="hint">
+        Its calls go through from the first one, under pairing and allowlist alike.
+      </p>
+      {problem ? (
+        <p id={`${id}-error`} className="field-error" data-testid="field-error">
+          {problem}
+          {!invalid && error?.fix ? ` ${error.fix}` : ''}
+        </p>
+      ) : null}
+    </form>
+  );
+}
+
+interface PolicyCardProps {
+  api: PageProps['api'];
+  policy: AccessPolicy;
+  onSaved: () => Promise<void>;
+}
+
+function PolicyCard({ api, policy, onSaved }: PolicyCardProps) {
+  // null: follow the saved policy (it may change from elsewhere while this page is open).
+  const [choice, setChoice] = useState<AccessPolicy | null>(null);
+  const selected = choice ?? policy;
+  const name = useId();
+  const save = useAction(async () => {
+    await api.updateSettings({ access: selected });
+    setChoice(null);
+    await onSaved();
+    return selected;
+  });
+  const changed = selected !== policy;
+  return (
+    <Card title="Who may reach your gateway agent" testId="access-policy">
+      <form
+        className="policy-form"
+        data-policy={policy}
+        onSubmit={(event) => {
+          event.preventDefault();
+          void save.run();
+        }}
+      >
+        <fieldset className="policy-options">
+          <legend className="visually-hidden">Access policy</legend>
+          {POLICIES.map((option) => (
+            <label
+              key={option.value}
+              className={`policy-option ${option.value === selected ? 'selected' : ''}`}
+              data-testid={`policy-${option.value}`}
+            >
+              <input
+                type="radio"
+                name={name}
+                value={option.value}
+                checked={option.value === selected}
+                // Named by the title alone (a short name to find it by), described by the sentence.
+                aria-labelledby={`${name}-${option.value}`}
+                aria-describedby={`${name}-${option.value}-text`}
+                onChange={() => {
+                  save.reset();
+                  setChoice(option.value);
+                }}
+              />
+              <span className="policy-text">
+                <span className="policy-title">
+                  <span id={`${name}-${option.value}`}>{option.title}</span>
+                  {option.value === policy ? <Badge tone="info">current</Badge> : null}
+                </span>
+                <span id={`${name}-${option.value}-text`} className="hint">
+                  {option.text}
+                </span>
+              </span>
+            </label>
+          ))}
+        </fieldset>
+        {changed && selected === 'open' ? (
+          <Notice
+            tone="warning"
+            message="Saving this lets any agent that can sign an envelope reach your gateway agent without asking you. Do it only if that agent is restricted (no shell, no files)."
+          />
+        ) : null}
+        {save.error ? <ErrorNotice error={save.error} title="Policy not saved" /> : null}
+        <div className="actions">
+          <button type="submit" className="button primary" disabled={!changed || save.busy}>
+            {save.busy ? 'Saving…' : 'Save policy'}
+          </button>
+          {changed ? (
+            <button type="button" className="button" onClick={() => setChoice(null)} disabled={save.busy}>
+              Discard
+            </button>
+          ) : null}
+          {save.result && !changed ? (
+            <span className="muted small" role="status">
+              Saved: the policy is {save.result} now.
+            </span>
+          ) : null}
+        </div>
+      </form>
+    </Card>
+  );
+}

@@ -1,0 +1,167 @@
+// @vitest-environment happy-dom
+/**
+ * The Overview's warnings about who callers reach on the gateway (host tools, a missing agent) and who may
+ * call (the open policy, senders waiting for approval); fetch and the clipboard are doubles.
+ */
+import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createApiClient } from '../../renderer/src/api/client';
+import { Overview } from '../../renderer/src/pages/Overview';
+import type { GatewayAgentView, StatusResponse } from '../../src/protocol/console-api.js';
+import { consoleData, fakeFetch, gatewayAgent, SNIPPET, status } from './fakes';
+
+const writeText = vi.fn(async (_text: string) => undefined);
+beforeEach(() => {
+  writeText.mockClear();
+  Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true });
+});
+afterEach(cleanup);
+
+const withAgent = (agent: Partial<GatewayAgentView>): StatusResponse => {
+  const base = status();
+  return status({ gateway: { ...base.gateway, agent: gatewayAgent(agent) } });
+};
+
+const EXPOSED: Partial<GatewayAgentView> = {
+  id: 'main',
+  model: 'openclaw/main',
+  tools: {
+    verdict: 'exposes-host-tools',
+    tools: ['exec', 'read', 'write'],
+    detail: 'agents.entries.main has no tools policy; tools.profile is "full"',
+  },
+};
+
+function show(value: StatusResponse, routes: Parameters<typeof fakeFetch>[0] = {}) {
+  const { fetch, calls } = fakeFetch(routes);
+  const data = consoleData(value);
+  render(<Overview api={createApiClient({ token: 't', fetch })} data={data} />);
+  return { calls, data };
+}
+
+describe('Overview: the agent callers reach', () => {
+  it('shows the agent, its check and restricted tools when all is well, without warnings', () => {
+    show(withAgent({}));
+    const gateway = screen.getByTestId('gateway-state');
+    expect(within(gateway).getByTestId('gateway-agent').textContent).toBe('public');
+    expect(within(gateway).getByText('openclaw/public')).toBeTruthy();
+    expect(within(gateway).getByTestId('agent-check').textContent).toMatch(/^found on the gateway/);
+    expect(within(gateway).getByTestId('agent-tools').textContent).toBe('restricted');
+    expect(within(gateway).getByText('Reachable')).toBeTruthy();
+    expect(screen.queryByTestId('host-tools-warning')).toBeNull();
+    expect(screen.queryByTestId('agent-missing')).toBeNull();
+  });
+
+  it('warns in red that callers reach host tools, names them, and copies the snippet', async () => {
+    show(withAgent(EXPOSED));
+    const gateway = screen.getByTestId('gateway-state');
+    const warning = within(gateway).getByTestId('host-tools-warning');
+    expect(warning.className).toContain('error');
+    expect(warning.getAttribute('role')).toBe('alert');
+    expect(warning.textContent).toContain('Callers can reach this machine through agent “main”');
+    for (const tool of ['exec', 'read', 'write'])
+      expect(within(warning).getByText(tool).tagName).toBe('CODE');
+    expect(warning.textContent).toContain('agents.entries.main has no tools policy; tools.profile is "full"');
+    expect(within(gateway).getByText('Exposes host tools')).toBeTruthy();
+
+    const snippet = within(warning).getByTestId('agent-snippet');
+    expect(snippet.tagName).toBe('PRE');
+    expect(snippet.textContent).toBe(SNIPPET);
+    await act(async () =>
+      fireEvent.click(within(warning).getByRole('button', { name: 'Copy the agent config' })),
+    );
+    expect(writeText).toHaveBeenCalledWith(SNIPPET);
+  });
+
+  it('checks the agent again on request and refreshes the status', async () => {
+    const { calls, data } = show(withAgent(EXPOSED), {
+      'POST /api/gateway/check': {
+        body: { agent: gatewayAgent({ ...EXPOSED, checkedAt: '2025-01-01T12:00:00Z' }) },
+      },
+    });
+    const warning = screen.getByTestId('host-tools-warning');
+    await act(async () => fireEvent.click(within(warning).getByRole('button', { name: 'Check again' })));
+    expect(calls).toEqual([expect.objectContaining({ method: 'POST', path: '/api/gateway/check' })]);
+    expect(data.refreshStatus).toHaveBeenCalled();
+    expect(within(warning).getByRole('status').textContent).toMatch(/it still exposes host tools\.$/);
+  });
+
+  it('says a missing agent means nothing is forwarded, with the gateway’s agents and the snippet', () => {
+    show(withAgent({ check: 'missing', available: ['main', 'ops'] }));
+    const missing = screen.getByTestId('agent-missing');
+    expect(missing.className).toContain('error');
+    expect(missing.textContent).toContain('The gateway has no agent “public”: nothing is forwarded');
+    expect(missing.textContent).toContain('it lists: main, ops');
+    expect(within(missing).getByTestId('agent-snippet').textContent).toBe(SNIPPET);
+    expect(within(missing).getByRole('button', { name: 'Copy the agent config' })).toBeTruthy();
+    expect(within(missing).getByRole('button', { name: 'Check again' })).toBeTruthy();
+    expect(within(screen.getByTestId('gateway-state')).getByText('Agent missing')).toBeTruthy();
+  });
+
+  it('shows why the agent could not be checked in a muted line, not as an alarm', () => {
+    show(withAgent({ check: 'unknown', detail: 'GET /v1/models answered HTTP 404' }));
+    const line = screen.getByTestId('agent-unknown');
+    expect(line.className).toContain('muted');
+    expect(line.textContent).toBe('Could not check the agent: GET /v1/models answered HTTP 404.');
+    expect(screen.queryByRole('alert')).toBeNull();
+  });
+
+  it('says what an explicit model loses', () => {
+    show(
+      withAgent({
+        id: undefined,
+        model: 'gpt-4o',
+        check: 'skipped',
+        tools: { verdict: 'unknown', detail: 'explicit model' },
+      }),
+    );
+    expect(screen.getByTestId('agent-check').textContent).toBe('not checked (explicit model)');
+    expect(screen.getByTestId('agent-skipped').textContent).toMatch(
+      /explicit model \(gpt-4o\) is set, so the bridge cannot check that the agent exists or which tools/,
+    );
+  });
+});
+
+describe('Overview: access', () => {
+  it('links to the Access page when senders wait, naming the newest', () => {
+    show(
+      status({
+        access: {
+          policy: 'pairing',
+          pending: 2,
+          newest: {
+            sender: 'agent://research.example.org',
+            name: 'Research Helper',
+            code: 'K7Q-4PX',
+            firstAt: new Date(Date.now() - 5 * 60_000).toISOString(),
+          },
+        },
+      }),
+    );
+    const notice = screen.getByTestId('pending-notice');
+    expect(notice.textContent).toContain('2 senders wait for your approval');
+    expect(notice.textContent).toContain(
+      '“Research Helper” (self-declared name), agent://research.example.org',
+    );
+    expect(notice.textContent).toContain('request K7Q-4PX, asked 5 min ago');
+    expect(within(notice).getByRole('link', { name: 'Review on the Access page' }).getAttribute('href')).toBe(
+      '#/access',
+    );
+  });
+
+  it('shows no pending notice when no one waits', () => {
+    show(status());
+    expect(screen.queryByTestId('pending-notice')).toBeNull();
+  });
+
+  it('keeps a standing warning while access is open', () => {
+    show(status({ access: { policy: 'open', pending: 0 } }));
+    const warning = screen.getByTestId('open-warning');
+    expect(warning.className).toContain('error');
+    expect(warning.textContent).toContain('anyone who can sign an envelope reaches your gateway agent');
+    expect(within(warning).getByRole('link').getAttribute('href')).toBe('#/access');
+    cleanup();
+    show(status({ access: { policy: 'allowlist', pending: 0 } }));
+    expect(screen.queryByTestId('open-warning')).toBeNull();
+  });
+});
