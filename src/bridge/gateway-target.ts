@@ -21,6 +21,14 @@ export interface GatewayTargetOptions {
   onChange?(view: GatewayAgentView): void;
 }
 
+/**
+ * The config that gives callers a restricted agent. Never one that restricts the operator's own default
+ * agent: pointed at `main`, the fix is a separate `public` agent for callers.
+ */
+function snippetFor(id: string): string {
+  return restrictedAgentSnippet(id === 'main' || id === 'default' ? 'public' : id);
+}
+
 /** The OpenClaw model that reaches agent `id`. */
 export function agentModel(id: string): string {
   return `openclaw/${id}`;
@@ -84,7 +92,7 @@ export class GatewayTarget {
           verdict: 'unknown',
           detail: `An explicit model ("${explicit}") is set, so the bridge cannot tell which agent or tools callers reach.`,
         },
-        snippet: restrictedAgentSnippet(this.options.agentId()),
+        snippet: snippetFor(this.options.agentId()),
       };
     }
     const id = this.options.agentId();
@@ -93,7 +101,7 @@ export class GatewayTarget {
       model: agentModel(id),
       check: 'checking',
       tools: this.tools(id),
-      snippet: restrictedAgentSnippet(id),
+      snippet: snippetFor(id),
     };
   }
 

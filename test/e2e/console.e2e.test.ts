@@ -58,7 +58,7 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
 
   /** Navigates by the nav link, as a person would, and waits until it is the current page. */
   async function open(name: 'Overview' | 'Traffic' | 'Keys' | 'Registry' | 'Settings') {
-    const link = page.getByRole('link', { name, exact: true });
+    const link = page.getByTestId(`nav-${name.toLowerCase()}`);
     await link.click();
     await expect.poll(() => attr(link, 'aria-current'), WAIT).toBe('page');
   }
@@ -198,16 +198,18 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
     expect(await attrs(steps, 'data-step')).toEqual([
       'size',
       'shape',
-      'signature',
       'timestamp',
+      'signature',
       'trust',
       'rate-limit',
       'nonce',
       'skill',
       'input',
+      'access',
       'handler',
     ]);
     expect(await attrs(steps, 'data-state')).toEqual([
+      'pass',
       'pass',
       'pass',
       'fail',
@@ -227,6 +229,36 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
     expect(await text(details)).toContain('401');
     await screenshot(page, 'traffic');
     console.warn(`e2e: ${traces.length} envelopes appeared in Traffic ${liveMs} ms after their replies`);
+  });
+
+  it("Access: a new sender's call waits under Access; the operator approves it and the retry succeeds", async () => {
+    const stranger = stack.stranger.id;
+    const refused = await stack.strangerCall('hello, may I talk to your agent?');
+    expect(refused.status).toBe(403);
+    expect(refused.json.message).toMatch(/waits for their approval/);
+    const code = /request ([A-Z2-9]{4}-[A-Z2-9]{4})/.exec(String(refused.json.message))?.[1];
+    expect(code).toBeDefined();
+
+    // The tab counts it at once (a live event), and the page lists it with its code and first words.
+    const tab = page.getByTestId('nav-access');
+    await expect.poll(() => text(tab), { timeout: LIVE_MS }).toContain('(1)');
+    await tab.click();
+    const row = page.locator(`[data-testid="pending-row"][data-sender="${stranger}"]`);
+    await expect.poll(() => row.count(), WAIT).toBe(1);
+    expect(await text(row)).toContain(code!);
+    expect(await text(row)).toContain('hello, may I talk to your agent?');
+    await screenshot(page, 'access-pending');
+
+    await row.getByTestId('approve-button').click();
+    await expect.poll(() => row.count(), WAIT).toBe(0);
+    const approved = page.locator(`[data-testid="approved-row"][data-sender="${stranger}"]`);
+    await expect.poll(() => approved.count(), WAIT).toBe(1);
+    await expect.poll(() => text(tab), WAIT).not.toContain('(1)');
+
+    const retry = await stack.strangerCall('thanks: now?');
+    expect(retry.status, retry.text).toBe(200);
+    expect((retry.json.result as { reply?: string }).reply).toBe('echo: thanks: now?');
+    await screenshot(page, 'access');
   });
 
   it('Keys: rotating (after the confirmation) adds a key that the public card lists', async () => {
@@ -288,6 +320,36 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
       `document.querySelector('[data-section="limits"]').scrollIntoView({ block: 'center' })`,
     );
     await screenshot(page, 'settings-rate-limits', false);
+  });
+
+  it('an agent for callers that exposes host tools is a red warning on the Overview and in Settings', async () => {
+    await open('Settings');
+    const agentField = page.getByLabel('Agent for callers');
+    await agentField.waitFor(WAIT);
+    expect(await agentField.inputValue()).toBe('public');
+    expect(await page.getByTestId('host-tools-warning').count()).toBe(0);
+    await agentField.fill('main');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await expect.poll(() => text(page.getByTestId('settings-saved')), WAIT).toContain('Applied now');
+    try {
+      const inSettings = page.getByTestId('host-tools-warning');
+      await expect.poll(() => inSettings.count(), WAIT).toBeGreaterThan(0);
+      expect(await text(inSettings.first())).toMatch(/exec/);
+
+      await open('Overview');
+      const warning = page.getByTestId('host-tools-warning');
+      await expect.poll(() => text(warning), WAIT).toMatch(/exec/);
+      expect(await text(warning)).toMatch(/write/);
+      expect(await text(page.getByTestId('agent-identity'))).toContain('Degraded');
+      // Getting started does not count the gateway step as done.
+      const step = page.locator('[data-testid="setup-step"][data-step="gateway"]');
+      expect(await attr(step, 'data-state')).toBe('todo');
+      await screenshot(page, 'overview-host-tools');
+    } finally {
+      stack.agent.app.updateSettings({ gatewayAgent: 'public' });
+      await stack.agent.app.gatewayTarget.reset();
+    }
+    await expect.poll(() => page.getByTestId('host-tools-warning').count(), WAIT).toBe(0);
   });
 
   it('a wrong token is refused: the token screen says how to get in, and the right token opens the console', async () => {

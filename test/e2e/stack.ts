@@ -1,6 +1,11 @@
 // The headless app as `npm run serve` starts it, on loopback: the gateway double behind it, the real
 // localtunnel client against the loopback tunnel server, the registry double, and the operator console on its
-// own port. Plus a second agent (the peer) that sends signed envelopes, as a stranger on the network would.
+// own port. Plus a second agent (the peer, approved through allowedPeers) that sends signed envelopes, and a
+// third (the stranger) whose first call waits for the operator's approval (access policy `pairing`). The
+// gateway's OpenClaw config (a temp file) gives `main` every tool and `public`, the agent callers reach, none.
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { restrictedAgentSnippet } from '../../src/bridge/tool-policy.js';
 import { startConsole, type ConsoleHandle } from '../../src/console/console-server.js';
 import { appFetch } from '../../src/lib/http.js';
 import type { AgentCard } from '../../src/protocol/index.js';
@@ -8,7 +13,7 @@ import { openSettingsStore } from '../../src/settings/store.js';
 import { startGatewayDouble, type GatewayDouble } from '../fixtures/gateway-double.js';
 import { startRegistryDouble, type RegistryDouble } from '../fixtures/registry-double.js';
 import { startTunnelServer, type TunnelServer } from '../fixtures/tunnel-server.js';
-import { startAgent, type TestAgent } from '../helpers/agents.js';
+import { startAgent, tempDir, type TestAgent } from '../helpers/agents.js';
 import { envelope, post, sign, type Reply } from '../helpers/envelopes.js';
 import { until } from '../helpers/polling.js';
 
@@ -18,6 +23,7 @@ export interface Stack {
   registry: RegistryDouble;
   agent: TestAgent;
   peer: TestAgent;
+  stranger: TestAgent;
   console: ConsoleHandle;
   /** The agent's id now (with the tunnel online: `agent://<id>.localhost:PORT`). */
   agentId(): string;
@@ -25,6 +31,8 @@ export interface Stack {
   publicCard(): Promise<AgentCard>;
   /** A signed chat envelope from the peer to the agent (sync, Form A headers). */
   signedCall(message: string, traceId?: string): Promise<Reply>;
+  /** The same from the stranger, whom the operator has not approved (yet). */
+  strangerCall(message: string): Promise<Reply>;
   /** Signed, then its body changed: the signature no longer covers what arrives. */
   tamperedCall(traceId?: string): Promise<Reply>;
   close(): Promise<void>;
@@ -43,6 +51,18 @@ export async function startStack(): Promise<Stack> {
     closers.push(() => tunnel.close());
     const registry = await startRegistryDouble();
     closers.push(() => registry.close());
+    const peer = await startAgent();
+    closers.push(() => peer.close());
+    const stranger = await startAgent();
+    closers.push(() => stranger.close());
+
+    // The gateway's config as a careful operator has it: every tool globally (local onboarding's "full"),
+    // and the restricted agent the console's snippet describes for callers.
+    const configDir = tempDir('e2e-openclaw-');
+    closers.push(async () => rmSync(configDir, { recursive: true, force: true }));
+    const configPath = join(configDir, 'openclaw.json');
+    const snippet = restrictedAgentSnippet('public').replace(/^\/\/.*$/gm, '').trim();
+    writeFileSync(configPath, snippet.replace(/^\{/, '{ tools: { profile: "full" },'));
 
     const agent = await startAgent({
       settings: {
@@ -51,15 +71,16 @@ export async function startStack(): Promise<Stack> {
         tunnel: 'localtunnel',
         tunnelHost: tunnel.url,
         registryUrl: registry.url,
+        access: 'pairing',
+        allowedPeers: [peer.id],
       },
+      env: { OPENCLAW_CONFIG_PATH: configPath },
       // As the CLI: the gateway's health is probed at start (and every 30 s after).
       gatewayProbeMs: 30_000,
       // Quicker reconnects than production, and no periodic reachability checks during the run.
       tunnel: { backoff: { initialMs: 100, maxMs: 500 }, checkIntervalMs: 60_000 },
     });
     closers.push(() => agent.close());
-    const peer = await startAgent();
-    closers.push(() => peer.close());
 
     const store = openSettingsStore(agent.dataDir);
     const con = await startConsole({ app: agent.app, store, dataDir: agent.dataDir, port: 0 });
@@ -68,10 +89,10 @@ export async function startStack(): Promise<Stack> {
     await until(() => agent.app.tunnelState.status === 'online', 10_000, 'the tunnel online');
 
     const agentId = () => agent.app.card().id;
-    const call = (message: string, traceId?: string) =>
+    const call = (message: string, traceId?: string, from = peer) =>
       sign(
-        envelope(peer.id, agentId(), 'sync', { message }, traceId ? { traceId } : {}),
-        peer.app.keys.signer,
+        envelope(from.id, agentId(), 'sync', { message }, traceId ? { traceId } : {}),
+        from.app.keys.signer,
       );
     return {
       gateway,
@@ -79,6 +100,7 @@ export async function startStack(): Promise<Stack> {
       registry,
       agent,
       peer,
+      stranger,
       console: con,
       agentId,
       publicCard: async () => {
@@ -87,6 +109,7 @@ export async function startStack(): Promise<Stack> {
         return (await response.json()) as AgentCard;
       },
       signedCall: (message, traceId) => post(agent.url, '/agent/message', call(message, traceId)),
+      strangerCall: (message) => post(agent.url, '/agent/message', call(message, undefined, stranger)),
       tamperedCall: (traceId) => {
         const signed = call('what was signed', traceId);
         return post(agent.url, '/agent/message', {
