@@ -48,6 +48,8 @@ export interface AppOptions {
   keepAliveMs?: number;
   /** The pending list's bounds (tests use small ones; production: 100 senders, 3 held tasks each). */
   accessLimits?: { maxPending?: number; maxHeldPerSender?: number };
+  /** Tasks kept per sender and in all (tests use small ones; production: 200 and 5,000). */
+  taskLimits?: { maxPerSender?: number; maxTotal?: number };
   now?: () => number;
 }
 
@@ -178,6 +180,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       }),
       access: this.access.gate,
       screen: screenPayload,
+      taskLimits: options.taskLimits,
       gatewayStatus: () => this.gateway.status,
       agentVersion: AGENT_VERSION,
       events: { envelope: (e) => this.emit('envelope', e), callback: (e) => this.emit('callback', e) },

@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 /** Headless entry: `agent-bridge serve [flags]` (npm run serve -- [flags]). */
+import { join } from 'node:path';
 import { AgentBridgeApp } from './app.js';
 import type { EnvelopeEvent } from './agent/events.js';
 import type { AccessPolicy, GatewayAgentView } from './protocol/console-api.js';
 import type { TunnelState } from './tunnel/state.js';
 import { probeGateway } from './bridge/gateway-health.js';
+import { CONSOLE_FILE, consoleLinkLines, mayPrintConsoleToken } from './console/console-file.js';
 import { startConsole, type ConsoleHandle } from './console/console-server.js';
 import { defaultDataDir } from './settings/data-dir.js';
+import { printable } from './lib/text.js';
 import { SERVE_HELP, parseServeArgs } from './settings/flags.js';
 import { openSettingsStore, type SettingsStore } from './settings/store.js';
 
@@ -23,22 +26,22 @@ async function main(argv: string[]): Promise<void> {
   const settings = { ...store.get(), ...parsed.overrides };
 
   const app = new AgentBridgeApp({ dataDir, settings });
-  app.on('envelope', (event) => console.log(formatEnvelope(event)));
+  app.on('envelope', (event) => say(formatEnvelope(event)));
   app.on('callback', (e) =>
-    console.log(
+    say(
       `${clock(e.time)} callback ${e.outcome} task ${e.taskId} (attempt ${e.attempt}${e.message ? `: ${e.message}` : ''})`,
     ),
   );
   app.on('gateway', (state) => {
     if (state.lastCall && !state.lastCall.ok)
-      console.log(`Gateway problem: ${state.lastCall.diagnosis}\n  Fix: ${state.lastCall.fix}`);
+      say(`Gateway problem: ${state.lastCall.diagnosis}`, `  Fix: ${state.lastCall.fix}`);
     else console.log('Gateway answering again.');
   });
 
   app.on('access', (change) => {
     if (change.kind !== 'new-sender') return;
     const { sender, name, code, preview } = change.pending;
-    console.log(
+    say(
       `Access: ${sender}${name ? ` ("${name}")` : ''} asks to talk to your agent (request ${code}` +
         `${preview ? `, first message: "${preview}"` : ''}). Approve or deny it on the console's Access page.`,
     );
@@ -46,21 +49,21 @@ async function main(argv: string[]): Promise<void> {
   let lastTarget = '';
   app.on('gatewayAgent', (view) => {
     const line = describeTarget(view);
-    if (line && line !== lastTarget) console.log(line);
+    if (line && line !== lastTarget) say(line);
     lastTarget = line;
   });
 
-  app.on('tunnel', (state) => console.log(describeTunnel(state)));
+  app.on('tunnel', (state) => say(describeTunnel(state)));
   app.on('address', (change) => {
-    console.log(
+    say(
       `Public URL: ${change.url}${change.previous ? ` (was ${change.previous})` : ''}${change.note ? `: ${change.note}` : ''}`,
     );
   });
   app.on('registry', (state) => {
     if (state.status === 'registered' && !state.lastError)
-      console.log(`Registered with ${state.record.registry} as ${state.record.id} (${state.record.url}).`);
+      say(`Registered with ${state.record.registry} as ${state.record.id} (${state.record.url}).`);
     if (state.status !== 'registering' && state.lastError)
-      console.log(`Registration failed: ${state.lastError.message}\n  Fix: ${state.lastError.fix}`);
+      say(`Registration failed: ${state.lastError.message}`, `  Fix: ${state.lastError.fix}`);
   });
   if (parsed.register) registerWhenReachable(app, settings.tunnel);
 
@@ -91,9 +94,11 @@ async function main(argv: string[]): Promise<void> {
     settings.consolePort,
     parsed.overrides.consolePort !== undefined,
   );
-  // The token rides in the fragment: browsers never send it to a server or write it to a log.
-  console.log(`  Console:    ${operatorConsole.url}/#token=${operatorConsole.token}`);
-  console.log(`              (open it in a browser; the link is also in ${dataDir}/console.json)`);
+  // The token only to a terminal: service and container output lands in logs (console-file.ts).
+  const consoleFile = join(dataDir, CONSOLE_FILE);
+  for (const line of consoleLinkLines(operatorConsole, consoleFile, mayPrintConsoleToken(process))) {
+    console.log(line);
+  }
   await reportGateway(app);
   console.log(`  Access:     ${describeAccess(settings.access)}`);
 
@@ -161,8 +166,9 @@ async function reportGateway(app: AgentBridgeApp): Promise<void> {
   const health = await probeGateway(app.gatewayConfig());
   if (health.live) console.log('  Gateway:    configured and live');
   else
-    console.log(
-      `  Gateway:    configured but not answering: ${health.diagnosis ?? 'no answer'}\n              Fix: ${health.fix ?? 'start the gateway'}`,
+    say(
+      `  Gateway:    configured but not answering: ${health.diagnosis ?? 'no answer'}`,
+      `              Fix: ${health.fix ?? 'start the gateway'}`,
     );
 }
 
@@ -238,6 +244,15 @@ function formatEnvelope(e: EnvelopeEvent): string {
 }
 
 const clock = (iso: string) => iso.slice(11, 19);
+
+/**
+ * Prints lines that carry remote text (sender ids, skill names, refusal messages, a gateway's or registry's
+ * words): each argument is one line, its control characters escaped, so nothing a caller sends can forge
+ * a line of this output (service logs) or drive the operator's terminal.
+ */
+function say(...lines: string[]): void {
+  console.log(lines.map(printable).join('\n'));
+}
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   console.error(`agent-bridge: ${(error as Error).message}`);

@@ -1,25 +1,121 @@
 import type { IncomingMessage } from 'node:http';
-import { schemaInvalid } from '../protocol/index.js';
+import { ProtocolError, schemaInvalid } from '../protocol/index.js';
+import { ticketFor, type IntakeTicket } from './intake.js';
 
-/** Reads the exact request bytes (the digest and signatures cover them), refusing bodies over `limit`. */
+/**
+ * Reads the exact request bytes (the digest and signatures cover them) under the intake's rules
+ * (intake.ts): at most `limit` bytes (413), within the shared byte budget and the read/verify slots (503
+ * with Retry-After, at once), and at the minimum rate after the grace (a stalled body is cut with 408).
+ * Every refusal closes the connection after the reply, so the rest of the body is never read.
+ */
 export async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      // Stop reading; the connection is closed after the 413 so the rest is not buffered.
-      req.unpipe();
-      req.resume();
-      throw tooLarge(limit);
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+  const ticket = ticketFor(req);
+  const declared = declaredLength(req);
+  if (declared !== undefined && declared > limit) throw ticket.refuse(tooLarge(limit));
+  const admitted = ticket.admit();
+  // A declared body is counted whole before a byte is read; a chunked one as it arrives.
+  if (declared !== undefined) ticket.reserve(declared);
+  return read(req, ticket, { limit, declared, admitted });
 }
 
-function tooLarge(limit: number) {
+interface ReadState {
+  limit: number;
+  declared: number | undefined;
+  /** False when every read/verify slot was taken: the body must arrive whole within the probe. */
+  admitted: boolean;
+}
+
+function read(req: IncomingMessage, ticket: IntakeTicket, state: ReadState): Promise<Buffer> {
+  const { graceMs, minBytesPerSecond, probeMs, now } = ticket.rules;
+  const { limit, declared, admitted } = state;
+  const startedAt = now();
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let rateTimer: NodeJS.Timeout | undefined;
+    let probeTimer: NodeJS.Timeout | undefined;
+
+    const detach = () => {
+      clearTimeout(rateTimer);
+      clearTimeout(probeTimer);
+      ticket.onEvicted(undefined);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onGone);
+      req.off('close', onGone);
+    };
+    // Stops reading; what still arrives is discarded until the connection closes after the reply.
+    const cut = (error: unknown) => {
+      detach();
+      req.resume();
+      reject(error instanceof ProtocolError ? ticket.refuse(error) : error);
+    };
+    // Runs an intake step that may refuse (it throws the 503); false when it did.
+    const allowed = (step: () => void): boolean => {
+      try {
+        step();
+        return true;
+      } catch (error) {
+        cut(error);
+        return false;
+      }
+    };
+
+    function onData(chunk: Buffer) {
+      received += chunk.length;
+      if (received > limit) return cut(tooLarge(limit));
+      if (declared === undefined && !allowed(() => ticket.reserve(chunk.length))) return;
+      ticket.progress(received);
+      chunks.push(chunk);
+    }
+    function onEnd() {
+      // Arrived whole while every slot was taken: it takes a slow body's slot, or is refused.
+      if (!admitted && !allowed(() => ticket.claim())) return;
+      detach();
+      ticket.bodyDone();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+    }
+    function onGone() {
+      detach();
+      ticket.close();
+      reject(new Error('the caller closed the connection before sending the whole body'));
+    }
+
+    // The minimum rate: by `grace + received / rate` after the start, the next bytes must have come.
+    const checkRate = () => {
+      const wait = startedAt + graceMs + (received * 1000) / minBytesPerSecond - now();
+      if (wait > 0) {
+        rateTimer = setTimeout(checkRate, Math.ceil(wait));
+        return;
+      }
+      const seconds = ((now() - startedAt) / 1000).toFixed(1);
+      const of = declared === undefined ? '' : ` of ${declared}`;
+      cut(
+        schemaInvalid(
+          `The request body stalled: ${received}${of} bytes arrived in ${seconds} s; after the first ${graceMs / 1000} s a body must arrive at ${minBytesPerSecond / 1024} KiB/s or more. Send the body at once.`,
+          'size',
+          408,
+        ),
+      );
+    };
+
+    ticket.onEvicted((refusal) => cut(refusal));
+    if (!admitted) probeTimer = setTimeout(() => cut(ticket.busy()), probeMs);
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', onGone);
+    req.once('close', onGone);
+    checkRate();
+  });
+}
+
+function declaredLength(req: IncomingMessage): number | undefined {
+  const value = req.headers['content-length'];
+  if (value === undefined) return undefined;
+  const length = Number(value);
+  return Number.isFinite(length) && length >= 0 ? length : undefined;
+}
+
+function tooLarge(limit: number): ProtocolError {
   return schemaInvalid(`Request body is larger than ${limit} bytes; send a smaller payload.`, 'size', 413);
 }

@@ -52,17 +52,33 @@ function dispatcherFor(allowLoopback: boolean): Agent {
   return dispatcher;
 }
 
+// Names that never resolve to a public host (RFC 6761, RFC 6762, RFC 8375, and common private suffixes).
+const PRIVATE_SUFFIXES = /\.(?:local|localdomain|internal|intranet|lan|home|corp|home\.arpa|invalid|onion)$/i;
+
+/**
+ * Why no card can be fetched for this id, without any network: not an id, a private or loopback address,
+ * a single-label or private name. Undefined when a fetch may be tried. Checked before a fetch is charged to
+ * the budget every new sender shares, so made-up ids cost nothing.
+ */
+export function unfetchableReason(agentId: string, devHttpPeers: boolean): string | undefined {
+  const base = agentBaseUrl(agentId, devHttpPeers);
+  if (!base) return `"${agentId.slice(0, 100)}" is not an agent:// id`;
+  const host = new URL(base).hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) return addressAllowed(host, devHttpPeers) ? undefined : `${host} is not a public address`;
+  if (isLoopbackHost(host)) return devHttpPeers ? undefined : `${host} is a loopback name`;
+  if (!host.includes('.') || /\.\d+$/.test(host)) return `${host} is not a public host name`;
+  if (PRIVATE_SUFFIXES.test(host)) return `${host} is not a public host name`;
+  return undefined;
+}
+
 /**
  * Fetches and validates a peer's card with hard limits, so a hostile sender cannot make us hang, read
  * an unbounded body, or follow a redirect to another host (SSRF through the card fetch).
  */
 export async function fetchPeerCard(agentId: string, options: CardFetchOptions): Promise<AgentCard> {
-  const base = agentBaseUrl(agentId, options.devHttpPeers);
-  if (!base) throw new CardFetchError(`"${agentId}" is not an agent:// id`);
-  const literal = new URL(base).hostname.replace(/^\[|\]$/g, '');
-  if (isIP(literal) && !addressAllowed(literal, options.devHttpPeers)) {
-    throw new CardFetchError(`${literal} is not a public address`);
-  }
+  const unfetchable = unfetchableReason(agentId, options.devHttpPeers);
+  if (unfetchable) throw new CardFetchError(unfetchable);
+  const base = agentBaseUrl(agentId, options.devHttpPeers) as string;
   let url = `${base}/.well-known/agent.json`;
   const signal = AbortSignal.timeout(options.timeoutMs);
   for (let hop = 0; hop < 3; hop++) {

@@ -69,6 +69,7 @@ export async function handleEnvelope(ctx: Context, runtime: AgentRuntime, mode: 
         headers: ctx.headers,
         body,
         remoteAddress: ctx.req.socket.remoteAddress ?? 'unknown',
+        forwardedFor: forwardedFor(ctx),
       },
       trace,
     );
@@ -145,6 +146,7 @@ function replyTask(ctx: Context, runtime: AgentRuntime, accepted: Accepted, log:
         throw error;
       }
     }
+    runtime.tasks.admit(accepted.sender, runtime.retentionMs());
     const task = runtime.tasks.create(
       {
         sender: accepted.sender,

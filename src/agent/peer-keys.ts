@@ -1,13 +1,26 @@
 import type { KeyObject } from 'node:crypto';
 import { ProtocolError, authFailed, publicKeyFromRaw, type AgentCard } from '../protocol/index.js';
 import { oneLine } from '../lib/text.js';
-import { CARD_FETCH_DEFAULTS, fetchPeerCard, type CardFetchOptions } from './card-fetch.js';
+import { isLoopbackHost } from '../protocol/index.js';
+import {
+  CARD_FETCH_DEFAULTS,
+  fetchPeerCard,
+  unfetchableReason,
+  type CardFetchOptions,
+} from './card-fetch.js';
 import { RateLimiter } from './rate-limits.js';
 
 export interface ResolvedKey {
   key: KeyObject;
   /** Where the key came from, for the operator's log. */
   source: 'pinned' | 'self' | 'card';
+}
+
+/** Where a request came from, for the per-address card-fetch budget. */
+export interface CallerAddress {
+  address: string;
+  /** The first X-Forwarded-For hop: behind a loopback tunnel every caller shares the socket's address. */
+  forwardedFor?: string;
 }
 
 export interface PeerKeyOptions extends Partial<CardFetchOptions> {
@@ -24,6 +37,13 @@ export interface PeerKeyOptions extends Partial<CardFetchOptions> {
   maxEntries?: number;
   /** Card fetches per minute, all senders: requests are unauthenticated until their card is known. */
   fetchesPerMinute?: number;
+  /**
+   * The share of that budget new senders may use; the rest is kept for senders whose card was fetched
+   * before (a refresh after its TTL, a rotated key), so a flood of new ids cannot lock them out.
+   */
+  newSenderShare?: number;
+  /** Card fetches per minute for new senders from one caller address. */
+  fetchesPerAddressPerMinute?: number;
   /** A sender's card is fetched again for an unknown kid at most this often. */
   refetchIntervalMs?: number;
   fetchCard?: (agentId: string, options: CardFetchOptions) => Promise<AgentCard>;
@@ -46,6 +66,10 @@ export class PeerKeyResolver {
   private readonly inflight = new Map<string, Promise<CacheEntry>>();
   private readonly refetchedAt = new Map<string, number>();
   private readonly fetchBudget: RateLimiter;
+  private readonly newSenderBudget: RateLimiter;
+  private readonly addressBudget: RateLimiter;
+  /** Senders whose card was fetched before (bounded, oldest first out): they draw on the reserved share. */
+  private readonly known = new Map<string, true>();
   private pinned = new Map<string, KeyObject>();
   private readonly options: Required<Omit<PeerKeyOptions, 'pinned' | 'self'>> & Pick<PeerKeyOptions, 'self'>;
 
@@ -58,11 +82,16 @@ export class PeerKeyResolver {
       maxTtlMs: 24 * 3600_000,
       maxEntries: 10_000,
       fetchesPerMinute: 600,
+      newSenderShare: 0.8,
+      fetchesPerAddressPerMinute: 60,
       refetchIntervalMs: 10_000,
       fetchCard: fetchPeerCard,
       ...stripUndefined(options),
     };
-    this.fetchBudget = new RateLimiter(this.options.fetchesPerMinute, this.options.now);
+    const { fetchesPerMinute, newSenderShare, now } = this.options;
+    this.fetchBudget = new RateLimiter(fetchesPerMinute, now);
+    this.newSenderBudget = new RateLimiter(Math.max(1, Math.floor(fetchesPerMinute * newSenderShare)), now);
+    this.addressBudget = new RateLimiter(this.options.fetchesPerAddressPerMinute, now);
     this.setPinned(options.pinned ?? {});
   }
 
@@ -81,7 +110,7 @@ export class PeerKeyResolver {
   }
 
   /** Resolves the active key `kid` of `sender`, or throws AUTH_FAILED saying why. */
-  async resolve(sender: string, kid: string): Promise<ResolvedKey> {
+  async resolve(sender: string, kid: string, caller?: CallerAddress): Promise<ResolvedKey> {
     const pinned = this.pinned.get(sender);
     if (pinned) return { key: pinned, source: 'pinned' };
 
@@ -95,12 +124,12 @@ export class PeerKeyResolver {
     }
 
     const cached = this.cards.get(sender);
-    let entry = await this.card(sender);
+    let entry = await this.card(sender, caller);
     // A card fetched just now for this very request is fresh: only a cached one may be out of date.
     if (!entry.keys.has(kid) && entry === cached && this.mayRefetch(sender)) {
       // The sender may have rotated since we cached its card: look once more. A failed look keeps the
       // card we had, so a forced re-fetch cannot lock a genuine sender out.
-      entry = await this.refetch(sender, entry);
+      entry = await this.refetch(sender, entry, caller);
     }
     const found = entry.keys.get(kid);
     if (!found) throw authFailed(`Unknown key id "${kid}": it is not in ${sender}'s card.`);
@@ -126,21 +155,21 @@ export class PeerKeyResolver {
     return true;
   }
 
-  private async refetch(sender: string, previous: CacheEntry): Promise<CacheEntry> {
+  private async refetch(sender: string, previous: CacheEntry, caller?: CallerAddress): Promise<CacheEntry> {
     try {
-      return await this.shared(sender, () => this.load(sender, false));
+      return await this.shared(sender, () => this.load(sender, false, caller));
     } catch {
       return previous;
     }
   }
 
-  private async card(sender: string): Promise<CacheEntry> {
+  private async card(sender: string, caller?: CallerAddress): Promise<CacheEntry> {
     const now = this.options.now();
     const cached = this.cards.get(sender);
     if (cached && cached.expiresAt > now) return cached;
     const failure = this.failures.get(sender);
     if (failure && failure.until > now) throw unknownSender(sender, failure.reason);
-    return this.shared(sender, () => this.load(sender, true));
+    return this.shared(sender, () => this.load(sender, true, caller));
   }
 
   /** One fetch per sender at a time; concurrent requests share it. */
@@ -153,20 +182,11 @@ export class PeerKeyResolver {
     return pending;
   }
 
-  private async load(sender: string, rememberFailure: boolean): Promise<CacheEntry> {
-    // Every fetch is on behalf of a request not yet verified: a global budget bounds the work and memory.
-    if (this.fetchBudget.wait('*') > 0) {
-      throw new ProtocolError(
-        'AGENT_UNAVAILABLE',
-        503,
-        'Too many unknown senders right now; retry in a minute.',
-        {
-          step: 'signature',
-          retryAfterSeconds: 60,
-        },
-      );
-    }
-    this.fetchBudget.take('*');
+  private async load(sender: string, rememberFailure: boolean, caller?: CallerAddress): Promise<CacheEntry> {
+    // An id no card can be fetched for costs nothing: refused before any budget is charged.
+    const unfetchable = unfetchableReason(sender, this.options.devHttpPeers);
+    if (unfetchable) throw unknownSender(sender, unfetchable);
+    this.chargeFetch(sender, caller);
     let card: AgentCard;
     try {
       card = await this.options.fetchCard(sender, this.options);
@@ -181,6 +201,7 @@ export class PeerKeyResolver {
       throw unknownSender(sender, reason);
     }
     this.failures.delete(sender);
+    this.remember(this.known, sender, true);
     const ttl = Math.min(
       Math.max((card.cardTTL ?? 300) * 1000, this.options.minTtlMs),
       this.options.maxTtlMs,
@@ -196,6 +217,39 @@ export class PeerKeyResolver {
     };
     this.remember(this.cards, sender, entry);
     return entry;
+  }
+
+  /**
+   * Every fetch is on behalf of a request not yet verified, so budgets bound the work: all fetches, new
+   * senders' share of them, and new senders per caller address. Both checked before either counts.
+   */
+  private chargeFetch(sender: string, caller: CallerAddress | undefined): void {
+    const isNew = !this.known.has(sender);
+    const address = caller ? budgetAddress(caller) : undefined;
+    const waits = [
+      this.fetchBudget.wait('*'),
+      isNew ? this.newSenderBudget.wait('*') : 0,
+      isNew && address ? this.addressBudget.wait(address) : 0,
+    ];
+    const wait = Math.max(...waits);
+    if (wait > 0) {
+      throw new ProtocolError(
+        'AGENT_UNAVAILABLE',
+        503,
+        `Too many unknown senders right now; retry in ${wait} s.`,
+        { step: 'signature', retryAfterSeconds: wait },
+      );
+    }
+    this.fetchBudget.take('*');
+    if (isNew) {
+      this.newSenderBudget.take('*');
+      if (address) this.addressBudget.take(address);
+    }
+  }
+
+  /** Forgets old per-address counts (called with the other sweeps). */
+  sweep(): void {
+    this.addressBudget.sweep();
   }
 
   // Bounded maps: the oldest entry goes first (Map keeps insertion order).
@@ -221,6 +275,13 @@ function unknownSender(sender: string, reason: string) {
       `https://<host>/.well-known/agent.json, or ask the operator to pin your key.`,
     { step: 'signature', cause: new Error(`card fetch for ${sender} failed: ${reason}`) },
   );
+}
+
+// Behind a loopback tunnel every caller arrives from the tunnel client's address: then the forwarded
+// address splits the budget (a spoofed one only moves a caller to another bucket; the global budgets hold).
+function budgetAddress({ address, forwardedFor }: CallerAddress): string {
+  const socket = address.replace(/^::ffff:/, '');
+  return isLoopbackHost(socket) && forwardedFor ? `fwd:${forwardedFor}` : socket;
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

@@ -19,7 +19,7 @@ import type { AdmissionRule } from '../protocol/console-api.js';
 import type { AccessCheck } from './access-check.js';
 import type { SignatureFormUsed } from './events.js';
 import type { NonceStore } from './nonce-store.js';
-import type { PeerKeyResolver } from './peer-keys.js';
+import type { CallerAddress, PeerKeyResolver } from './peer-keys.js';
 import type { RateLimiter } from './rate-limits.js';
 import { describeSchemaError, type RegisteredSkill, type SkillRegistry } from './skill-registry.js';
 import type { TokenLedger } from './token-ledger.js';
@@ -65,7 +65,10 @@ export interface ReceiveInput {
   path: string;
   headers: IncomingHttpHeaders;
   body: Buffer;
+  /** The socket's address. */
   remoteAddress: string;
+  /** The first X-Forwarded-For hop, when sent (spoofable: never used to grant anything). */
+  forwardedFor?: string;
 }
 
 /** What the pipeline learnt so far: the operator's log shows it even when a later step refuses. */
@@ -131,15 +134,8 @@ export async function receive(
     throw schemaInvalid('callbackUrl is only allowed on /agent/task.');
   }
 
-  // 2. Signature(s): every form present must verify; a Content-Digest header, when sent, must match.
-  const digest = header(input.headers['content-digest']);
-  if (!signedByHeaders && digest !== undefined && !digestMatches(digest, input.body)) {
-    throw authFailed('Content-Digest does not match the body: the body was altered or the digest is wrong.');
-  }
-  if (signedByHeaders) await verifyHeaders(deps, input, envelope);
-  if (signedInBody) await verifyInEnvelope(deps, envelope);
-
-  // 3. Timestamp window.
+  // 2. Timestamp window: cheap, so it comes before any key lookup (a stale or future envelope never costs
+  // a card fetch, whose budget is shared by every new sender).
   const sentAt = Date.parse(envelope.timestamp);
   const age = now() - sentAt;
   if (!Number.isFinite(sentAt) || age > MAX_AGE_MS) {
@@ -154,6 +150,16 @@ export async function receive(
       'timestamp',
     );
   }
+
+  // 3. Signature(s): every form present must verify; a Content-Digest header, when sent, must match. The
+  // digest is checked before the sender's key is looked up (PROTOCOL.md §3).
+  const digest = header(input.headers['content-digest']);
+  if (!signedByHeaders && digest !== undefined && !digestMatches(digest, input.body)) {
+    throw authFailed('Content-Digest does not match the body: the body was altered or the digest is wrong.');
+  }
+  const caller = { address: input.remoteAddress, forwardedFor: input.forwardedFor };
+  if (signedByHeaders) await verifyHeaders(deps, input, envelope, caller);
+  if (signedInBody) await verifyInEnvelope(deps, envelope, caller);
 
   // 4. Trust tier (an unknown skill is reported at step 7).
   const entry = deps.skills.get(envelope.skill);
@@ -252,7 +258,12 @@ function describeEnvelopeError(): string {
   return `field "${field}" ${error.message ?? 'is invalid'} (${error.keyword}).`;
 }
 
-async function verifyHeaders(deps: PipelineDeps, input: ReceiveInput, envelope: Envelope): Promise<void> {
+async function verifyHeaders(
+  deps: PipelineDeps,
+  input: ReceiveInput,
+  envelope: Envelope,
+  caller: CallerAddress,
+): Promise<void> {
   const digest = header(input.headers['content-digest']);
   // The digest is checked before any Ed25519 work (PROTOCOL.md §3).
   if (!digest)
@@ -273,7 +284,7 @@ async function verifyHeaders(deps: PipelineDeps, input: ReceiveInput, envelope: 
       );
     }
   }
-  const { key } = await deps.keys.resolve(envelope.from, parsed.kid);
+  const { key } = await deps.keys.resolve(envelope.from, parsed.kid, caller);
   const headers: Record<string, string | undefined> = {};
   for (const component of parsed.components) headers[component] = header(input.headers[component]);
   if (!verifyParsedSignature(parsed, { method: input.method, path: input.path, headers }, key)) {
@@ -283,11 +294,15 @@ async function verifyHeaders(deps: PipelineDeps, input: ReceiveInput, envelope: 
   }
 }
 
-async function verifyInEnvelope(deps: PipelineDeps, envelope: Envelope): Promise<void> {
+async function verifyInEnvelope(
+  deps: PipelineDeps,
+  envelope: Envelope,
+  caller: CallerAddress,
+): Promise<void> {
   if (typeof envelope.kid !== 'string' || typeof envelope.signature !== 'string') {
     throw authFailed('An in-envelope signature needs both "kid" and "signature".');
   }
-  const { key } = await deps.keys.resolve(envelope.from, envelope.kid);
+  const { key } = await deps.keys.resolve(envelope.from, envelope.kid, caller);
   if (!verifyObjectSignature(envelope as unknown as Record<string, unknown>, key)) {
     throw authFailed(
       `Envelope signature does not verify with key "${envelope.kid}" of ${envelope.from}: sign the canonical JSON of every field but "signature".`,

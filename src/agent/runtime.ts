@@ -14,6 +14,8 @@ export interface AgentRuntime {
   signer(): Signer;
   card(): AgentCard;
   bodyLimitBytes(): number;
+  /** How long finished task results are kept. */
+  retentionMs(): number;
   keepContents(): boolean;
   sse: SseOptions;
   /** Every in-flight call's abort controller: shutdown aborts what has not finished in time. */

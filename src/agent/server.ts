@@ -41,6 +41,8 @@ export interface AgentServerOptions {
   access?: AccessCheck;
   /** The injection screen over payloads. */
   screen?: PayloadScreen;
+  /** Tasks kept per sender and in all (tests use small ones). */
+  taskLimits?: { maxPerSender?: number; maxTotal?: number };
   callbacks?: Partial<CallbackOptions>;
   keepAliveMs?: number;
   now?: () => number;
@@ -69,7 +71,7 @@ export class AgentServer {
     const now = options.now ?? Date.now;
     const card = options.card();
     this.nonces = new NonceStore(options.dataDir, { now });
-    this.tasks = new TaskStore(options.dataDir, now);
+    this.tasks = new TaskStore(options.dataDir, { now, ...options.taskLimits });
     this.ledger = new TokenLedger(options.dataDir, now);
     this.globalLimit = new RateLimiter(card.rateLimit.requestsPerMinute, now);
     this.senderLimit = new RateLimiter(card.rateLimit.requestsPerSender, now);
@@ -99,6 +101,7 @@ export class AgentServer {
       signer: options.signer,
       card: options.card,
       bodyLimitBytes: () => options.settings().bodyLimitBytes,
+      retentionMs: () => options.settings().taskRetentionHours * 3600_000,
       keepContents: () => options.settings().keepMessageContents,
       sse: { keepAliveMs: options.keepAliveMs },
       inflight: new Set(),
@@ -277,7 +280,7 @@ export class AgentServer {
     for (const task of this.tasks.undeliveredCallbacks()) {
       const envelope =
         task.status === 'done'
-          ? okResponse(task.traceId, task.spanId, task.result)
+          ? okResponse(task.traceId, task.spanId, this.tasks.result(task))
           : errorBody(
               task.error?.code ?? 'AGENT_UNAVAILABLE',
               task.error?.message ?? 'Task failed.',
@@ -294,6 +297,7 @@ export class AgentServer {
     this.nonces.sweep();
     this.globalLimit.sweep();
     this.senderLimit.sweep();
+    this.options.peerKeys.sweep();
     this.tasks.sweep(this.options.settings().taskRetentionHours * 3600_000);
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Envelope, ErrorCode, TaskRecord, TaskStatus } from '../protocol/index.js';
+import { ProtocolError, type Envelope, type ErrorCode, type TaskRecord, type TaskStatus } from '../protocol/index.js';
 import { ensureDir, readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
 
 export interface StoredTask extends TaskRecord {
@@ -22,29 +22,67 @@ export interface StoredTask extends TaskRecord {
 
 const TASK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
+export interface TaskStoreOptions {
+  now?: () => number;
+  /** Tasks kept per sender (waiting, running and finished within the retention). */
+  maxPerSender?: number;
+  /** Tasks kept in all. */
+  maxTotal?: number;
+}
+
 /**
  * Async tasks, one file each in `<dataDir>/tasks`, written atomically at every change of status, so a
- * result survives a restart and a task cut short by one is reported `failed`, never lost.
+ * result survives a restart and a task cut short by one is reported `failed`, never lost. Results live on
+ * disk only (read back when polled), and the number of tasks kept is capped per sender and in all, so a
+ * caller cannot grow memory or disk by submitting tasks (whatever the gateway reports as usage).
  */
 export class TaskStore {
   private readonly tasks = new Map<string, StoredTask>();
+  private readonly perSender = new Map<string, number>();
   private readonly dir: string;
+  private readonly now: () => number;
+  readonly maxPerSender: number;
+  readonly maxTotal: number;
 
-  constructor(
-    dataDir: string,
-    private readonly now: () => number = Date.now,
-  ) {
+  constructor(dataDir: string, options: TaskStoreOptions = {}) {
+    this.now = options.now ?? Date.now;
+    this.maxPerSender = options.maxPerSender ?? 200;
+    this.maxTotal = options.maxTotal ?? 5000;
     this.dir = join(dataDir, 'tasks');
     ensureDir(this.dir);
     for (const name of readdirSync(this.dir)) {
       if (!name.endsWith('.json')) continue;
       try {
         const task = readJsonFile<StoredTask>(join(this.dir, name));
-        if (task && TASK_ID.test(task.taskId)) this.tasks.set(task.taskId, task);
+        if (task && TASK_ID.test(task.taskId)) this.remember(withoutResult(task));
       } catch {
         // A torn file cannot be a task anyone was told about as done: skip it.
         continue;
       }
+    }
+  }
+
+  /**
+   * Throws when `sender` may not submit another task now: 429 at its own cap (until its oldest results
+   * expire), 503 at the store's.
+   */
+  admit(sender: string, retentionMs: number): void {
+    if ((this.perSender.get(sender) ?? 0) >= this.maxPerSender) {
+      throw new ProtocolError(
+        'RATE_LIMITED',
+        429,
+        `${sender} already has ${this.maxPerSender} tasks held here (waiting, running or finished within ` +
+          `${Math.round(retentionMs / 3600_000)} h); poll them, and submit more once older results expire.`,
+        { step: 'rate-limit', retryAfterSeconds: this.secondsUntilSlot(sender, retentionMs) },
+      );
+    }
+    if (this.tasks.size >= this.maxTotal) {
+      throw new ProtocolError(
+        'AGENT_UNAVAILABLE',
+        503,
+        'This agent holds as many tasks as it can right now; retry later or call in sync mode.',
+        { step: 'rate-limit', retryAfterSeconds: 300 },
+      );
     }
   }
 
@@ -56,6 +94,7 @@ export class TaskStore {
     if (!TASK_ID.test(taskId)) throw new Error('A task id must be a random UUIDv4.');
     const task: StoredTask = { taskId, status: 'pending', createdAt: this.now(), ...meta };
     if (meta.callbackUrl) task.callback = { state: 'pending', attempts: 0 };
+    this.remember(task);
     this.save(task);
     return task;
   }
@@ -64,11 +103,11 @@ export class TaskStore {
     return TASK_ID.test(taskId) ? this.tasks.get(taskId) : undefined;
   }
 
-  /** The exact public shape of PROTOCOL.md §6: no other fields. */
+  /** The exact public shape of PROTOCOL.md §6: no other fields. A result is read back from its file. */
   view(task: StoredTask): TaskRecord {
     const record: TaskRecord = { taskId: task.taskId, status: task.status };
     if (task.status === 'running' && task.progress !== undefined) record.progress = task.progress;
-    if (task.status === 'done') record.result = task.result;
+    if (task.status === 'done') record.result = this.result(task);
     if (task.status === 'failed' && task.error) record.error = task.error;
     return record;
   }
@@ -104,6 +143,18 @@ export class TaskStore {
     delete task.held;
     task.finishedAt = this.now();
     this.save(task);
+    // Written with the file; the copy in memory goes (a result may be megabytes, and thousands are kept).
+    delete task.result;
+  }
+
+  /** A finished task's result, from its file. */
+  result(task: StoredTask): unknown {
+    if (task.status !== 'done') return undefined;
+    try {
+      return readJsonFile<StoredTask>(this.file(task.taskId))?.result;
+    } catch {
+      return undefined;
+    }
   }
 
   setCallback(task: StoredTask, state: 'pending' | 'delivered' | 'failed', attempts: number): void {
@@ -150,18 +201,45 @@ export class TaskStore {
     const cutoff = this.now() - retentionMs;
     for (const task of this.tasks.values()) {
       if (task.finishedAt !== undefined && task.finishedAt < cutoff) {
-        this.tasks.delete(task.taskId);
+        this.forget(task);
         rmSync(this.file(task.taskId), { force: true });
       }
     }
   }
 
-  private save(task: StoredTask): void {
+  private remember(task: StoredTask): void {
+    if (this.tasks.has(task.taskId)) return;
     this.tasks.set(task.taskId, task);
+    this.perSender.set(task.sender, (this.perSender.get(task.sender) ?? 0) + 1);
+  }
+
+  private forget(task: StoredTask): void {
+    if (!this.tasks.delete(task.taskId)) return;
+    const left = (this.perSender.get(task.sender) ?? 1) - 1;
+    if (left > 0) this.perSender.set(task.sender, left);
+    else this.perSender.delete(task.sender);
+  }
+
+  // When the sender's oldest finished task leaves the store (or a minute, if none has finished yet).
+  private secondsUntilSlot(sender: string, retentionMs: number): number {
+    let oldest = Infinity;
+    for (const task of this.tasks.values()) {
+      if (task.sender === sender && task.finishedAt !== undefined) oldest = Math.min(oldest, task.finishedAt);
+    }
+    if (!Number.isFinite(oldest)) return 60;
+    return Math.max(1, Math.ceil((oldest + retentionMs - this.now()) / 1000));
+  }
+
+  private save(task: StoredTask): void {
     writeFileAtomic(this.file(task.taskId), JSON.stringify(task));
   }
 
   private file(taskId: string): string {
     return join(this.dir, `${taskId}.json`);
   }
+}
+
+function withoutResult(task: StoredTask): StoredTask {
+  delete task.result;
+  return task;
 }

@@ -27,6 +27,11 @@ export interface ChatSkillOptions {
   onGatewayOutcome?(outcome: { ok: true } | { ok: false; error: GatewayError }): void;
 }
 
+const CHARS_PER_TOKEN = 4;
+function estimateTokens(message: string, reply: string): number {
+  return Math.ceil((message.length + reply.length) / CHARS_PER_TOKEN);
+}
+
 // A channel can never contain '#', and neither can an agent id: `sender#channel` keys are unambiguous.
 const CHANNEL_PATTERN = '^[A-Za-z0-9._:@/-]{1,64}$';
 
@@ -85,7 +90,9 @@ export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
           onDelta: context.mode === 'stream' ? (text) => context.emit(text) : undefined,
         });
         options.onGatewayOutcome?.({ ok: true });
-        if (reply.usage) context.reportUsage(reply.usage.totalTokens);
+        // Without usage from the gateway, the sizes stand in (about 4 characters a token), so the daily
+        // budget still bounds what a sender can make the gateway produce.
+        context.reportUsage(reply.usage?.totalTokens ?? estimateTokens(message, reply.reply));
         return { reply: reply.reply, channel };
       } catch (error) {
         if (!(error instanceof GatewayError)) throw error;

@@ -9,8 +9,8 @@ import type { AgentCard, Mode } from './types.js';
 export const PIPELINE_STEPS: readonly RefusalStep[] = [
   'size',
   'shape',
-  'signature',
   'timestamp',
+  'signature',
   'trust',
   'rate-limit',
   'nonce',
@@ -254,6 +254,11 @@ export interface SettingsResponse {
   settings: Record<string, unknown>;
   secrets: { gatewayToken: { set: boolean }; bearerTokens: { count: number } };
   restartNeeded: string[];
+  /**
+   * Settings the console shows but may not change (a command the agent runs): set with their flag or in
+   * settings.json on the machine. A PUT that changes one gets 403 with a field error.
+   */
+  readOnly: string[];
 }
 
 /** PUT /api/settings answer. */

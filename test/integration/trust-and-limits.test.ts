@@ -141,12 +141,19 @@ describe('daily token budget', () => {
     expectError(await call(again, peer, 'chat', {}, { message: 'e' }), 429, 'TOKEN_BUDGET_EXCEEDED');
   });
 
-  it('counts nothing when the gateway reports zero usage', async () => {
+  it('counts the sizes (about 4 characters a token) when the gateway reports no usage', async () => {
     gateway.set({ usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } });
-    const agent = await agentWith({ settings: { tokensPerDay: 1 } });
-    for (const message of ['a', 'b', 'c'])
+    try {
+      // 400 characters in, 406 out ("echo: " + the message): 202 tokens a call against a budget of 300.
+      const agent = await agentWith({ settings: { tokensPerDay: 300 } });
+      const message = 'x'.repeat(400);
       expect((await call(agent, peer, 'chat', {}, { message })).status).toBe(200);
-    gateway.set({ usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+      expect(agent.app.server.ledger.spent(peer.id)).toBe(202);
+      expect((await call(agent, peer, 'chat', {}, { message })).status).toBe(200);
+      expectError(await call(agent, peer, 'chat', {}, { message }), 429, 'TOKEN_BUDGET_EXCEEDED');
+    } finally {
+      gateway.set({ usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+    }
   });
 });
 
