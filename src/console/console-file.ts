@@ -25,3 +25,39 @@ export function removeConsoleFile(dataDir: string, token: string): void {
     // Gone or unreadable: nothing of this launch is left to remove.
   }
 }
+
+/**
+ * Whether `serve` may print the console link with its token: only to a person at a terminal. A service's or
+ * a container's output is kept in logs (journald, `docker logs`) that others may read, and the token opens
+ * the whole console for as long as the process runs. Both stdin and stdout must be terminals: `docker run
+ * -t` without `-i` gives stdout a terminal whose output still goes to the container's log.
+ */
+export function mayPrintConsoleToken(streams: {
+  stdin: { isTTY?: boolean };
+  stdout: { isTTY?: boolean };
+}): boolean {
+  return streams.stdin.isTTY === true && streams.stdout.isTTY === true;
+}
+
+/**
+ * The `Console:` lines `serve` prints (indented to its start block): at a terminal the link with its token
+ * (in the `#` fragment, which browsers never send); elsewhere the address and a command that prints the
+ * link from console.json (0600), run by the operator on the machine.
+ */
+export function consoleLinkLines(info: ConsoleFile, file: string, withToken: boolean): string[] {
+  if (withToken) {
+    return [
+      `  Console:    ${info.url}/#token=${info.token}`,
+      `              (open it in a browser; the link is also in ${file})`,
+    ];
+  }
+  return [
+    `  Console:    ${info.url}/ (its token is not printed here: this output may be kept in a log)`,
+    `              Get the link with the token: jq -r '.url + "/#token=" + .token' ${shellQuote(file)}`,
+  ];
+}
+
+/** One POSIX shell word: the data dir may hold spaces ("Agent Bridge") or quotes. */
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}

@@ -2,17 +2,33 @@ import { isDeepStrictEqual } from 'node:util';
 import type { AgentBridgeApp } from '../app.js';
 import type { SettingsResponse, SettingsUpdateResponse } from '../protocol/console-api.js';
 import {
+  CONSOLE_READ_ONLY_SETTINGS,
+  DEFAULT_SETTINGS,
   SECRET_SETTINGS,
   isSettingName,
   validateSettings,
+  type ConsoleReadOnlySetting,
   type SettingName,
   type Settings,
 } from '../settings/schema.js';
 import { SettingsError, type SettingsStore } from '../settings/store.js';
 import { ConsoleError, type FieldProblem } from './errors.js';
+import { withoutPassword } from './status.js';
 
 /** Settings read when the process starts listening: a change takes effect only at the next start. */
 const RESTART_SETTINGS = ['port', 'host', 'consolePort'] as const satisfies SettingName[];
+
+/** Why each read-only setting is (CONSOLE_READ_ONLY_SETTINGS), and its flag. */
+const READ_ONLY: Record<ConsoleReadOnlySetting, { why: string; flag: string }> = {
+  tunnelCommand: { why: 'it runs a program on this machine', flag: '--tunnel-command' },
+  tunnelUrlPattern: { why: 'it goes with the tunnel command', flag: '--tunnel-url-pattern' },
+};
+
+/** What `withoutPassword` shows in place of the gateway URL's password. */
+const MASKED_PASSWORD = '***';
+
+const NEW_ADDRESS_NEEDS_TOKEN =
+  "gatewayToken: the gateway's address changes: enter its token again, so your current token is never sent to a new address";
 
 /**
  * GET and PUT /api/settings, through the same validated store as the CLI.
@@ -20,6 +36,11 @@ const RESTART_SETTINGS = ['port', 'host', 'consolePort'] as const satisfies Sett
  * PUT takes a JSON object of the settings to change. `null` clears a setting (back to its default, or "not
  * set"). Secrets are write-only: `gatewayToken: ""` means "unchanged" (the form's empty password field), a
  * string sets it; `bearerTokens` is replaced by the list sent. Nothing is saved when any field is invalid.
+ *
+ * What a console token may not do (issue 11): read the gateway URL's password (shown masked; the masked URL
+ * sent back means "unchanged"), send the gateway token to an address it chose (a new origin needs the token
+ * in the same PUT), or run a program (CONSOLE_READ_ONLY_SETTINGS: 403). Sending back what GET showed is
+ * always harmless, so a script may PUT the whole view.
  */
 export class ConsoleSettings {
   private readonly running: Pick<Settings, (typeof RESTART_SETTINGS)[number]>;
@@ -41,14 +62,19 @@ export class ConsoleSettings {
 
   view(): SettingsResponse {
     const settings = this.app.currentSettings;
-    const shown = Object.entries(settings).filter(([name]) => !isSecret(name));
+    const shown: Record<string, unknown> = Object.fromEntries(
+      Object.entries(settings).filter(([name]) => !isSecret(name)),
+    );
+    // The URL's password is a secret too (http://user:pass@host), masked as /api/status does.
+    if (settings.gatewayUrl !== undefined) shown.gatewayUrl = withoutPassword(settings.gatewayUrl);
     return {
-      settings: structuredClone(Object.fromEntries(shown)),
+      settings: structuredClone(shown),
       secrets: {
         gatewayToken: { set: Boolean(settings.gatewayToken) },
         bearerTokens: { count: settings.bearerTokens.length },
       },
       restartNeeded: this.restartNeeded,
+      readOnly: [...CONSOLE_READ_ONLY_SETTINGS],
     };
   }
 
@@ -60,7 +86,9 @@ export class ConsoleSettings {
         'Send for example {"rpm": 120}.',
       );
     }
-    const { values, cleared } = this.check(body as Record<string, unknown>);
+    const { request, problems } = this.withoutEchoes(body as Record<string, unknown>);
+    this.refuseReadOnly(request);
+    const { values, cleared } = this.check(request, problems);
     const saved = this.save(values, cleared);
     const change: Partial<Settings> = { ...values };
     for (const name of cleared) Object.assign(change, { [name]: saved[name] });
@@ -80,10 +108,12 @@ export class ConsoleSettings {
   }
 
   // Every problem at once, each naming its field and rule (never the value: it may be a secret).
-  private check(body: Record<string, unknown>): { values: Partial<Settings>; cleared: SettingName[] } {
+  private check(
+    body: Record<string, unknown>,
+    problems: FieldProblem[] = [],
+  ): { values: Partial<Settings>; cleared: SettingName[] } {
     const given: Record<string, unknown> = {};
     const cleared: SettingName[] = [];
-    const problems: FieldProblem[] = [];
     for (const [name, value] of Object.entries(body)) {
       if (name === 'gatewayToken' && value === '') continue;
       if (value !== null) given[name] = value;
@@ -92,6 +122,7 @@ export class ConsoleSettings {
     }
     const result = validateSettings(given);
     if (!result.ok) problems.push(...result.errors);
+    problems.push(...this.consoleRules(body));
     if (problems.length > 0 || !result.ok) {
       throw new ConsoleError(
         400,
@@ -101,6 +132,85 @@ export class ConsoleSettings {
       );
     }
     return { values: result.value, cleared };
+  }
+
+  /**
+   * The request without what only repeats the view: read-only settings sent with their current value, and
+   * the masked gateway URL. A masked password with another path of the same origin and user stands for the
+   * real one; with another origin or user it is a problem, as the real password would go elsewhere.
+   */
+  private withoutEchoes(body: Record<string, unknown>): {
+    request: Record<string, unknown>;
+    problems: FieldProblem[];
+  } {
+    const request = { ...body };
+    const current = this.app.currentSettings;
+    for (const name of CONSOLE_READ_ONLY_SETTINGS) {
+      if (Object.hasOwn(request, name) && unchanged(request[name], current[name], name)) delete request[name];
+    }
+    const url = request.gatewayUrl;
+    const sent = typeof url === 'string' ? parseUrl(url) : undefined;
+    if (!sent || sent.password !== MASKED_PASSWORD) return { request, problems: [] };
+    const real = current.gatewayUrl === undefined ? undefined : parseUrl(current.gatewayUrl);
+    if (url === withoutPassword(current.gatewayUrl ?? '')) {
+      delete request.gatewayUrl;
+    } else if (real?.password && sameOriginAndUser(sent, real)) {
+      sent.password = real.password;
+      request.gatewayUrl = sent.toString();
+    } else {
+      const message =
+        'gatewayUrl: holds the hidden password (***) but names another address or user: type the password again';
+      return { request, problems: [{ field: 'gatewayUrl', message }] };
+    }
+    return { request, problems: [] };
+  }
+
+  /** 403 for a change to a setting only the machine's operator may make (CONSOLE_READ_ONLY_SETTINGS). */
+  private refuseReadOnly(request: Record<string, unknown>): void {
+    const names = CONSOLE_READ_ONLY_SETTINGS.filter((name) => Object.hasOwn(request, name));
+    if (names.length === 0) return;
+    throw new ConsoleError(
+      403,
+      `The console cannot change ${names.join(' or ')}; nothing was saved.`,
+      'Set it on the machine that runs the bridge: with its flag, or in settings.json in the data dir.',
+      names.map((name) => ({
+        field: name,
+        message: `${name}: cannot be changed from the console (${READ_ONLY[name].why}): set it with ${READ_ONLY[name].flag} or in settings.json on the machine`,
+      })),
+    );
+  }
+
+  /** The rules that hold only for the console (the CLI and settings file are the operator's own). */
+  private consoleRules(request: Record<string, unknown>): FieldProblem[] {
+    const problems: FieldProblem[] = [];
+    const current = this.app.currentSettings;
+    if (this.gatewayAddressChanges(request) && !isNonEmptyString(request.gatewayToken)) {
+      problems.push({ field: 'gatewayToken', message: NEW_ADDRESS_NEEDS_TOKEN });
+    }
+    if (request.tunnel === 'command' && current.tunnel !== 'command' && !current.tunnelCommand) {
+      problems.push({
+        field: 'tunnel',
+        message:
+          'tunnel: "command" runs the tunnel command set on this machine, and none is set: set it with --tunnel-command or in settings.json on the machine',
+      });
+    }
+    return problems;
+  }
+
+  /**
+   * Whether the gateway token in use would go to another origin (scheme, host, port): the write-only token
+   * must not be sent where a console user points it (threat: a leaked console token exfiltrating the
+   * gateway token). Clearing the URL counts as a change: the fallback (env, the OpenClaw config file, which
+   * may change, or the default address) is not an address the operator confirmed for this token. With no
+   * token in use there is nothing to send.
+   */
+  private gatewayAddressChanges(request: Record<string, unknown>): boolean {
+    if (!Object.hasOwn(request, 'gatewayUrl') || !this.app.gatewayConfig().token) return false;
+    const url = request.gatewayUrl;
+    if (url === null) return this.app.currentSettings.gatewayUrl !== undefined;
+    const next = typeof url === 'string' ? parseUrl(url) : undefined;
+    if (!next) return false; // not a URL: validation reports it
+    return next.origin !== parseUrl(this.app.gatewayConfig().url)?.origin;
   }
 
   private save(values: Partial<Settings>, cleared: SettingName[]): Settings {
@@ -118,6 +228,28 @@ export class ConsoleSettings {
 
 function isSecret(name: string): boolean {
   return (SECRET_SETTINGS as readonly string[]).includes(name);
+}
+
+/** `null` asks for the default (or "not set"); anything else is compared with the current value. */
+function unchanged(value: unknown, current: unknown, name: SettingName): boolean {
+  const next = value === null ? (DEFAULT_SETTINGS as Partial<Settings>)[name] : value;
+  return isDeepStrictEqual(next, current);
+}
+
+function parseUrl(url: string): URL | undefined {
+  try {
+    return new URL(url);
+  } catch {
+    return undefined;
+  }
+}
+
+function sameOriginAndUser(a: URL, b: URL): boolean {
+  return a.origin === b.origin && a.username === b.username;
+}
+
+function isNonEmptyString(value: unknown): value is string {
+  return typeof value === 'string' && value !== '';
 }
 
 function isRestartSetting(name: string): boolean {

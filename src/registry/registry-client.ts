@@ -1,4 +1,7 @@
-import { appFetch } from '../lib/http.js';
+import { BodyTooLargeError, appFetch, readCapped, type Response } from '../lib/http.js';
+
+/** A registration record is a few hundred bytes: anything past this is not one, and is not buffered. */
+export const REGISTRY_REPLY_MAX_BYTES = 64 * 1024;
 
 export interface RegistryRecord {
   id: string;
@@ -44,7 +47,7 @@ export async function registerWithRegistry(
       'Check your internet connection and the registry URL setting, then register again.',
     );
   }
-  const text = await response.text();
+  const text = await readReply(response, registryUrl, timeoutMs);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -73,6 +76,29 @@ export async function registerWithRegistry(
     );
   }
   return { id: body.id, name: body.name, registeredAt: body.registeredAt };
+}
+
+/** The reply's text, at most REGISTRY_REPLY_MAX_BYTES: a URL that streams without end cannot fill memory. */
+async function readReply(response: Response, registryUrl: string, timeoutMs: number): Promise<string> {
+  try {
+    return Buffer.from(await readCapped(response, REGISTRY_REPLY_MAX_BYTES)).toString('utf8');
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) {
+      throw new RegistryError(
+        `The registry at ${registryUrl} sent a reply larger than ${REGISTRY_REPLY_MAX_BYTES / 1024} KiB, which is not a registration record (those are a few hundred bytes): reading stopped there.`,
+        'Check the registry URL setting: it must point at a SAMVAD registry (e.g. https://samvad.dev), then register again.',
+        response.status,
+      );
+    }
+    const timedOut = (error as Error).name === 'TimeoutError';
+    throw new RegistryError(
+      timedOut
+        ? `The registry at ${registryUrl} did not finish its reply within ${timeoutMs / 1000} s.`
+        : `The registry at ${registryUrl} broke off its reply (${(error as Error).message}).`,
+      'Check your internet connection and the registry URL setting, then register again.',
+      response.status,
+    );
+  }
 }
 
 function isRecord(value: unknown): value is RegistryRecord {

@@ -1,6 +1,9 @@
 import Tunnel, { type TunnelInfo, type TunnelServerReply } from 'localtunnel/lib/Tunnel.js';
-import { appFetch } from '../lib/http.js';
+import { BodyTooLargeError, appFetch, readCapped, type Response } from '../lib/http.js';
 import { TunnelConfigError, withTimeout, type TunnelConnection, type TunnelProvider } from './provider.js';
+
+/** The server's answer is a small JSON object ({id, port, max_conn_count, url}); more is not read. */
+export const ADDRESS_REPLY_MAX_BYTES = 64 * 1024;
 
 export interface LocaltunnelOptions {
   /** The localtunnel server, e.g. https://localtunnel.me. */
@@ -81,7 +84,7 @@ export class LocaltunnelProvider implements TunnelProvider {
         `tunnel server ${this.host} is unreachable (${cause?.code ?? cause?.message ?? (error as Error).message})`,
       );
     }
-    const text = await response.text();
+    const text = await this.readAddressReply(response, signal, timeout);
     let body: Partial<TunnelServerReply> & { message?: string } = {};
     try {
       body = JSON.parse(text) as typeof body;
@@ -98,6 +101,29 @@ export class LocaltunnelProvider implements TunnelProvider {
       throw new Error(`tunnel server ${this.host} answered something that is not a localtunnel reply`);
     }
     return body as TunnelServerReply;
+  }
+
+  /** The address request's answer, at most ADDRESS_REPLY_MAX_BYTES (a server streaming without end). */
+  private async readAddressReply(
+    response: Response,
+    signal: AbortSignal,
+    timeout: AbortSignal,
+  ): Promise<string> {
+    try {
+      return Buffer.from(await readCapped(response, ADDRESS_REPLY_MAX_BYTES)).toString('utf8');
+    } catch (error) {
+      if (signal.aborted) throw new Error('cancelled');
+      if (error instanceof BodyTooLargeError) {
+        throw new Error(
+          `tunnel server ${this.host} sent more than ${ADDRESS_REPLY_MAX_BYTES / 1024} KiB in answer to the address request, which is not a localtunnel reply: reading stopped there; check the tunnel host setting (e.g. https://localtunnel.me)`,
+        );
+      }
+      if (timeout.aborted)
+        throw new Error(
+          `tunnel server ${this.host} did not finish its answer within ${this.stepTimeoutMs / 1000} s`,
+        );
+      throw new Error(`tunnel server ${this.host} broke off its answer (${(error as Error).message})`);
+    }
   }
 }
 

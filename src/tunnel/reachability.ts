@@ -1,5 +1,8 @@
 import { agentIdForUrl, type AgentCard } from '../protocol/index.js';
-import { appFetch } from '../lib/http.js';
+import { BodyTooLargeError, appFetch, readCapped } from '../lib/http.js';
+
+/** The same cap peers apply to the cards they fetch: a bigger body is not a card, and is not buffered. */
+export const CARD_CHECK_MAX_BYTES = 64 * 1024;
 
 /**
  * Fetches our own card through the public URL and compares it with the card we serve: the same id and the
@@ -20,7 +23,22 @@ export async function checkReachable(url: string, ours: AgentCard, timeoutMs = 1
       `${cardUrl} did not answer (${cause?.code ?? cause?.message ?? (error as Error).message})`,
     );
   }
-  const text = await response.text();
+  let text: string;
+  try {
+    text = Buffer.from(await readCapped(response, CARD_CHECK_MAX_BYTES)).toString('utf8');
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) {
+      throw new Error(
+        `${cardUrl} sent more than ${CARD_CHECK_MAX_BYTES / 1024} KiB, which is not an agent card: reading stopped there. Is another server answering at this address?`,
+      );
+    }
+    const timedOut = (error as Error).name === 'TimeoutError';
+    throw new Error(
+      timedOut
+        ? `${cardUrl} did not finish sending the card within ${timeoutMs / 1000} s`
+        : `${cardUrl} broke off sending the card (${(error as Error).message})`,
+    );
+  }
   if (!response.ok) throw new Error(`${cardUrl} answered HTTP ${response.status}`);
   let card: Partial<AgentCard>;
   try {
