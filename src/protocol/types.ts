@@ -114,12 +114,12 @@ export function agentHost(id: string): string | null {
 
 /** `localhost`, `*.localhost`, 127.0.0.0/8 and ::1, with or without a port or brackets. */
 export function isLoopbackHost(host: string): boolean {
-  const name = host
-    .toLowerCase()
-    .replace(/:\d+$/, '')
-    .replace(/^\[|\]$/g, '');
+  const lower = host.toLowerCase();
+  // A bare IPv6 literal has colons of its own: only a bracketed one (or a name) can carry a port.
+  const name = lower.includes(']') || lower.split(':').length === 2 ? lower.replace(/:\d+$/, '') : lower;
+  const bare = name.replace(/^\[|\]$/g, '');
   return (
-    name === 'localhost' || name.endsWith('.localhost') || name === '::1' || /^127(\.\d{1,3}){3}$/.test(name)
+    bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare)
   );
 }
 
