@@ -73,7 +73,7 @@ const OWNER =
 const RUN = ordered('(?:run|execute|exec|eval|evaluate|invoke|launch|type|paste|enter|spawn)');
 // Commands that destroy data or fetch and run remote code.
 const DESTRUCTIVE =
-  'sudo |rm -(?:rf|fr|r|f)\\b|rm --recursive|mkfs|dd if=|:\\(\\)(?: )?\\{|chmod (?:-r )?777|chown -r|(?:curl|wget) [^|]{0,200}\\| ?(?:sudo )?(?:ba|z|da|k)?sh\\b|bash -[ic]\\b|sh -c\\b|n?cat -e\\b|nc -e\\b|/dev/tcp/|powershell (?:-e|-enc|-encodedcommand|-c)\\b|iex ?\\(|invoke-expression|certutil -urlcache|base64 -d|del /[fsq]|format c:|shutdown (?:-[hrp]|/[sr])|kill -9 -1';
+  'sudo |rm -(?:rf|fr|r|f)\\b|rm --recursive|mkfs|dd if=|:\\(\\)(?: )?\\{|chmod (?:-r )?777|chown -r|bash -[ic]\\b|sh -c\\b|n?cat -e\\b|nc -e\\b|/dev/tcp/|powershell (?:-e|-enc|-encodedcommand|-c)\\b|iex ?\\(|invoke-expression|certutil -urlcache|base64 -d|del /[fsq]|format c:|shutdown (?:-[hrp]|/[sr])|kill -9 -1';
 
 // In order: the first rule that matches names the match.
 const RULES: Rule[] = [
@@ -127,7 +127,9 @@ const RULES: Rule[] = [
       rx(
         '\\b(?:new|updated|revised|overriding|override|real|secret|hidden) (?:system|admin|developer|operator) (?:instructions?|prompt|directives?|message)',
       ),
-      rx('\\byou (?:must|will|shall) (?:now |only |always )?obey|\\bobey (?:me|my (?:commands|orders|instructions))'),
+      rx(
+        '\\byou (?:must|will|shall) (?:now |only |always )?obey|\\bobey (?:me|my (?:commands|orders|instructions))',
+      ),
     ],
   },
   {
@@ -148,7 +150,12 @@ const RULES: Rule[] = [
       rx(
         '\\b(?:repeat|print|output|echo|recite|dump|write out|reproduce) (?:back )?(?:all |everything |every word |word for word |verbatim )(?:of )?(?:the )?(?:text |words |content )?(?:above|before this|prior to this|before my message|so far)',
       ),
-      rx('\\b(?:repeat|print|output) [^.?!]{0,60}starting with (?:the (?:phrase|words) )?["\']?you are'),
+      rx(
+        led(
+          '\\b(?:repeat|print|output) [^.?!]{0,60}',
+          'starting with (?:the (?:phrase|words) )?["\']?you are',
+        ),
+      ),
     ],
   },
   {
@@ -182,7 +189,8 @@ const RULES: Rule[] = [
   },
   {
     id: 'jailbreak-persona',
-    description: 'Invokes a known jailbreak persona or script (DAN, "do anything now", developer-mode output).',
+    description:
+      'Invokes a known jailbreak persona or script (DAN, "do anything now", developer-mode output).',
     patterns: [
       // DAN is also a name: only as a role the agent is told to take, never "Dan's" or "my friend Dan".
       rx(
@@ -195,7 +203,10 @@ const RULES: Rule[] = [
         '\\b(?:better ?dan|anti-?dan|mongo tom|evil confidant|developer mode (?:output|response)s?|(?:chatgpt|gpt|claude|ai|assistant) with developer mode|(?:stan|dude|aim) (?:mode|prompt))\\b',
       ),
       rx(
-        '\\b(?:two|2|both) (?:different |separate )?(?:responses|answers|replies|outputs|paragraphs)[^.?!]{0,60}(?:jailbroken|jailbreak|unfiltered|uncensored|unrestricted|developer mode|dan\\b)',
+        led(
+          '\\b(?:two|2|both) (?:different |separate )?(?:responses|answers|replies|outputs|paragraphs)[^.?!]{0,60}',
+          '(?:jailbroken|jailbreak|unfiltered|uncensored|unrestricted|developer mode)',
+        ),
       ),
     ],
   },
@@ -217,7 +228,8 @@ const RULES: Rule[] = [
   },
   {
     id: 'exfiltrate-secrets',
-    description: "Asks for the agent's or operator's keys, tokens, passwords or private files (~/.ssh, .env).",
+    description:
+      "Asks for the agent's or operator's keys, tokens, passwords or private files (~/.ssh, .env).",
     patterns: [
       rx(
         led(
@@ -240,6 +252,8 @@ const RULES: Rule[] = [
     patterns: [
       // Destructive or remote-code one-liners when the agent is told to run them, not when asked about.
       rx(led(`${RUN}:?\\s[^.?!]{0,40}`, DESTRUCTIVE)),
+      // "Run curl https://... | sh": found by the pipe into a shell, which is rarer than "curl".
+      rx(led(`${RUN}:?\\s[^.?!]{0,40}(?:curl|wget) [^|]{0,200}`, '\\| ?(?:sudo )?(?:ba|z|da|k)?sh\\b')),
       // "Run this command", "execute the following script": code handed over to be executed.
       rx(
         led(
@@ -254,7 +268,9 @@ const RULES: Rule[] = [
           '(?:terminal|shell|console|command line|machine|computer|server|host|bash|powershell)\\b',
         ),
       ),
-      rx('\\bopen (?:a|your|the) (?:terminal|shell|command prompt|powershell|console) and (?:run|type|enter|paste|execute)'),
+      rx(
+        '\\bopen (?:a|your|the) (?:terminal|shell|command prompt|powershell|console) and (?:run|type|enter|paste|execute)',
+      ),
       rx(
         '\\b(?:use|call|invoke|trigger|run) (?:your |the )?(?:shell|bash|terminal|exec|execute|system\\.run|run_command|execute_command|code ?execution|code ?interpreter|computer ?use|file ?system|command ?line) (?:tool|function|access|plugin|capability|skill)',
       ),
@@ -265,7 +281,7 @@ const RULES: Rule[] = [
     id: 'decode-and-follow',
     description: 'Asks the agent to decode hidden text (base64, hex, rot13) and then act on it.',
     patterns: [
-      rx('\\bdecode [^.?!]{0,60}(?:and|then) (?:follow|obey|execute|carry out|act on|do what)'),
+      rx(led('\\bdecode [^.?!]{0,60}', '(?:and|then) (?:follow|obey|execute|carry out|act on|do what)')),
       rx(
         '\\b(?:follow|obey|execute|carry out) (?:the )?(?:base64|encoded|hidden|decoded|rot13|hex|obfuscated|reversed) (?:instructions|commands|text|message|payload|prompt)',
       ),
@@ -281,78 +297,136 @@ const TOO_LARGE = 'payload-too-large';
 export const SCREEN_RULES: readonly { id: string; description: string }[] = Object.freeze([
   ...RULES.map(({ id, description }) => Object.freeze({ id, description })),
   Object.freeze({ id: TOO_DEEP, description: 'The payload is nested too deeply to screen in full.' }),
-  Object.freeze({ id: TOO_LARGE, description: 'The payload holds more text than the screen reads in one call.' }),
+  Object.freeze({
+    id: TOO_LARGE,
+    description: 'The payload holds more text than the screen reads in one call.',
+  }),
 ]);
 
 // A Dockerfile's RUN lines are code under discussion, not orders to the agent; the line breaks that tell
 // them apart are gone after normalisation, so they are renamed first.
 const DOCKERFILE_RUN = /^([ \t]*)RUN(?=[ \t])/gm;
 // Unicode tag characters (U+E0020..U+E007E) spell ASCII invisibly and some models read them ("ASCII
-// smuggling"): the screen reads them as the letters they stand for.
-const TAG_CHARS = /\udb40[\udc20-\udc7e]/g;
+// smuggling"): the screen reads them as the words they stand for, set apart from the visible text.
+const TAG_RUN = /(?:\udb40[\udc20-\udc7e])+/g;
+const untag = (run: string): string =>
+  ` ${run.replace(/\udb40([\udc20-\udc7e])/g, (_, low: string) => String.fromCharCode(low.charCodeAt(0) - 0xdc00))} `;
 // After NFKD: combining marks (so "ìgnore" is "ignore"), format characters (zero-width spaces and joiners,
 // soft hyphen, bidi controls, BOM, other tags) and letters that render blank (Hangul fillers, Braille blank).
 const INVISIBLE = /[\p{M}\p{Cf}\u115f\u1160\u3164\uffa0\u2800]/gu;
-// Cyrillic and Greek letters that look Latin, folded where they touch a Latin letter ("іgnоrе", "уоur"),
-// so Russian or Greek text is left alone and costs nothing.
-const LOOKALIKES: Record<string, string> = {
-  а: 'a',
-  в: 'b',
-  е: 'e',
-  һ: 'h',
-  і: 'i',
-  ј: 'j',
-  к: 'k',
-  м: 'm',
-  н: 'h',
-  о: 'o',
-  р: 'p',
-  с: 'c',
-  т: 't',
-  у: 'y',
-  х: 'x',
-  ѕ: 's',
-  ԁ: 'd',
-  ԛ: 'q',
-  ԝ: 'w',
-  ɡ: 'g',
-  ı: 'i',
-  α: 'a',
-  β: 'b',
-  ε: 'e',
-  η: 'h',
-  ι: 'i',
-  κ: 'k',
-  ν: 'v',
-  ο: 'o',
-  ρ: 'p',
-  τ: 't',
-  υ: 'u',
-  χ: 'x',
-  ζ: 'z',
+// Typographic apostrophes, quotes and dashes as their ASCII forms.
+const PUNCTUATION: Record<string, string> = {
+  '\u2018': "'",
+  '\u2019': "'",
+  '\u02bc': "'",
+  '\u2032': "'",
+  '\u201c': '"',
+  '\u201d': '"',
+  '\u2010': '-',
+  '\u2011': '-',
+  '\u2012': '-',
+  '\u2013': '-',
+  '\u2014': '-',
+  '\u2015': '-',
+  '\u2212': '-',
 };
-const LOOKALIKE_CHARS = Object.keys(LOOKALIKES).join('');
-const LOOKALIKE_RUN = new RegExp(`[${LOOKALIKE_CHARS}]+(?:(?<=[a-z][${LOOKALIKE_CHARS}]+)|(?=[a-z]))`, 'g');
-const foldRun = (run: string): string => Array.from(run, (char) => LOOKALIKES[char] ?? char).join('');
-// Leetspeak only next to a letter ("1gn0re", "pr3vious"), so numbers, versions and paths stay as written.
-const LEET: Record<string, string> = { '0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', $: 's' };
-const LEET_CHAR = /[013457@$](?:(?<=[a-z].)|(?=[a-z]))/g;
+const PUNCTUATION_CHAR = new RegExp(`[${Object.keys(PUNCTUATION).join('')}]`, 'g');
+// Cyrillic, Greek and other letters that look like Latin ones ("іgnоrе уоur"), by code point. Text is
+// lower-cased first, so capitals that look Latin (Н, В, М, Т) arrive as н, в, м, т.
+const LOOKALIKES: Record<string, string> = {
+  '\u0430': 'a', // Cyrillic A
+  '\u0432': 'b', // Cyrillic Ve
+  '\u0435': 'e', // Cyrillic Ie
+  '\u04bb': 'h', // Cyrillic Shha
+  '\u0456': 'i', // Cyrillic Byelorussian-Ukrainian I
+  '\u0458': 'j', // Cyrillic Je
+  '\u043a': 'k', // Cyrillic Ka
+  '\u043c': 'm', // Cyrillic Em
+  '\u043d': 'h', // Cyrillic En
+  '\u043e': 'o', // Cyrillic O
+  '\u0440': 'p', // Cyrillic Er
+  '\u0441': 'c', // Cyrillic Es
+  '\u0442': 't', // Cyrillic Te
+  '\u0443': 'y', // Cyrillic U
+  '\u0445': 'x', // Cyrillic Ha
+  '\u0455': 's', // Cyrillic Dze
+  '\u0501': 'd', // Cyrillic Komi De
+  '\u051b': 'q', // Cyrillic Qa
+  '\u051d': 'w', // Cyrillic We
+  '\u0261': 'g', // Latin Script G
+  '\u0131': 'i', // Latin Dotless I
+  '\u03b1': 'a', // Greek Alpha
+  '\u03b2': 'b', // Greek Beta
+  '\u03b5': 'e', // Greek Epsilon
+  '\u03b7': 'h', // Greek Eta
+  '\u03b9': 'i', // Greek Iota
+  '\u03ba': 'k', // Greek Kappa
+  '\u03bd': 'v', // Greek Nu
+  '\u03bf': 'o', // Greek Omicron
+  '\u03c1': 'p', // Greek Rho
+  '\u03c4': 't', // Greek Tau
+  '\u03c5': 'u', // Greek Upsilon
+  '\u03c7': 'x', // Greek Chi
+  '\u03b6': 'z', // Greek Zeta
+};
+// Leetspeak ("1gn0re", "pr3vious"), only next to a letter, so numbers, versions and paths stay as written.
+const LEET: Record<string, string> = {
+  '0': 'o',
+  '1': 'i',
+  '3': 'e',
+  '4': 'a',
+  '5': 's',
+  '7': 't',
+  '@': 'a',
+  $: 's',
+};
+const FOLDABLE = new RegExp(`[${Object.keys(LOOKALIKES).join('')}${Object.keys(LEET).join('')}]`);
+const codeMap = (map: Record<string, string>) =>
+  new Map(Object.entries(map).map(([from, to]) => [from.charCodeAt(0), to.charCodeAt(0)]));
+const LOOKALIKE_CODES = codeMap(LOOKALIKES);
+const LEET_CODES = codeMap(LEET);
+const isLatinLetter = (code: number | undefined): boolean =>
+  code !== undefined && code >= 0x61 && code <= 0x7a;
+const isAlphanumeric = (char: string | undefined): boolean =>
+  char !== undefined && ((char >= 'a' && char <= 'z') || (char >= '0' && char <= '9'));
+const UTF16 = new TextDecoder('utf-16le');
+
+// Code unit by code unit in a plain loop: a replace callback per character cost ten times more on Russian
+// or Greek text and on strings of digits.
+function foldLetters(text: string): string {
+  if (!FOLDABLE.test(text)) return text;
+  const codes = new Uint16Array(text.length);
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    codes[i] = code < 0x131 ? code : (LOOKALIKE_CODES.get(code) ?? code);
+  }
+  let before = 0; // the code before codes[i] as it was, so folding does not run on along a string of digits
+  for (let i = 0; i < codes.length; i++) {
+    const code = codes[i]!;
+    const leet = code <= 0x40 ? LEET_CODES.get(code) : undefined;
+    if (leet !== undefined && (isLatinLetter(before) || isLatinLetter(codes[i + 1]))) codes[i] = leet;
+    before = code;
+  }
+  return UTF16.decode(codes);
+}
 
 function normalise(text: string): string {
+  const unicodeFolded = text
+    .replace(DOCKERFILE_RUN, '$1STEP')
+    .replace(TAG_RUN, untag)
+    // NFKD is NFKC's compatibility folding (full-width letters, ligatures, math alphabets), left
+    // decomposed so the accents can go.
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(INVISIBLE, '')
+    .replace(PUNCTUATION_CHAR, (char) => PUNCTUATION[char] ?? char);
   return (
-    text
-      .replace(DOCKERFILE_RUN, '$1STEP')
-      .replace(TAG_CHARS, (tag) => String.fromCharCode(tag.charCodeAt(1) - 0xdc00))
-      // NFKD is NFKC's compatibility folding (full-width letters, ligatures, math alphabets), left
-      // decomposed so the accents can go.
-      .normalize('NFKD')
-      .toLowerCase()
-      .replace(INVISIBLE, '')
-      .replace(/[\u2018\u2019\u02bc\u2032]/g, "'") // typographic apostrophes and quotes
-      .replace(/[\u201c\u201d]/g, '"')
-      .replace(/[\u2010-\u2015\u2212]/g, '-') // dashes and minus
-      .replace(LOOKALIKE_RUN, foldRun)
-      .replace(LEET_CHAR, (char) => LEET[char] ?? char)
+    foldLetters(unicodeFolded)
+      // Underscores around a word are emphasis (_italic_, __bold__) and would hide it from \b; inside a
+      // name (id_rsa, im_start) they stay.
+      .replace(/_+/g, (run: string, at: number, all: string) =>
+        isAlphanumeric(all[at - 1]) && isAlphanumeric(all[at + run.length]) ? run : ' ',
+      )
       // Runs of whitespace (line breaks too) to one space; single spaces are left alone, which is cheaper.
       .replace(/ \s+|[^\S ]\s*/g, ' ')
       .trim()
