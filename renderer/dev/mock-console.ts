@@ -11,6 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 import type {
   AccessChangeResponse,
   AccessEvent,
@@ -21,6 +22,8 @@ import type {
   KeyView,
   PendingSenderView,
   SelfTestResponse,
+  SettingsResponse,
+  SettingsUpdateResponse,
   StatusResponse,
   TrafficEntry,
   TrafficMinute,
@@ -157,7 +160,9 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
     },
   ];
   const settings: Record<string, unknown> = {
-    gatewayUrl: 'http://127.0.0.1:18789',
+    // With a password in the problems scenario: the console shows it masked (`***`).
+    gatewayUrl:
+      scenario === 'problems' ? 'http://operator:hunter2@127.0.0.1:18789' : 'http://127.0.0.1:18789',
     gatewayAgent: 'public',
     gatewayTimeoutMs: 120000,
     callerInstructions:
@@ -182,6 +187,19 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
   };
   const secrets = { gatewayToken: { set: true }, bearerTokens: { count: 0 } };
   let restartNeeded: string[] = [];
+  // As the console (src/console/settings-api.ts): shown, but a change to one is refused with 403.
+  const readOnly = ['tunnelCommand', 'tunnelUrlPattern'];
+  const settingsView = (): SettingsResponse => ({
+    settings: {
+      ...settings,
+      ...(typeof settings.gatewayUrl === 'string'
+        ? { gatewayUrl: withoutPassword(settings.gatewayUrl) }
+        : {}),
+    },
+    secrets,
+    restartNeeded,
+    readOnly: [...readOnly],
+  });
   let registry: StatusResponse['registry'] =
     scenario === 'problems'
       ? {
@@ -370,7 +388,7 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
       },
       gateway: {
         status: 'configured',
-        url: String(settings.gatewayUrl),
+        url: withoutPassword(String(settings.gatewayUrl)),
         model: gatewayAgent().model,
         agent: gatewayAgent(),
         live: scenario !== 'problems',
@@ -611,10 +629,44 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
       stateChanged('gateway');
       return json(res, 200, { agent: gatewayAgent() });
     }
-    if (route === 'GET /api/settings') return json(res, 200, { settings, secrets, restartNeeded });
+    if (route === 'GET /api/settings') return json(res, 200, settingsView());
     if (route === 'PUT /api/settings') {
       const changes = await body(req);
+      // What only repeats the view is no change: a read-only setting's value, the masked URL.
+      for (const name of readOnly) {
+        if (name in changes && isDeepStrictEqual(changes[name] ?? undefined, settings[name]))
+          delete changes[name];
+      }
+      if (changes.gatewayUrl === settingsView().settings.gatewayUrl) delete changes.gatewayUrl;
+      const locked = readOnly.filter((name) => name in changes);
+      if (locked.length > 0) {
+        return fail(
+          res,
+          403,
+          `The console cannot change ${locked.join(' or ')}; nothing was saved.`,
+          'Set it on the machine that runs the bridge: with its flag, or in settings.json in the data dir.',
+          locked.map((name) => ({
+            field: name,
+            message: `${name}: cannot be changed from the console (it runs a program on this machine): set it with its flag or in settings.json on the machine`,
+          })),
+        );
+      }
       const fields: { field: string; message: string }[] = [];
+      const gatewayUrl = newGatewayUrl(changes.gatewayUrl, settings.gatewayUrl);
+      if (gatewayUrl.problem) fields.push({ field: 'gatewayUrl', message: gatewayUrl.problem });
+      else if ('gatewayUrl' in changes) changes.gatewayUrl = gatewayUrl.value;
+      if (
+        'gatewayUrl' in changes &&
+        secrets.gatewayToken.set &&
+        originOf(changes.gatewayUrl) !== originOf(settings.gatewayUrl) &&
+        !(typeof changes.gatewayToken === 'string' && changes.gatewayToken !== '')
+      ) {
+        fields.push({
+          field: 'gatewayToken',
+          message:
+            "gatewayToken: the gateway's address changes: enter its token again, so your current token is never sent to a new address",
+        });
+      }
       for (const [name, value] of Object.entries(changes)) {
         if (
           ['rpm', 'perSender', 'tokensPerDay', 'gatewayTimeoutMs'].includes(name) &&
@@ -674,7 +726,7 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
         agentCheckedAt = new Date().toISOString();
         stateChanged('gateway');
       }
-      return json(res, 200, { settings, secrets, restartNeeded, applied });
+      return json(res, 200, { ...settingsView(), applied } satisfies SettingsUpdateResponse);
     }
     if (route === 'POST /api/selftest') {
       await sleep(900);
@@ -811,4 +863,45 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     scenario: (arg('scenario') as Scenario | undefined) ?? 'problems',
   });
   process.stdout.write(`Mock console: ${mock.url}/#token=${DEV_TOKEN}\n`);
+}
+
+/** The URL with its password shown as `***`, as the console shows it. */
+function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.password) return url;
+    parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+function originOf(url: unknown): string | undefined {
+  try {
+    return typeof url === 'string' ? new URL(url).origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A sent gateway URL whose password is `***`: the real one with the same origin and user, else a problem. */
+function newGatewayUrl(sent: unknown, current: unknown): { value?: unknown; problem?: string } {
+  if (typeof sent !== 'string') return { value: sent };
+  let next: URL;
+  try {
+    next = new URL(sent);
+  } catch {
+    return { value: sent };
+  }
+  if (next.password !== '***') return { value: sent };
+  const real = typeof current === 'string' && URL.canParse(current) ? new URL(current) : undefined;
+  if (!real?.password || real.origin !== next.origin || real.username !== next.username) {
+    return {
+      problem:
+        'gatewayUrl: holds the hidden password (***) but names another address or user: type the password again',
+    };
+  }
+  next.password = real.password;
+  return { value: next.toString() };
 }

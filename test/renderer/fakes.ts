@@ -11,6 +11,8 @@ import type {
   ApprovedSenderView,
   GatewayAgentView,
   PendingSenderView,
+  SettingsResponse,
+  SettingsUpdateResponse,
   StatusResponse,
   TrafficEntry,
 } from '../../src/protocol/console-api.js';
@@ -218,6 +220,32 @@ export function accessView(overrides: Partial<AccessResponse> = {}): AccessRespo
     refusedWhileFull: 0,
     ...overrides,
   };
+}
+
+/** What the console refuses to change (a command the agent runs), as `GET /api/settings` lists it. */
+export const READ_ONLY_SETTINGS = ['tunnelCommand', 'tunnelUrlPattern'];
+
+/** GET /api/settings around `settings`: the gateway token set, two bearer tokens, the tunnel command read-only. */
+export function settingsView(
+  settings: Record<string, unknown>,
+  overrides: Partial<SettingsResponse> = {},
+): SettingsResponse {
+  return {
+    settings,
+    secrets: { gatewayToken: { set: true }, bearerTokens: { count: 2 } },
+    restartNeeded: [],
+    readOnly: [...READ_ONLY_SETTINGS],
+    ...overrides,
+  };
+}
+
+/** PUT /api/settings: the view after the change, and what applied at once. */
+export function settingsSaved(
+  view: SettingsResponse,
+  applied: string[],
+  overrides: Partial<SettingsUpdateResponse> = {},
+): SettingsUpdateResponse {
+  return { ...view, applied, ...overrides };
 }
 
 /** What `useConsole` gives the pages, around a fixed status. */

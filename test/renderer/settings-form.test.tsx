@@ -6,7 +6,7 @@ import { createApiClient } from '../../renderer/src/api/client';
 import { SettingsForm } from '../../renderer/src/pages/Settings';
 import { changedSettings, EMPTY_SECRETS, toFormValues } from '../../renderer/src/settings/form';
 import type { SettingsResponse } from '../../src/protocol/console-api.js';
-import { fakeFetch, gatewayAgent, SNIPPET, status } from './fakes';
+import { fakeFetch, gatewayAgent, settingsSaved, settingsView, SNIPPET, status } from './fakes';
 
 afterEach(cleanup);
 
@@ -35,11 +35,7 @@ const settings = {
   // Not edited by the form: must never be sent back.
   port: 8787,
 };
-const loaded: SettingsResponse = {
-  settings,
-  secrets: { gatewayToken: { set: true }, bearerTokens: { count: 2 } },
-  restartNeeded: [],
-};
+const loaded: SettingsResponse = settingsView(settings);
 
 describe('changedSettings', () => {
   const initial = toFormValues(settings);
@@ -101,12 +97,10 @@ describe('SettingsForm', () => {
 
   it('sends only the changed fields and says what applied and what needs a restart', async () => {
     const { calls, onSaved } = setup(({ body }) => ({
-      body: {
-        settings: { ...settings, ...(body as object) },
-        secrets: { gatewayToken: { set: true }, bearerTokens: { count: 2 } },
-        restartNeeded: ['subdomain'],
-        applied: ['rpm', 'gatewayToken'],
-      },
+      body: settingsSaved(
+        settingsView({ ...settings, ...(body as object) }, { restartNeeded: ['subdomain'] }),
+        ['rpm', 'gatewayToken'],
+      ),
     }));
     fireEvent.change(screen.getByLabelText('Requests per minute (all callers)'), { target: { value: '90' } });
     fireEvent.change(screen.getByLabelText('Subdomain'), { target: { value: 'brave-otter' } });

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useId, useMemo, useState, type FormEvent } from 'react';
-import { ApiRequestError, type FieldError } from '../api/client';
+import type { FieldError } from '../api/client';
 import type { SettingsResponse, SettingsUpdateResponse, StatusResponse } from '../api/contract';
 import { OpenAccessWarning } from '../components/AccessNotices';
 import { Badge } from '../components/Badge';
@@ -10,8 +10,12 @@ import { useAction } from '../hooks/useAction';
 import {
   changedSettings,
   EMPTY_SECRETS,
+  gatewayTokenNeeded,
   generateToken,
   isFormField,
+  MASKED_PASSWORD,
+  MASKED_PASSWORD_HINT,
+  readOnlyHint,
   SECTIONS,
   settingLabel,
   toFormValues,
@@ -58,24 +62,37 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
   const [secrets, setSecrets] = useState<SecretInputs>(EMPTY_SECRETS);
   const [saved, setSaved] = useState<SettingsUpdateResponse | null>(null);
   const [restartNeeded, setRestartNeeded] = useState<string[]>(loaded.restartNeeded);
+  // Shown, never sent: the console refuses a change to one (403).
+  const [readOnly, setReadOnly] = useState<readonly string[]>(loaded.readOnly);
+  // Save was pressed with values the form itself refuses: their errors show (and follow the edits) until fixed.
+  const [checked, setChecked] = useState(false);
 
   const { changes, errors: localErrors } = useMemo(
-    () => changedSettings(initial, values, secrets),
-    [initial, values, secrets],
+    () => changedSettings(initial, values, secrets, readOnly),
+    [initial, values, secrets, readOnly],
+  );
+  const urlInUse = status?.gateway.url;
+  const tokenNeeded = useMemo(
+    () => gatewayTokenNeeded(initial, values, secrets, { tokenSet: secretState.gatewayToken.set, urlInUse }),
+    [initial, values, secrets, secretState.gatewayToken.set, urlInUse],
+  );
+  // What keeps Save from sending: values the console would refuse, and the token a new address needs.
+  const blocking = useMemo(
+    () => (tokenNeeded ? [...localErrors, tokenNeeded] : localErrors),
+    [localErrors, tokenNeeded],
   );
   // A field edited into something invalid is a change too: Save then says what is wrong with it.
   const changeCount = Object.keys(changes).length + localErrors.length;
 
   const save = useAction(async () => {
-    const { changes: toSend, errors } = changedSettings(initial, values, secrets);
-    if (errors.length > 0) throw new ApiRequestError(0, 'Some values are not valid.', undefined, errors);
-    const response = await api.updateSettings(toSend);
+    const response = await api.updateSettings(changes);
     const next = toFormValues(response.settings);
     setInitial(next);
     setValues(next);
     setSecrets(EMPTY_SECRETS);
     setSecretState(response.secrets);
     setRestartNeeded(response.restartNeeded);
+    setReadOnly(response.readOnly);
     setSaved(response);
     void onSaved();
     return response;
@@ -84,19 +101,28 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setSaved(null);
+    if (blocking.length > 0) {
+      setChecked(true);
+      save.reset();
+      return;
+    }
+    setChecked(false);
     await save.run();
   };
 
-  // Field errors, from the form's own checks or from the console's `error.fields`.
+  // Field errors: the token a new address needs (as soon as it does), the form's own checks (once Save was
+  // pressed) and the console's `error.fields` (400, or 403 for a read-only setting).
   const { fieldErrors, otherErrors } = useMemo(() => {
     const mine: Record<string, string> = {};
     const others: FieldError[] = [];
-    for (const item of save.error?.fields ?? []) {
-      if (isFormField(item.field) && !mine[item.field]) mine[item.field] = item.message;
+    const shown = [...(tokenNeeded ? [tokenNeeded] : []), ...(checked ? localErrors : [])];
+    for (const item of [...shown, ...(save.error?.fields ?? [])]) {
+      if (isFormField(item.field)) mine[item.field] ??= item.message;
       else others.push(item);
     }
     return { fieldErrors: mine, otherErrors: others };
-  }, [save.error]);
+  }, [save.error, tokenNeeded, checked, localErrors]);
+  const notSaved = (checked && blocking.length > 0) || (save.error?.fields.length ?? 0) > 0;
 
   const setValue = useCallback((name: string, value: string | boolean) => {
     setValues((current) => ({ ...current, [name]: value }));
@@ -106,10 +132,9 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
   const discard = () => {
     setValues(initial);
     setSecrets(EMPTY_SECRETS);
+    setChecked(false);
     save.reset();
   };
-
-  const errorCount = Object.keys(fieldErrors).length;
   return (
     <form className="page settings" onSubmit={(event) => void submit(event)} noValidate aria-label="Settings">
       <h1 className="visually-hidden">Settings</h1>
@@ -139,6 +164,7 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
                 key={field.name}
                 field={field}
                 value={values[field.name] ?? ''}
+                readOnly={readOnly.includes(field.name)}
                 changed={field.name in changes || localErrors.some((e) => e.field === field.name)}
                 error={fieldErrors[field.name]}
                 onChange={setValue}
@@ -151,6 +177,7 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
                 state={secretState.gatewayToken.set ? 'set' : 'not set'}
                 stateTestId="gateway-token-state"
                 value={secrets.gatewayToken}
+                required={tokenNeeded !== undefined}
                 error={fieldErrors.gatewayToken}
                 help="Write-only: the console never shows it. Type a new one to replace it."
                 onChange={(gatewayToken) => setSecrets((s) => ({ ...s, gatewayToken }))}
@@ -181,10 +208,8 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
 
       <div className="save-bar" data-testid="save-bar">
         <div className="save-status" role="status" aria-live="polite">
-          {save.error && errorCount === 0 && otherErrors.length === 0 ? (
-            <ErrorNotice error={save.error} title="Not saved" />
-          ) : null}
-          {errorCount > 0 || otherErrors.length > 0 ? (
+          {save.error && !notSaved ? <ErrorNotice error={save.error} title="Not saved" /> : null}
+          {notSaved ? (
             <div className="notice error" role="alert" data-testid="settings-errors">
               <p className="notice-title">Not saved: fix the marked fields.</p>
               {otherErrors.map((item) => (
@@ -207,7 +232,7 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
               </p>
             </div>
           ) : null}
-          {!saved && !save.error ? (
+          {!saved && !save.error && !notSaved ? (
             <span className="muted">
               {changeCount === 0
                 ? 'No changes'
@@ -236,16 +261,24 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
 interface FormFieldProps {
   field: SettingField;
   value: string | boolean;
+  /** A setting the console may not change (SettingsResponse.readOnly): its value and where to set it. */
+  readOnly?: boolean;
   changed: boolean;
   error?: string;
   onChange: (name: string, value: string | boolean) => void;
 }
 
-function FormField({ field, value, changed, error, onChange }: FormFieldProps) {
+function FormField({ field, value, readOnly = false, changed, error, onChange }: FormFieldProps) {
   const id = useId();
   const helpId = `${id}-help`;
+  const readOnlyId = `${id}-read-only`;
+  const maskedId = `${id}-masked`;
   const errorId = `${id}-error`;
-  const describedBy = [field.help ? helpId : '', error ? errorId : ''].filter(Boolean).join(' ') || undefined;
+  const masked = field.maskedPassword === true && String(value).includes(MASKED_PASSWORD);
+  const describedBy =
+    [field.help ? helpId : '', readOnly ? readOnlyId : '', masked ? maskedId : '', error ? errorId : '']
+      .filter(Boolean)
+      .join(' ') || undefined;
   const common = {
     id,
     name: field.name,
@@ -254,7 +287,22 @@ function FormField({ field, value, changed, error, onChange }: FormFieldProps) {
   } as const;
 
   let control;
-  switch (field.kind) {
+  switch (readOnly ? 'read-only' : field.kind) {
+    case 'read-only':
+      control =
+        field.kind === 'list' || field.kind === 'textarea' ? (
+          <textarea {...common} readOnly rows={field.rows ?? 2} value={String(value)} placeholder="not set" />
+        ) : (
+          <input
+            {...common}
+            type="text"
+            readOnly
+            spellCheck={false}
+            value={readOnlyText(field, value)}
+            placeholder="not set"
+          />
+        );
+      break;
     case 'boolean':
       control = (
         <input
@@ -304,10 +352,11 @@ function FormField({ field, value, changed, error, onChange }: FormFieldProps) {
 
   return (
     <div
-      className={`form-field ${field.kind} ${error ? 'invalid' : ''} ${changed ? 'changed' : ''}`}
+      className={`form-field ${field.kind} ${readOnly ? 'read-only' : ''} ${error ? 'invalid' : ''} ${changed ? 'changed' : ''}`}
       data-field={field.name}
+      data-read-only={readOnly ? 'true' : undefined}
     >
-      {field.kind === 'boolean' ? (
+      {field.kind === 'boolean' && !readOnly ? (
         <div className="checkbox-row">
           {control}
           <label htmlFor={id}>{field.label}</label>
@@ -326,7 +375,17 @@ function FormField({ field, value, changed, error, onChange }: FormFieldProps) {
           <RichText text={field.help} />
         </p>
       ) : null}
-      {field.maxLength !== undefined ? (
+      {readOnly ? (
+        <p id={readOnlyId} className="hint read-only-hint" data-testid="read-only-hint">
+          {readOnlyHint(field.name)}
+        </p>
+      ) : null}
+      {masked ? (
+        <p id={maskedId} className="hint" data-testid="masked-password-hint">
+          {MASKED_PASSWORD_HINT}
+        </p>
+      ) : null}
+      {field.maxLength !== undefined && !readOnly ? (
         <p className={`hint char-count ${String(value).trim().length > field.maxLength ? 'over' : ''}`}>
           {String(value).trim().length} of {field.maxLength} characters
         </p>
@@ -340,12 +399,20 @@ function FormField({ field, value, changed, error, onChange }: FormFieldProps) {
   );
 }
 
+/** A read-only value as text: a select's label, a boolean as On / Off. */
+function readOnlyText(field: SettingField, value: string | boolean): string {
+  if (field.kind === 'boolean') return value === true ? 'On' : 'Off';
+  return field.options?.find((option) => option.value === value)?.label ?? String(value);
+}
+
 interface SecretFieldProps {
   name: string;
   label: string;
   state: string;
   stateTestId: string;
   value: string;
+  /** A new value must be typed before saving (the gateway token, when the gateway's address changes). */
+  required?: boolean;
   error?: string;
   help: string;
   multiline?: boolean;
@@ -355,7 +422,8 @@ interface SecretFieldProps {
 
 /** A write-only secret: shows whether it is set, never its value; typing a new one replaces it. */
 function SecretField(props: SecretFieldProps) {
-  const { name, label, state, stateTestId, value, error, help, multiline, onChange, onGenerate } = props;
+  const { name, label, state, stateTestId, value, required, error, help, multiline, onChange, onGenerate } =
+    props;
   const id = useId();
   const describedBy = `${id}-help${error ? ` ${id}-error` : ''}`;
   const common = {
@@ -364,6 +432,7 @@ function SecretField(props: SecretFieldProps) {
     value,
     autoComplete: 'off',
     spellCheck: false,
+    required,
     'aria-invalid': error ? true : undefined,
     'aria-describedby': describedBy,
   } as const;

@@ -1,6 +1,6 @@
 /**
  * The settings form's model: which settings the console edits, how each shows in a form, and the change
- * set a save sends (only what changed; secrets only when a new value was typed).
+ * set a save sends (only what changed; secrets only when a new value was typed; never a read-only setting).
  */
 import type { FieldError } from '../api/client';
 
@@ -23,6 +23,8 @@ export interface SettingField {
   maxLength?: number;
   /** Text areas: visible lines. */
   rows?: number;
+  /** The console shows the value with its password masked as `***` (sending `***` back keeps it). */
+  maskedPassword?: boolean;
 }
 
 export interface SettingSection {
@@ -44,6 +46,7 @@ export const SECTIONS: SettingSection[] = [
         kind: 'url',
         optional: true,
         placeholder: 'http://127.0.0.1:18789',
+        maskedPassword: true,
       },
       {
         name: 'gatewayAgent',
@@ -219,6 +222,28 @@ export function isFormField(name: string): boolean {
   return FIELDS.has(name) || name in SECRET_LABELS;
 }
 
+/** The flag that sets a setting the console may not change, for its hint (SettingsResponse.readOnly). */
+const READ_ONLY_FLAGS: Record<string, string> = {
+  tunnelCommand: '--tunnel-command',
+  tunnelUrlPattern: '--tunnel-url-pattern',
+};
+
+/** Why a read-only setting cannot be changed here and where to change it. */
+export function readOnlyHint(name: string): string {
+  const flag = READ_ONLY_FLAGS[name];
+  return flag
+    ? `Set with ${flag} or in settings.json on the machine: the console cannot set a command the agent runs.`
+    : 'Set on the machine that runs the bridge (its flag, or settings.json in the data dir): the console cannot change it.';
+}
+
+/** What the console shows in place of a password in a URL (`http://user:***@host`). */
+export const MASKED_PASSWORD = '***';
+
+export const MASKED_PASSWORD_HINT = 'The password is hidden; leave *** to keep it.';
+
+export const NEW_GATEWAY_ADDRESS_NEEDS_TOKEN =
+  "The gateway's address changes: enter its token again, so your current token is never sent to a new address.";
+
 export type FormValues = Record<string, string | boolean>;
 
 /** Secrets typed into the form: empty means "keep what is set". */
@@ -255,11 +280,20 @@ export interface ChangeSet {
   errors: FieldError[];
 }
 
-/** Only what differs from what was loaded; secrets only when typed. */
-export function changedSettings(initial: FormValues, current: FormValues, secrets: SecretInputs): ChangeSet {
+/**
+ * Only what differs from what was loaded; secrets only when typed; never a setting in `readOnly` (the
+ * console refuses a change to one with 403).
+ */
+export function changedSettings(
+  initial: FormValues,
+  current: FormValues,
+  secrets: SecretInputs,
+  readOnly: readonly string[] = [],
+): ChangeSet {
   const changes: Record<string, unknown> = {};
   const errors: FieldError[] = [];
   for (const field of FIELDS.values()) {
+    if (readOnly.includes(field.name)) continue;
     const before = initial[field.name];
     const after = current[field.name];
     if (after === undefined) continue;
@@ -310,6 +344,46 @@ export function changedSettings(initial: FormValues, current: FormValues, secret
   const bearer = parseList(secrets.bearerTokens);
   if (bearer.length > 0) changes.bearerTokens = bearer;
   return { changes, errors };
+}
+
+export interface GatewayTokenContext {
+  /** Whether a gateway token is set (`secrets.gatewayToken.set`). */
+  tokenSet: boolean;
+  /** The gateway URL in use when the setting is empty (env, OpenClaw's config, the default), when known. */
+  urlInUse?: string;
+}
+
+/**
+ * The gateway token typed again, required when the Gateway URL moves to another origin (scheme, host or port)
+ * or is cleared while a token is set: the console never sends the current token to an address a console user
+ * chose (the server refuses such a change with 400 on `gatewayToken`). A path change keeps the origin; a value
+ * that is not a URL is left to validation.
+ */
+export function gatewayTokenNeeded(
+  initial: FormValues,
+  current: FormValues,
+  secrets: SecretInputs,
+  context: GatewayTokenContext,
+): FieldError | undefined {
+  if (!context.tokenSet || secrets.gatewayToken.trim() !== '') return undefined;
+  const before = String(initial.gatewayUrl ?? '').trim();
+  const after = String(current.gatewayUrl ?? '').trim();
+  if (after === before) return undefined;
+  const needed = { field: 'gatewayToken', message: NEW_GATEWAY_ADDRESS_NEEDS_TOKEN };
+  if (after === '') return needed;
+  const next = originOf(after);
+  if (next === undefined) return undefined;
+  // Unknown (not set and no status yet, or not a URL): the token is asked for rather than risked.
+  const inUse = originOf(before || context.urlInUse || '');
+  return next === inUse ? undefined : needed;
+}
+
+function originOf(url: string): string | undefined {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A random bearer token for callers: 32 bytes, base64url. */
