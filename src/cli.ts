@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /** Headless entry: `agent-bridge serve [flags]` (npm run serve -- [flags]). */
 import { join } from 'node:path';
-import { AgentBridgeApp } from './app.js';
+import { AGENT_VERSION, AgentBridgeApp } from './app.js';
+import { PROTOCOL_VERSION } from './protocol/index.js';
 import type { EnvelopeEvent } from './agent/events.js';
 import type { AccessPolicy, GatewayAgentView } from './protocol/console-api.js';
 import type { TunnelState } from './tunnel/state.js';
@@ -14,6 +15,10 @@ import { SERVE_HELP, parseServeArgs } from './settings/flags.js';
 import { openSettingsStore, type SettingsStore } from './settings/store.js';
 
 async function main(argv: string[]): Promise<void> {
+  if (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version') {
+    console.log(`agent-bridge ${AGENT_VERSION} (SAMVAD ${PROTOCOL_VERSION})`);
+    return;
+  }
   const [command = 'serve', ...rest] = argv[0]?.startsWith('-') ? ['serve', ...argv] : argv;
   if (command !== 'serve') throw new Error(`Unknown command "${command}". Run: npm run serve -- --help`);
   const parsed = parseServeArgs(rest, process.env);
