@@ -184,8 +184,17 @@ export class ConsoleSettings {
   private consoleRules(request: Record<string, unknown>): FieldProblem[] {
     const problems: FieldProblem[] = [];
     const current = this.app.currentSettings;
-    if (this.gatewayAddressChanges(request) && !isNonEmptyString(request.gatewayToken)) {
+    // Both cleared: the address and the token come back from the same place (the environment or OpenClaw's
+    // config), as before anything was set here.
+    const bothFallBack = request.gatewayUrl === null && request.gatewayToken === null;
+    if (this.gatewayAddressChanges(request) && !isNonEmptyString(request.gatewayToken) && !bothFallBack) {
       problems.push({ field: 'gatewayToken', message: NEW_ADDRESS_NEEDS_TOKEN });
+    }
+    // Clearing the token falls back to the environment's or OpenClaw's own token: only together with an
+    // address from the same place, never to an address set in the console (which would then receive it).
+    const urlAfter = Object.hasOwn(request, 'gatewayUrl') ? request.gatewayUrl : current.gatewayUrl;
+    if (request.gatewayToken === null && urlAfter !== null && urlAfter !== undefined) {
+      problems.push({ field: 'gatewayToken', message: FALLBACK_TOKEN_NEEDS_FALLBACK_URL });
     }
     if (request.tunnel === 'command' && current.tunnel !== 'command' && !current.tunnelCommand) {
       problems.push({
@@ -225,6 +234,10 @@ export class ConsoleSettings {
     }
   }
 }
+
+const FALLBACK_TOKEN_NEEDS_FALLBACK_URL =
+  'gatewayToken: clearing it uses the token from the environment or the OpenClaw config, which is only sent ' +
+  'to the address from the same place: clear the gateway URL too, or type the token for this address';
 
 function isSecret(name: string): boolean {
   return (SECRET_SETTINGS as readonly string[]).includes(name);

@@ -520,15 +520,19 @@ describe('settings', () => {
     expect(kept.json.applied).toEqual(['rpm']);
     expect(token()).toBe('new-secret-42');
 
+    // Cleared: the token (like the address) comes back from the environment or the OpenClaw config, here none.
     const cleared = await api<SettingsUpdateResponse>('/api/settings', {
       method: 'PUT',
-      body: { gatewayToken: null },
+      body: { gatewayToken: null, gatewayUrl: null },
     });
     expect(cleared.json.secrets.gatewayToken.set).toBe(false);
     expect([token(), stored()]).toEqual([undefined, undefined]);
     expect((await api<StatusResponse>('/api/status')).json.gateway.status).toBe('missing GATEWAY_TOKEN');
 
-    await api('/api/settings', { method: 'PUT', body: { gatewayToken: 'gw-token-console' } });
+    await api('/api/settings', {
+      method: 'PUT',
+      body: { gatewayToken: 'gw-token-console', gatewayUrl: gateway.url },
+    });
     expect((await api<StatusResponse>('/api/status')).json.gateway.status).toBe('configured');
   });
 

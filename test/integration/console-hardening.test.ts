@@ -188,6 +188,43 @@ describe('the gateway token when the address changes', () => {
     expect(agent.app.currentSettings.gatewayUrl).toBeUndefined();
   });
 
+  it('never lets a cleared token fall back to the env or OpenClaw token while the address is set here', async () => {
+    // The review's reproduction: point the gateway elsewhere with a dummy token, then clear the token so the
+    // real one (from OPENCLAW_GATEWAY_TOKEN or openclaw.json) would be sent there.
+    const agent = await startAgent({
+      settings: { gatewayUrl: gateway.url },
+      env: { OPENCLAW_GATEWAY_TOKEN: TOKEN },
+    });
+    cleanups.push(() => agent.close());
+    const con = await startConsole({
+      app: agent.app,
+      store: openSettingsStore(agent.dataDir),
+      dataDir: agent.dataDir,
+      port: 0,
+    });
+    cleanups.push(() => con.close());
+    const put = async (body: unknown) => {
+      const response = await fetch(`${con.url}/api/settings`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${con.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, json: (await response.json()) as ApiError };
+    };
+    expect((await put({ gatewayUrl: elsewhere.url, gatewayToken: 'dummy' })).status).toBe(200);
+    const refused = await put({ gatewayToken: null });
+    expect(refused.status).toBe(400);
+    expect(fieldsOf(refused).gatewayToken).toMatch(/clear the gateway URL too/);
+    await settle();
+    expect(tokenSentTo(elsewhere)).toBe(0);
+    expect(agent.app.gatewayConfig()).toMatchObject({ url: elsewhere.url, token: 'dummy' });
+    // Both cleared: the env's token goes to the address from the same place (here the default), not elsewhere.
+    expect((await put({ gatewayToken: null, gatewayUrl: null })).status).toBe(200);
+    expect(agent.app.gatewayConfig().url).not.toBe(elsewhere.url);
+    await settle();
+    expect(tokenSentTo(elsewhere)).toBe(0);
+  });
+
   it('needs no token when none is configured: there is nothing to leak', async () => {
     const { api, agent } = await setup({ gatewayToken: undefined });
     const answer = await api<SettingsUpdateResponse>('PUT', { gatewayUrl: elsewhere.url });
