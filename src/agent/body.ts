@@ -92,7 +92,7 @@ function read(req: IncomingMessage, ticket: IntakeTicket, state: ReadState): Pro
       const of = declared === undefined ? '' : ` of ${declared}`;
       cut(
         schemaInvalid(
-          `The request body stalled: ${received}${of} bytes arrived in ${seconds} s; after the first ${graceMs / 1000} s a body must arrive at ${minBytesPerSecond / 1024} KiB/s or more. Send the body at once.`,
+          `The request body stalled: ${received}${of} bytes arrived in ${seconds} s; after the first ${graceMs / 1000} s a body must arrive at ${perSecond(minBytesPerSecond)} or more. Send the body at once.`,
           'size',
           408,
         ),
@@ -107,6 +107,10 @@ function read(req: IncomingMessage, ticket: IntakeTicket, state: ReadState): Pro
     req.once('close', onGone);
     checkRate();
   });
+}
+
+function perSecond(bytes: number): string {
+  return bytes % 1024 === 0 ? `${bytes / 1024} KiB/s` : `${bytes} bytes/s`;
 }
 
 function declaredLength(req: IncomingMessage): number | undefined {
