@@ -6,6 +6,7 @@ import {
   ProtocolError,
   authFailed,
   digestMatches,
+  normalizeAgentId,
   envelopeSchema,
   forbidden,
   parseSignatureHeaders,
@@ -17,6 +18,7 @@ import {
 } from '../protocol/index.js';
 import type { AdmissionRule } from '../protocol/console-api.js';
 import type { AccessCheck } from './access-check.js';
+import { checkDelegation } from './delegation.js';
 import type { SignatureFormUsed } from './events.js';
 import type { NonceStore } from './nonce-store.js';
 import type { CallerAddress, PeerKeyResolver } from './peer-keys.js';
@@ -79,6 +81,8 @@ export interface ReceiveTrace {
   form: SignatureFormUsed;
   /** The injection screen's match (the log shows it whether the call went on or not). */
   screen?: { rule: string };
+  /** The issuer of a delegation token that verified: the agent the sender acts for. */
+  onBehalfOf?: string;
 }
 
 export interface Accepted {
@@ -92,6 +96,10 @@ export interface Accepted {
   screen?: { rule: string };
   /** The name on the sender's card, when fetched (self-declared, one short line). */
   callerName?: string;
+  /** The agent the sender acts for: the issuer of the delegation token that verified (PROTOCOL.md §9). */
+  onBehalfOf?: string;
+  /** That token's scope (skill ids, as the issuer wrote them). */
+  delegationScope?: string[];
 }
 
 /**
@@ -117,7 +125,10 @@ export async function receive(
   // 1. Shape of the envelope.
   if (!validateEnvelope(parsed)) throw schemaInvalid(`Envelope ${describeEnvelopeError()}`);
   const envelope = parsed;
-  trace.sender = envelope.from;
+  // One identity per agent, whatever the case of its host or a default port (a denial or a limit cannot be
+  // dodged by writing agent://Evil.com:443); the signatures still cover the id exactly as sent.
+  const sender = normalizeAgentId(envelope.from);
+  trace.sender = sender;
   trace.skill = envelope.skill;
   trace.traceId = envelope.traceId;
   if (!deps.isOwnId(envelope.to)) {
@@ -161,13 +172,20 @@ export async function receive(
   if (signedByHeaders) await verifyHeaders(deps, input, envelope, caller);
   if (signedInBody) await verifyInEnvelope(deps, envelope, caller);
 
+  // 3b. Delegation token, when sent: its issuer's key resolves as a sender's, through the same budgets.
+  const grant =
+    typeof envelope.delegationToken === 'string'
+      ? await checkDelegation({ keys: deps.keys, now }, envelope, envelope.delegationToken, caller)
+      : undefined;
+  if (grant) trace.onBehalfOf = grant.issuer;
+
   // 4. Trust tier (an unknown skill is reported at step 7).
   const entry = deps.skills.get(envelope.skill);
   const settings = deps.settings();
   if (entry) checkTrust(entry, envelope, settings.bearerTokens);
 
   // 5. Rate limits and the daily token budget.
-  checkLimits(deps, envelope.from, settings.tokensPerDay);
+  checkLimits(deps, sender, settings.tokensPerDay);
 
   // 6. Nonce: recorded only now that the request is genuine and within limits.
   if (deps.nonces.full)
@@ -175,7 +193,7 @@ export async function receive(
       step: 'nonce',
       retryAfterSeconds: 5,
     });
-  if (!deps.nonces.record(envelope.from, envelope.nonce, sentAt + MAX_AGE_MS + 1000)) {
+  if (!deps.nonces.record(sender, envelope.nonce, sentAt + MAX_AGE_MS + 1000)) {
     throw new ProtocolError(
       'REPLAY_DETECTED',
       401,
@@ -189,7 +207,8 @@ export async function receive(
   screenInput(deps, settings, envelope.payload, trace);
 
   // 8. Access: the operator's consent. Only verified senders within their limits get this far.
-  return admit(deps, { envelope, sender: envelope.from, entry: checked }, input.mode, false, trace);
+  const delegated = grant ? { onBehalfOf: grant.issuer, delegationScope: grant.scope } : {};
+  return admit(deps, { envelope, sender, entry: checked, ...delegated }, input.mode, false, trace);
 }
 
 function screenInput(
@@ -214,7 +233,7 @@ function screenInput(
 
 function admit(
   deps: PipelineDeps,
-  accepted: Pick<Accepted, 'envelope' | 'sender' | 'entry'>,
+  accepted: Pick<Accepted, 'envelope' | 'sender' | 'entry' | 'onBehalfOf' | 'delegationScope'>,
   mode: Mode,
   unsigned: boolean,
   trace: ReceiveTrace,
@@ -284,7 +303,7 @@ async function verifyHeaders(
       );
     }
   }
-  const { key } = await deps.keys.resolve(envelope.from, parsed.kid, caller);
+  const { key } = await deps.keys.resolve(normalizeAgentId(envelope.from), parsed.kid, caller);
   const headers: Record<string, string | undefined> = {};
   for (const component of parsed.components) headers[component] = header(input.headers[component]);
   if (!verifyParsedSignature(parsed, { method: input.method, path: input.path, headers }, key)) {
@@ -302,7 +321,7 @@ async function verifyInEnvelope(
   if (typeof envelope.kid !== 'string' || typeof envelope.signature !== 'string') {
     throw authFailed('An in-envelope signature needs both "kid" and "signature".');
   }
-  const { key } = await deps.keys.resolve(envelope.from, envelope.kid, caller);
+  const { key } = await deps.keys.resolve(normalizeAgentId(envelope.from), envelope.kid, caller);
   if (!verifyObjectSignature(envelope as unknown as Record<string, unknown>, key)) {
     throw authFailed(
       `Envelope signature does not verify with key "${envelope.kid}" of ${envelope.from}: sign the canonical JSON of every field but "signature".`,
@@ -323,7 +342,10 @@ function checkTrust(entry: RegisteredSkill, envelope: Envelope, bearerTokens: st
         `The bearer token is not accepted for skill "${skill.id}"; ask the operator for a valid token.`,
       );
     }
-  } else if (skill.trust === 'trusted-peers' && !(skill.allowedPeers ?? []).includes(envelope.from)) {
+  } else if (
+    skill.trust === 'trusted-peers' &&
+    !(skill.allowedPeers ?? []).map(normalizeAgentId).includes(normalizeAgentId(envelope.from))
+  ) {
     throw forbidden(
       `Skill "${skill.id}" is limited to trusted peers and ${envelope.from} is not one; ask the operator to add you to allowedPeers.`,
     );
@@ -411,6 +433,12 @@ function acceptUnsigned(
     throw authFailed(
       `Skill "${skillId}" is not public: unsigned calls are refused; send a signed envelope.`,
       'trust',
+    );
+  }
+  if (body.delegationToken != null) {
+    throw authFailed(
+      'A delegation token needs a signed envelope: its "sub" must match the verified sender. Sign the envelope, or leave delegationToken out.',
+      'delegation',
     );
   }
   const sender = `unsigned:${input.remoteAddress}`;

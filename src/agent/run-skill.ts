@@ -21,6 +21,9 @@ export function runSkill(accepted: Accepted, mode: Mode, hooks: RunHooks): Promi
       trust: accepted.entry.skill.trust,
       admittedBy: accepted.admittedBy,
       ...(accepted.screen ? { screened: accepted.screen } : {}),
+      ...(accepted.onBehalfOf
+        ? { onBehalfOf: accepted.onBehalfOf, delegationScope: accepted.delegationScope ?? [] }
+        : {}),
     },
     mode,
     signal: hooks.signal,

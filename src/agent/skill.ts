@@ -13,6 +13,10 @@ export interface CallerInfo {
   admittedBy: AdmissionRule;
   /** The injection screen's match, when it flagged the message and let it through. */
   screened?: { rule: string };
+  /** The agent the caller acts for: the issuer of a delegation token that verified (PROTOCOL.md §9). */
+  onBehalfOf?: string;
+  /** That token's scope: the skill ids the issuer allowed (its own words, unchecked beyond this call's). */
+  delegationScope?: string[];
 }
 
 /** What a skill handler gets for one verified call. */

@@ -18,6 +18,7 @@ export type RefusalStep =
   | 'size'
   | 'shape'
   | 'signature'
+  | 'delegation'
   | 'timestamp'
   | 'trust'
   | 'rate-limit'
