@@ -1,3 +1,4 @@
+import { normalizeAgentId } from '../protocol/index.js';
 import type {
   AccessPolicy,
   AccessResponse,
@@ -27,7 +28,7 @@ export interface AccessControlOptions {
   policy(): AccessPolicy;
   allowedPeers(): string[];
   isOwnId(id: string): boolean;
-  describe(sender: string): { name?: string; description?: string } | undefined;
+  describe(sender: string): { name?: string; description?: string; keys?: string[] } | undefined;
   expiryHours(): number;
   /** Held tasks: run them (approved) or fail them with AUTH_FAILED (denied, expired). */
   heldTasks: { run(taskIds: string[]): void; fail(taskIds: string[], message: string): void };
@@ -72,7 +73,14 @@ export class AccessControl {
       },
       onChange: changed,
     });
-    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+    // A failed write (a full or read-only disk) must not escape a timer and end the process: say it and go on.
+    this.sweeper = setInterval(() => {
+      try {
+        this.sweep();
+      } catch (error) {
+        console.error(`Access: expiring requests failed: ${(error as Error).message}`);
+      }
+    }, SWEEP_MS);
     this.sweeper.unref();
   }
 
@@ -131,17 +139,19 @@ export class AccessControl {
   }
 
   /** Approves a sender (waiting or not: the operator may approve an id ahead of its first call). */
-  approve(sender: string): number {
-    checkId(sender);
-    const tasks = this.store.approve(sender);
+  approve(id: string): number {
+    checkId(id);
+    const sender = normalizeAgentId(id);
+    const tasks = this.store.approve(sender, this.options.describe(sender)?.keys ?? []);
     this.options.heldTasks.run(tasks);
     this.options.onChange?.({ kind: 'changed' });
     return tasks.length;
   }
 
   /** Turns a waiting sender down: its held tasks fail, and it cannot ask again until its request would have expired. */
-  deny(sender: string): number {
-    checkId(sender);
+  deny(id: string): number {
+    checkId(id);
+    const sender = normalizeAgentId(id);
     const tasks = this.store.deny(sender, this.options.expiryHours() * 3600_000);
     if (!tasks) {
       throw new AccessError(
@@ -155,13 +165,14 @@ export class AccessControl {
     return tasks.length;
   }
 
-  revoke(sender: string): void {
-    checkId(sender);
+  revoke(id: string): void {
+    checkId(id);
+    const sender = normalizeAgentId(id);
     if (this.store.revoke(sender)) {
       this.options.onChange?.({ kind: 'changed' });
       return;
     }
-    if (this.options.allowedPeers().includes(sender)) {
+    if (this.options.allowedPeers().some((peer) => normalizeAgentId(peer) === sender)) {
       throw new AccessError(
         409,
         `${sender} is allowed by the allowedPeers setting, not by an approval.`,
@@ -224,6 +235,7 @@ function pendingView(record: PendingRecord): PendingSenderView {
     lastAt: new Date(record.lastAt).toISOString(),
     count: record.count,
     ...(record.preview ? { preview: record.preview } : {}),
+    ...(record.note ? { note: record.note } : {}),
     heldTasks: record.heldTasks.length,
     expiresAt: new Date(record.expiresAt).toISOString(),
   };

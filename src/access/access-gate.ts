@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AccessCheck, AccessRequest, AccessVerdict } from '../agent/access-check.js';
 import { oneLine } from '../lib/text.js';
 import type { AccessPolicy } from '../protocol/console-api.js';
-import { ProtocolError } from '../protocol/index.js';
+import { ProtocolError, normalizeAgentId } from '../protocol/index.js';
 import type { AccessStore, PendingRecord } from './access-store.js';
 
 export interface AccessGateOptions {
@@ -13,7 +13,7 @@ export interface AccessGateOptions {
   /** Our own id is always allowed (the self-test calls it). */
   isOwnId(id: string): boolean;
   /** The sender's card text when its card was fetched (self-declared, unverified). */
-  describe(sender: string): { name?: string; description?: string } | undefined;
+  describe(sender: string): { name?: string; description?: string; keys?: string[] } | undefined;
   /** How long a new request waits for the operator. */
   expiryMs(): number;
   /** A sender asked for the first time (the console and the tray tell the operator). */
@@ -48,16 +48,32 @@ export class AccessGate implements AccessCheck {
     }
     if (this.options.isOwnId(sender)) return { admitted: true, rule: 'self' };
     if (policy === 'open') return { admitted: true, rule: 'open' };
-    if (this.options.allowedPeers().includes(sender)) return { admitted: true, rule: 'allowed-peer' };
+    if (this.options.allowedPeers().some((peer) => normalizeAgentId(peer) === sender)) {
+      return { admitted: true, rule: 'allowed-peer' };
+    }
     const { store } = this.options;
-    if (store.isApproved(sender)) return { admitted: true, rule: 'approved' };
+    const approval = store.approvedRecord(sender);
+    let note: string | undefined;
+    if (approval) {
+      // Trust on first use: the approval holds while the card still lists a key it listed before.
+      const keys = this.options.describe(sender)?.keys ?? [];
+      const known = approval.keys ?? [];
+      if (known.length === 0 || keys.length === 0 || keys.some((key) => known.includes(key))) {
+        store.noteKeys(sender, keys);
+        return { admitted: true, rule: 'approved' };
+      }
+      store.withdraw(sender);
+      note =
+        'approved before, but its card no longer lists any key it had then: someone else may hold this id now';
+      this.options.onChange?.();
+    }
     if (policy === 'allowlist') {
       throw refuse(
         403,
         `This agent accepts calls only from senders its operator approved, and ${sender} is not one: ask the operator to approve it.`,
       );
     }
-    return this.pair(request);
+    return this.pair(request, note);
   }
 
   release(sender: string, taskId: string): void {
@@ -66,7 +82,7 @@ export class AccessGate implements AccessCheck {
   }
 
   // `pairing`: the sender waits on the list; an async call waits as a task.
-  private pair(request: AccessRequest): AccessVerdict {
+  private pair(request: AccessRequest, note?: string): AccessVerdict {
     const { sender } = request;
     const { store } = this.options;
     const card = this.options.describe(sender);
@@ -76,6 +92,7 @@ export class AccessGate implements AccessCheck {
         name: oneLine(card?.name, 100),
         description: oneLine(card?.description, 300),
         preview: previewOf(request.payload),
+        note,
       },
       this.options.expiryMs(),
     );

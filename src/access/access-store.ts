@@ -7,6 +7,12 @@ export interface ApprovedRecord {
   sender: string;
   approvedAt: number;
   name?: string;
+  /**
+   * The public keys the sender's card listed when it was approved, then each time it was admitted (trust on
+   * first use): an id whose card no longer lists any of them is held by someone else now (a released tunnel
+   * subdomain taken over) and must ask again.
+   */
+  keys?: string[];
 }
 
 /** A verified sender waiting for the operator's decision (policy `pairing`). */
@@ -20,6 +26,8 @@ export interface PendingRecord {
   count: number;
   /** The start of its first message; dropped with the record. */
   preview?: string;
+  /** Why it asks again, when it was approved before (its keys changed). */
+  note?: string;
   /** Async tasks held for this sender, run on approval and failed on denial or expiry. */
   heldTasks: string[];
   expiresAt: number;
@@ -51,6 +59,8 @@ export type AskOutcome =
   | { outcome: 'full' };
 
 export const ACCESS_FILE = 'access.json';
+/** Keys remembered per approved sender (a card lists at most 32). */
+const MAX_KEYS = 32;
 
 /**
  * Who the operator approved, who waits, and who was turned down, in `<dataDir>/access.json` (0600, written
@@ -80,6 +90,25 @@ export class AccessStore {
     return this.approvedBySender.has(sender);
   }
 
+  approvedRecord(sender: string): ApprovedRecord | undefined {
+    return this.approvedBySender.get(sender);
+  }
+
+  /** Remembers the keys an approved sender now signs with (bounded); written only when they change. */
+  noteKeys(sender: string, keys: string[]): void {
+    const record = this.approvedBySender.get(sender);
+    if (!record || keys.length === 0) return;
+    const known = new Set(record.keys ?? []);
+    if (keys.every((key) => known.has(key))) return;
+    record.keys = [...new Set([...keys, ...(record.keys ?? [])])].slice(0, MAX_KEYS);
+    this.save();
+  }
+
+  /** An approval whose keys no longer match: the sender asks again (the operator sees why). */
+  withdraw(sender: string): void {
+    if (this.approvedBySender.delete(sender)) this.save();
+  }
+
   approved(): ApprovedRecord[] {
     return [...this.approvedBySender.values()];
   }
@@ -102,7 +131,7 @@ export class AccessStore {
    */
   ask(
     sender: string,
-    details: { name?: string; description?: string; preview?: string },
+    details: { name?: string; description?: string; preview?: string; note?: string },
     expiresInMs: number,
   ): AskOutcome {
     const now = this.now();
@@ -151,13 +180,14 @@ export class AccessStore {
     this.save();
   }
 
-  /** Approves a sender; returns the tasks it had waiting (to run now). */
-  approve(sender: string): string[] {
+  /** Approves a sender (with the keys its card lists now, when known); returns the tasks it had waiting. */
+  approve(sender: string, keys: string[] = []): string[] {
     const pending = this.pendingBySender.get(sender);
     this.pendingBySender.delete(sender);
     this.deniedBySender.delete(sender);
     const record: ApprovedRecord = { sender, approvedAt: this.now() };
     if (pending?.name) record.name = pending.name;
+    if (keys.length > 0) record.keys = keys.slice(0, MAX_KEYS);
     this.approvedBySender.set(sender, record);
     this.save();
     return pending?.heldTasks ?? [];

@@ -3,7 +3,13 @@ import addFormatsModule from 'ajv-formats';
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { agentBaseUrl, cardSchema, isLoopbackHost, type AgentCard } from '../protocol/index.js';
+import {
+  agentBaseUrl,
+  cardSchema,
+  isLoopbackHost,
+  normalizeAgentId,
+  type AgentCard,
+} from '../protocol/index.js';
 import { guardedLookup, isPublicAddress } from '../lib/address-policy.js';
 import { BodyTooLargeError, lookupWithLocalhost, readCapped } from '../lib/http.js';
 
@@ -125,7 +131,9 @@ export async function fetchPeerCard(agentId: string, options: CardFetchOptions):
         `${url} is not a valid agent card (${first?.instancePath || '/'} ${first?.message ?? ''})`,
       );
     }
-    if (card.id !== agentId) throw new CardFetchError(`${url} describes ${card.id}, not ${agentId}`);
+    if (normalizeAgentId(card.id) !== normalizeAgentId(agentId)) {
+      throw new CardFetchError(`${url} describes ${card.id}, not ${agentId}`);
+    }
     return card;
   }
   throw new CardFetchError(`${url}: too many redirects`);

@@ -6,6 +6,7 @@ import {
   okResponse,
   schemaInvalid,
   signObject,
+  type Envelope,
   type Mode,
 } from '../protocol/index.js';
 import { readRawBody } from './body.js';
@@ -46,6 +47,7 @@ export async function handleEnvelope(ctx: Context, runtime: AgentRuntime, mode: 
       traceId: trace.traceId,
       forwardedFor: forwardedFor(ctx),
       ...(trace.screen ? { screen: trace.screen } : {}),
+      ...(trace.onBehalfOf ? { onBehalfOf: trace.onBehalfOf } : {}),
       durationMs: Math.round((performance.now() - started) * 1000) / 1000,
       bytesIn,
       bytesOut: 0,
@@ -69,7 +71,7 @@ export async function handleEnvelope(ctx: Context, runtime: AgentRuntime, mode: 
         headers: ctx.headers,
         body,
         remoteAddress: ctx.req.socket.remoteAddress ?? 'unknown',
-        forwardedFor: forwardedFor(ctx),
+        forwardedFor: proxyHop(ctx),
       },
       trace,
     );
@@ -181,26 +183,39 @@ function replyTask(ctx: Context, runtime: AgentRuntime, accepted: Accepted, log:
   }
 }
 
-// What a held task needs to run later: the verified envelope without its signature or credentials.
+// What a held task needs to run later: the verified envelope's own fields, nothing a sender added to it,
+// and no signature or credential (auth token, delegation token: what they proved is kept as facts).
 function heldEnvelope(accepted: Accepted, code: string): NonNullable<StoredTask['held']> {
-  const { signature: _signature, kid: _kid, auth: _auth, ...envelope } = accepted.envelope;
-  return { envelope, code, ...(accepted.callerName ? { callerName: accepted.callerName } : {}) };
+  const { from, to, skill, mode, nonce, timestamp, traceId, spanId, parentSpanId, payload } =
+    accepted.envelope;
+  const envelope: Envelope = { from, to, skill, mode, nonce, timestamp, traceId, spanId, payload };
+  if (parentSpanId) envelope.parentSpanId = parentSpanId;
+  return { envelope, code, ...callerFields(accepted) };
+}
+
+/** What a held task keeps of its verified caller, so it runs with the same framing once approved. */
+function callerFields(from: Pick<Accepted, 'callerName' | 'onBehalfOf' | 'delegationScope'>) {
+  return {
+    ...(from.callerName ? { callerName: from.callerName } : {}),
+    ...(from.onBehalfOf ? { onBehalfOf: from.onBehalfOf, delegationScope: from.delegationScope ?? [] } : {}),
+  };
 }
 
 /** The operator approved a held task's sender: it runs now, as if it had just been accepted. */
 export function runHeldTask(runtime: AgentRuntime, task: StoredTask): void {
   const held = task.held;
+  const envelope = runtime.tasks.heldEnvelope(task);
   const entry = held ? runtime.pipeline.skills.get(task.skill) : undefined;
-  if (!held || !entry) {
+  if (!held || !envelope || !entry) {
     failHeldTask(runtime, task, 'The skill this task asked for is no longer offered; submit it again.');
     return;
   }
   const accepted: Accepted = {
-    envelope: held.envelope,
+    envelope,
     sender: task.sender,
     entry,
     admittedBy: 'approved',
-    ...(held.callerName ? { callerName: held.callerName } : {}),
+    ...callerFields(held),
   };
   runTask(runtime, accepted, task).catch((error: unknown) =>
     console.error(`Task ${task.taskId}: ${(error as Error).message}`),
@@ -259,6 +274,7 @@ async function runTask(runtime: AgentRuntime, accepted: Accepted, task: StoredTa
       bytesOut: 0,
       traceId: task.traceId,
       taskId: task.taskId,
+      ...(accepted.onBehalfOf ? { onBehalfOf: accepted.onBehalfOf } : {}),
     });
   } finally {
     runtime.inflight.delete(controller);
@@ -359,4 +375,11 @@ function usageReporter(runtime: AgentRuntime, accepted: Accepted) {
 function forwardedFor(ctx: Context): string | undefined {
   const value = ctx.get('x-forwarded-for');
   return value ? value.split(',')[0]?.trim().slice(0, 64) : undefined;
+}
+
+// The last X-Forwarded-For hop: the one the nearest proxy (the tunnel) appended. A caller can prepend any
+// values but cannot choose what the proxy adds; used only to split budgets, never to grant anything.
+function proxyHop(ctx: Context): string | undefined {
+  const value = ctx.get('x-forwarded-for');
+  return value ? value.split(',').at(-1)?.trim().slice(0, 64) || undefined : undefined;
 }

@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { ProtocolError, authFailed, publicKeyFromRaw, type AgentCard } from '../protocol/index.js';
 import { oneLine } from '../lib/text.js';
+import { isIP } from 'node:net';
 import { isLoopbackHost } from '../protocol/index.js';
 import {
   CARD_FETCH_DEFAULTS,
@@ -16,6 +17,23 @@ export interface ResolvedKey {
   source: 'pinned' | 'self' | 'card';
 }
 
+/** Every active key of an agent, for a signature that names no kid (a delegation token, PROTOCOL.md §9). */
+export interface ActiveKeys {
+  /** A pinned key has no kid: it stands for whatever kid a signature names. */
+  keys: { kid?: string; key: KeyObject }[];
+  source: ResolvedKey['source'];
+  /** The keys come from a card cached before this call: it may predate a rotation. */
+  cached: boolean;
+}
+
+/** What a sender's card (or pinned key) says of it: its self-declared text and the keys it lists. */
+export interface SenderCard {
+  name?: string;
+  description?: string;
+  /** Raw public keys (base64), active or not: who holds the id now. */
+  keys: string[];
+}
+
 /** Where a request came from, for the per-address card-fetch budget. */
 export interface CallerAddress {
   address: string;
@@ -27,7 +45,12 @@ export interface PeerKeyOptions extends Partial<CardFetchOptions> {
   /** Operator-pinned keys (`--trust-peer agent://x=KEY`): no card is fetched for these senders. */
   pinned?: Record<string, string>;
   /** Our own id(s) resolve to our own keystore. */
-  self?: { isOwnId(id: string): boolean; key(kid: string): { key: KeyObject; active: boolean } | undefined };
+  self?: {
+    isOwnId(id: string): boolean;
+    key(kid: string): { key: KeyObject; active: boolean } | undefined;
+    /** Every kid of our keystore (active or not), for signatures that name no kid. */
+    kids?(): string[];
+  };
   now?: () => number;
   /** How long a failed card fetch is remembered, so a dead peer does not cost a fetch per request. */
   negativeTtlMs?: number;
@@ -42,7 +65,7 @@ export interface PeerKeyOptions extends Partial<CardFetchOptions> {
    * before (a refresh after its TTL, a rotated key), so a flood of new ids cannot lock them out.
    */
   newSenderShare?: number;
-  /** Card fetches per minute for new senders from one caller address. */
+  /** Card fetches per minute caused by one caller address (new senders and refreshes alike). */
   fetchesPerAddressPerMinute?: number;
   /** A sender's card is fetched again for an unknown kid at most this often. */
   refetchIntervalMs?: number;
@@ -71,6 +94,7 @@ export class PeerKeyResolver {
   /** Senders whose card was fetched before (bounded, oldest first out): they draw on the reserved share. */
   private readonly known = new Map<string, true>();
   private pinned = new Map<string, KeyObject>();
+  private pinnedRaw = new Map<string, string>();
   private readonly options: Required<Omit<PeerKeyOptions, 'pinned' | 'self'>> & Pick<PeerKeyOptions, 'self'>;
 
   constructor(options: PeerKeyOptions = {}) {
@@ -103,6 +127,7 @@ export class PeerKeyResolver {
       keys.set(id, key);
     }
     this.pinned = keys;
+    this.pinnedRaw = new Map(Object.entries(pinned));
   }
 
   setDevHttpPeers(on: boolean): void {
@@ -140,10 +165,49 @@ export class PeerKeyResolver {
     return { key: found.object, source: 'card' };
   }
 
+  /**
+   * Every active key of `agentId`, resolved as a sender's key is (pinned, our own keystore, or its card,
+   * with the same cache, failure memory and fetch budgets); throws AUTH_FAILED when the card cannot be had.
+   * `refresh`: the cached card's keys did not verify, so fetch it again (rotation), as for an unknown kid.
+   */
+  async activeKeys(agentId: string, caller?: CallerAddress, refresh = false): Promise<ActiveKeys> {
+    const pinned = this.pinned.get(agentId);
+    if (pinned) return { keys: [{ key: pinned }], source: 'pinned', cached: false };
+
+    const self = this.options.self;
+    if (self?.isOwnId(agentId)) {
+      const keys = (self.kids?.() ?? []).flatMap((kid) => {
+        const own = self.key(kid);
+        return own?.active ? [{ kid, key: own.key }] : [];
+      });
+      return { keys, source: 'self', cached: false };
+    }
+
+    const cached = this.cards.get(agentId);
+    let entry = await this.card(agentId, caller);
+    if (refresh && entry === cached && this.mayRefetch(agentId)) {
+      entry = await this.refetch(agentId, entry, caller);
+    }
+    const keys: ActiveKeys['keys'] = [];
+    for (const [kid, found] of entry.keys) {
+      if (!found.active) continue;
+      if (found.object === undefined) found.object = publicKeyFromRaw(found.raw);
+      if (found.object) keys.push({ kid, key: found.object });
+    }
+    return { keys, source: 'card', cached: entry === cached };
+  }
+
   /** What the sender's cached card says about itself (self-declared text), when its card was fetched. */
-  describe(sender: string): { name?: string; description?: string } | undefined {
+  describe(sender: string): SenderCard | undefined {
+    const pinned = this.pinnedRaw.get(sender);
+    if (pinned) return { keys: [pinned] };
     const entry = this.cards.get(sender);
-    return entry ? { name: entry.name, description: entry.description } : undefined;
+    if (!entry) return undefined;
+    return {
+      name: entry.name,
+      description: entry.description,
+      keys: [...entry.keys.values()].map((k) => k.raw),
+    };
   }
 
   // A forced re-fetch per sender at most every refetchIntervalMs.
@@ -229,7 +293,7 @@ export class PeerKeyResolver {
     const waits = [
       this.fetchBudget.wait('*'),
       isNew ? this.newSenderBudget.wait('*') : 0,
-      isNew && address ? this.addressBudget.wait(address) : 0,
+      address ? this.addressBudget.wait(address) : 0,
     ];
     const wait = Math.max(...waits);
     if (wait > 0) {
@@ -241,10 +305,9 @@ export class PeerKeyResolver {
       );
     }
     this.fetchBudget.take('*');
-    if (isNew) {
-      this.newSenderBudget.take('*');
-      if (address) this.addressBudget.take(address);
-    }
+    if (isNew) this.newSenderBudget.take('*');
+    // Refreshes of known senders too: many known ids behind one address cannot spend the reserved share.
+    if (address) this.addressBudget.take(address);
   }
 
   /** Forgets old per-address counts (called with the other sweeps). */
@@ -281,7 +344,29 @@ function unknownSender(sender: string, reason: string) {
 // address splits the budget (a spoofed one only moves a caller to another bucket; the global budgets hold).
 function budgetAddress({ address, forwardedFor }: CallerAddress): string {
   const socket = address.replace(/^::ffff:/, '');
-  return isLoopbackHost(socket) && forwardedFor ? `fwd:${forwardedFor}` : socket;
+  return isLoopbackHost(socket) && forwardedFor
+    ? `fwd:${addressBucket(forwardedFor)}`
+    : addressBucket(socket);
+}
+
+// One IPv6 host usually holds a whole /64: count the prefix, or one caller is 2^64 callers.
+function addressBucket(address: string): string {
+  if (!isIP(address) || isIP(address) !== 6) return address;
+  const groups = expandIpv6(address);
+  return groups ? `${groups.slice(0, 4).join(':')}::/64` : address;
+}
+
+function expandIpv6(address: string): string[] | undefined {
+  const [head = '', tail] = address.toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  if (right.some((group) => group.includes('.')) || left.some((group) => group.includes('.')))
+    return undefined;
+  const missing = 8 - left.length - right.length;
+  if (tail === undefined ? left.length !== 8 : missing < 0) return undefined;
+  return [...left, ...Array<string>(Math.max(0, missing)).fill('0'), ...right].map((g) =>
+    g.replace(/^0+(?=.)/, ''),
+  );
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ProtocolError, type Envelope, type ErrorCode, type TaskRecord, type TaskStatus } from '../protocol/index.js';
+import {
+  ProtocolError,
+  type Envelope,
+  type ErrorCode,
+  type TaskRecord,
+  type TaskStatus,
+} from '../protocol/index.js';
 import { ensureDir, readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
 
 export interface StoredTask extends TaskRecord {
@@ -17,7 +23,15 @@ export interface StoredTask extends TaskRecord {
    * A task waiting for the operator to approve its sender: the verified envelope it runs with (without
    * signature or credentials), kept across restarts until the operator decides or the request expires.
    */
-  held?: { envelope: Envelope; code: string; callerName?: string };
+  held?: {
+    /** On disk only (read back when the task runs): held tasks come from senders nobody approved yet. */
+    envelope?: Envelope;
+    code: string;
+    callerName?: string;
+    /** A delegation token verified when the task arrived: the caller acts for this agent. */
+    onBehalfOf?: string;
+    delegationScope?: string[];
+  };
 }
 
 const TASK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -54,7 +68,7 @@ export class TaskStore {
       if (!name.endsWith('.json')) continue;
       try {
         const task = readJsonFile<StoredTask>(join(this.dir, name));
-        if (task && TASK_ID.test(task.taskId)) this.remember(withoutResult(task));
+        if (task && TASK_ID.test(task.taskId)) this.remember(lean(task));
       } catch {
         // A torn file cannot be a task anyone was told about as done: skip it.
         continue;
@@ -94,8 +108,8 @@ export class TaskStore {
     if (!TASK_ID.test(taskId)) throw new Error('A task id must be a random UUIDv4.');
     const task: StoredTask = { taskId, status: 'pending', createdAt: this.now(), ...meta };
     if (meta.callbackUrl) task.callback = { state: 'pending', attempts: 0 };
-    this.remember(task);
     this.save(task);
+    this.remember(lean(task));
     return task;
   }
 
@@ -116,6 +130,16 @@ export class TaskStore {
     task.status = status;
     if (status !== 'pending') delete task.held;
     this.save(task);
+  }
+
+  /** A held task's verified envelope, from its file (memory keeps none: see `held`). */
+  heldEnvelope(task: StoredTask): Envelope | undefined {
+    if (!task.held) return undefined;
+    try {
+      return readJsonFile<StoredTask>(this.file(task.taskId))?.held?.envelope;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Tasks waiting for the operator's approval of their sender. */
@@ -239,7 +263,12 @@ export class TaskStore {
   }
 }
 
-function withoutResult(task: StoredTask): StoredTask {
+// What memory keeps of a task: no result and no held envelope (both on disk), so thousands stay small.
+function lean(task: StoredTask): StoredTask {
   delete task.result;
+  if (task.held) {
+    const { envelope: _onDisk, ...facts } = task.held;
+    task.held = facts;
+  }
   return task;
 }

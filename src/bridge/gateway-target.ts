@@ -29,6 +29,13 @@ function snippetFor(id: string): string {
   return restrictedAgentSnippet(id === 'main' || id === 'default' ? 'public' : id);
 }
 
+/** The agent an OpenClaw model names (`openclaw` -> `default`), or undefined for another server's model. */
+export function openclawAgentOf(model: string): string | undefined {
+  const match = /^openclaw(?:[/:]([A-Za-z0-9._-]{1,64}))?$/.exec(model.trim());
+  if (!match) return undefined;
+  return match[1] ?? 'default';
+}
+
 /** The OpenClaw model that reaches agent `id`. */
 export function agentModel(id: string): string {
   return `openclaw/${id}`;
@@ -37,6 +44,8 @@ export function agentModel(id: string): string {
 export class GatewayTarget {
   private current: GatewayAgentView;
   private running: Promise<GatewayAgentView> | undefined;
+  /** Bumped by every reset: a check started before it must not overwrite what came after. */
+  private generation = 0;
   private readonly now: () => number;
 
   constructor(private readonly options: GatewayTargetOptions) {
@@ -50,6 +59,7 @@ export class GatewayTarget {
 
   /** Settings changed: forget what was known and check again. */
   reset(): Promise<GatewayAgentView> {
+    this.generation += 1;
     this.running = undefined;
     this.set(this.initial());
     return this.refresh();
@@ -57,7 +67,12 @@ export class GatewayTarget {
 
   /** Checks the agent list and the tool policy; concurrent callers share one check. */
   refresh(): Promise<GatewayAgentView> {
-    this.running ??= this.check().finally(() => (this.running = undefined));
+    if (!this.running) {
+      const running: Promise<GatewayAgentView> = this.check(this.generation).finally(() => {
+        if (this.running === running) this.running = undefined;
+      });
+      this.running = running;
+    }
     return this.running;
   }
 
@@ -84,6 +99,18 @@ export class GatewayTarget {
 
   private initial(): GatewayAgentView {
     const explicit = this.options.explicitModel();
+    // An explicit OpenClaw model names an agent all the same: check and classify it like gatewayAgent
+    // (`openclaw` alone is the default agent, listed as `openclaw/default`).
+    const named = explicit === undefined ? undefined : openclawAgentOf(explicit);
+    if (explicit !== undefined && named !== undefined) {
+      return {
+        id: named,
+        model: explicit,
+        check: 'checking',
+        tools: this.tools(named),
+        snippet: snippetFor(named),
+      };
+    }
     if (explicit) {
       return {
         model: explicit,
@@ -105,7 +132,7 @@ export class GatewayTarget {
     };
   }
 
-  private async check(): Promise<GatewayAgentView> {
+  private async check(generation: number): Promise<GatewayAgentView> {
     const base = this.initial();
     if (base.check === 'skipped' || !base.id) {
       this.set(base);
@@ -117,8 +144,8 @@ export class GatewayTarget {
       return this.set({ ...base, check: 'unknown', checkedAt, detail: `the gateway is ${resolved.status}` });
     }
     const listing = await listGatewayAgents(resolved.config);
-    // Settings may have changed while the check ran: a stale answer is dropped.
-    if (this.options.agentId() !== base.id || this.options.explicitModel()) return this.current;
+    // Settings may have changed while the check ran (another URL, agent or model): a stale answer is dropped.
+    if (generation !== this.generation) return this.current;
     if (!listing.ok) return this.set({ ...base, check: 'unknown', checkedAt, detail: listing.detail });
     const check = listing.agents.includes(base.id) ? 'present' : 'missing';
     // `openclaw/default` is OpenClaw's alias for its default agent, listed always: not an agent of its own.

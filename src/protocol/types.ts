@@ -112,6 +112,15 @@ export function agentHost(id: string): string | null {
   return match?.[1]?.toLowerCase() ?? null;
 }
 
+/**
+ * One spelling per agent id: the host in lower case, without the default https port (`agent://Evil.com:443`
+ * is `agent://evil.com`). Ids that are not agent ids come back unchanged.
+ */
+export function normalizeAgentId(id: string): string {
+  const host = agentHost(id);
+  return host === null ? id : `agent://${host.replace(/:443$/, '')}`;
+}
+
 /** `localhost`, `*.localhost`, 127.0.0.0/8 and ::1, with or without a port or brackets. */
 export function isLoopbackHost(host: string): boolean {
   const lower = host.toLowerCase();

@@ -139,14 +139,29 @@ describe('the agent callers reach', () => {
     expect((await call(agent, 'sync', { message: 'now' })).status).toBe(200);
   });
 
-  it('an explicit model wins and skips the agent check (gateways that are not OpenClaw)', async () => {
+  it('an explicit OpenClaw model is checked and classified like gatewayAgent (the old default included)', async () => {
+    mkdirSync(configDir, { recursive: true });
+    writeFileSync(configPath, '{ tools: { profile: "full" } }');
     gateway.set({ agents: ['main'] });
     const agent = await agentWith({ gatewayModel: 'openclaw/main' });
-    expect(agent.app.gatewayTarget.view).toMatchObject({ model: 'openclaw/main', check: 'skipped' });
-    expect(agent.app.gatewayTarget.view.tools.verdict).toBe('unknown');
-    expect(modelChecks()).toHaveLength(0);
+    expect(agent.app.gatewayTarget.view).toMatchObject({ id: 'main', model: 'openclaw/main', check: 'present' });
+    expect(agent.app.gatewayTarget.view.tools.verdict).toBe('exposes-host-tools');
     expect((await call(agent, 'sync', { message: 'x' })).status).toBe(200);
     expect(body(chatCalls()[0]).model).toBe('openclaw/main');
+    // `openclaw` alone is the default agent: listed as openclaw/default, classified as the default agent.
+    const bare = await agentWith({ gatewayModel: 'openclaw' });
+    expect(bare.app.gatewayTarget.view).toMatchObject({ id: 'default', check: 'present' });
+    expect(bare.app.gatewayTarget.view.tools.verdict).toBe('exposes-host-tools');
+  });
+
+  it('a model of another server skips the agent check, and says what that loses', async () => {
+    const agent = await agentWith({ gatewayModel: 'llama3.1:8b' });
+    expect(agent.app.gatewayTarget.view).toMatchObject({ model: 'llama3.1:8b', check: 'skipped' });
+    expect(agent.app.gatewayTarget.view.tools).toMatchObject({
+      verdict: 'unknown',
+      detail: expect.stringContaining('cannot tell which agent or tools') as unknown,
+    });
+    expect(modelChecks()).toHaveLength(0);
   });
 
   it('a gateway without /v1/models: unknown, and calls go on (the gateway refuses an unknown agent itself)', async () => {

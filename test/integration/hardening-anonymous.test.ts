@@ -87,19 +87,35 @@ describe('1. the card-fetch budget cannot be spent by anonymous callers', () => 
     expect(reply.status, reply.text).toBe(200);
   });
 
+  it('a caller cannot escape its per-address bound by prepending forwarded addresses', async () => {
+    const agent = await pool.start();
+    let fetched = 0;
+    for (let i = 0; i < 120; i++) {
+      const id = `agent://127.2.${Math.floor(i / 250) + 1}.${(i % 250) + 1}:1`;
+      // The proxy (here: the test, as the tunnel would) appends the real address last; the caller's own
+      // values come first and change every time.
+      const reply = await claimed(agent, id, { 'x-forwarded-for': `203.0.113.${i % 250}, 192.0.2.55` });
+      if (reply.status === 401) fetched++;
+    }
+    expect(fetched).toBeGreaterThanOrEqual(60);
+    expect(fetched).toBeLessThanOrEqual(63);
+  });
+
   it('a share of the budget is kept for senders seen before (a key rotation still works in a flood)', async () => {
     const agent = await pool.start();
     const known = await senders.start();
+    // Started before the flood: the budget refills at 8 a second, so the newcomer must ask right after it.
+    const newcomer = await senders.start();
     expect((await genuine(agent, known)).status).toBe(200);
     // A flood from many addresses: new senders' share (480 of 600 a minute) is spent.
     let refused = 0;
     for (let i = 0; i < 520; i++) {
       const id = `agent://127.1.${Math.floor(i / 250) + 1}.${(i % 250) + 1}:1`;
-      const reply = await claimed(agent, id, { 'x-forwarded-for': `198.51.100.${i % 250}, 10.0.0.1` });
+      // What a proxy appends is the last hop: spread over many real addresses (a distributed flood).
+      const reply = await claimed(agent, id, { 'x-forwarded-for': `10.0.0.1, 198.51.100.${i % 250}` });
       if (reply.status === 503) refused++;
     }
     expect(refused).toBeGreaterThan(0);
-    const newcomer = await senders.start();
     expectError(await genuine(agent, newcomer), 503, 'AGENT_UNAVAILABLE', /Too many unknown senders/);
     // The known sender rotates its key: its card must be fetched again, from the reserved share.
     known.app.keys.rotate();

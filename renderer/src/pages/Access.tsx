@@ -13,6 +13,7 @@ import type {
   PendingSenderView,
 } from '../api/contract';
 import { OpenAccessWarning } from '../components/AccessNotices';
+import { CallsOutCard } from '../components/CallsOutCard';
 import { Badge } from '../components/Badge';
 import { Card, Field } from '../components/Card';
 import { ConfirmDialog } from '../components/ConfirmDialog';
@@ -267,6 +268,8 @@ export function Access({ api, data }: PageProps) {
         />
       </Card>
 
+      <CallsOutCard api={api} onSaved={refreshStatus} />
+
       <ConfirmDialog
         open={confirming?.kind === 'deny'}
         title={confirming ? `Deny ${confirming.sender}?` : 'Deny?'}
@@ -411,6 +414,9 @@ function PendingRow({ pending, maxHeld, now, busy, disabled, onApprove, onDeny }
           <When iso={pending.expiresAt} now={now} />
         </Field>
       </dl>
+      {pending.note ? (
+        <Notice tone="warning" title="Asks again" message={`It was ${pending.note}.`} testId="pending-note" />
+      ) : null}
       {pending.preview !== undefined ? (
         <div>
           <p className="preview-label">

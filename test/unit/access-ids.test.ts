@@ -1,0 +1,58 @@
+// One identity per agent, however its id is spelled: a denial, an approval or a limit cannot be dodged by
+// writing the host in another case or adding the default port.
+import { rmSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AccessControl } from '../../src/access/access-control.js';
+import { normalizeAgentId } from '../../src/protocol/index.js';
+import { tempDir } from '../helpers/agents.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+function control(allowedPeers: string[] = []) {
+  const dataDir = tempDir('access-ids-');
+  dirs.push(dataDir);
+  return new AccessControl({
+    dataDir,
+    policy: () => 'pairing',
+    allowedPeers: () => allowedPeers,
+    isOwnId: () => false,
+    describe: () => undefined,
+    expiryHours: () => 24,
+    heldTasks: { run: () => undefined, fail: () => undefined },
+  });
+}
+
+const ask = (access: AccessControl, id: string) =>
+  access.gate.admit({
+    sender: normalizeAgentId(id),
+    unsigned: false,
+    mode: 'sync',
+    payload: { message: 'hi' },
+  });
+
+describe('agent ids', () => {
+  it.each([
+    ['agent://Evil.Example', 'agent://evil.example'],
+    ['agent://evil.example:443', 'agent://evil.example'],
+    ['agent://EVIL.example:8443', 'agent://evil.example:8443'],
+    ['agent://[::1]:8787', 'agent://[::1]:8787'],
+    ['not an id', 'not an id'],
+  ])('%s is %s', (id, normal) => expect(normalizeAgentId(id)).toBe(normal));
+
+  it('a denied sender cannot come back with another spelling of its id', () => {
+    const access = control();
+    expect(() => ask(access, 'agent://evil.example')).toThrow(/not yet approved/);
+    access.deny('agent://evil.example');
+    expect(() => ask(access, 'agent://Evil.Example:443')).toThrow(/operator declined/);
+    access.close();
+  });
+
+  it('an approval and the allowed peers hold for any spelling', () => {
+    const access = control(['agent://Friend.Example']);
+    expect(ask(access, 'agent://friend.example:443')).toEqual({ admitted: true, rule: 'allowed-peer' });
+    access.approve('agent://Other.Example');
+    expect(ask(access, 'agent://other.example')).toEqual({ admitted: true, rule: 'approved' });
+    access.close();
+  });
+});
