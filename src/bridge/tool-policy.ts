@@ -1,9 +1,17 @@
-// Can the gateway agent that strangers reach touch the operator's machine? Read from OpenClaw's own config
-// (GATEWAY.md "Who the caller becomes on the gateway": a bridged call is an owner turn, so the agent's tool
-// policy is the only boundary). Mirrors OpenClaw 2026.9's layers: the profile (plus `alsoAllow`), then
-// `tools.allow`/`deny`, then the agent's `allow`/`deny`. Each layer can only remove tools, a deny anywhere
-// wins, and a non-empty allow blocks what it does not name. Provider, sender and sandbox layers are left
-// out: they can only remove more, so leaving them out errs towards warning.
+// Can the gateway agent that strangers reach touch the operator's machine, or act for the operator? Read
+// from OpenClaw's own config (GATEWAY.md "Who the caller becomes on the gateway": a bridged call is an owner
+// turn, so the agent's tool policy is the only boundary). Checked against OpenClaw 2026.9.6's compiled
+// catalog and policy code (dist/tool-catalog-*.mjs, tool-policy-shared, tool-policy-match, agent-tools.policy,
+// tool-surface-bridge).
+//
+// The logic is inverted on purpose: an agent is `restricted` only when everything it can be offered lies in
+// a small known-safe set; any other tool, plugin or MCP tool, unknown name or wildcard counts against it.
+// Policy layers mirror OpenClaw's: the profile (plus `alsoAllow`, plus any plugin tool whose manifest puts
+// it in that profile), then `tools.allow`/`deny`, then the agent's `allow`/`deny`; each layer can only
+// remove tools, a deny anywhere wins, and a non-empty allow blocks what it does not name. Provider, group,
+// sender and sandbox layers are left out: they can only remove more, so leaving them out errs towards
+// warning. Two surfaces are added after that policy and are read separately: Code Mode's `exec` and Tool
+// Search's `tool_search_code`.
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -11,100 +19,208 @@ import JSON5 from 'json5';
 import type { ToolExposureView } from '../protocol/console-api.js';
 
 /**
- * Tools that reach the operator's machine: shell and processes, files, browser and desktop, paired devices,
- * and the gateway itself (schedules, updates and config, plugin installs, the setup agent).
+ * What an agent may be offered and still count as restricted: OpenClaw's Tool Search controls
+ * (`tool_search`, `tool_describe`, `tool_call`, which reach only the policy-filtered catalog) and
+ * `sessions_yield` (ends the agent's own turn to wait for its own sub-agents). `session_status` joins them
+ * only when `tools.sessions.visibility` is "self": under the default "all" it reads, and changes the model
+ * of, the operator's other sessions.
  */
-export const HOST_TOOLS: readonly string[] = [
-  // shell and processes
-  'exec',
-  'process',
-  'terminal',
-  // files
+export const SAFE_TOOLS: readonly string[] = ['sessions_yield', 'tool_call', 'tool_describe', 'tool_search'];
+
+/** The name this check gives Code Mode's `exec` (JavaScript in the gateway's process via `node:vm`). */
+export const CODE_MODE_EXEC = 'code mode exec';
+
+/**
+ * OpenClaw 2026.9.6's core tool catalog (CORE_TOOL_DEFINITIONS): each tool's section, which is its
+ * `group:<section>`, and the limited profiles that offer it (n minimal, c coding, m messaging; `full` and
+ * no profile offer every one). All but the file and shell primitives and `canvas` are in `group:openclaw`.
+ */
+const CATALOG: readonly (readonly [tool: string, section: string, profiles: string])[] = [
+  ['ls', 'fs', 'c'],
+  ['read', 'fs', 'c'],
+  ['write', 'fs', 'c'],
+  ['edit', 'fs', 'c'],
+  ['apply_patch', 'fs', 'c'],
+  ['exec', 'runtime', 'c'],
+  ['process', 'runtime', 'c'],
+  ['code_execution', 'runtime', 'c'],
+  ['secrets', 'runtime', 'cm'],
+  ['web_search', 'web', 'c'],
+  ['web_fetch', 'web', 'c'],
+  ['x_search', 'web', 'c'],
+  ['memory_search', 'memory', 'c'],
+  ['memory_get', 'memory', 'c'],
+  ['sessions', 'sessions', 'cm'],
+  ['sessions_list', 'sessions', 'cm'],
+  ['sessions_history', 'sessions', 'cm'],
+  ['sessions_search', 'sessions', 'cm'],
+  ['conversations_list', 'sessions', 'cm'],
+  ['conversations_send', 'sessions', 'cm'],
+  ['conversations_turn', 'sessions', 'cm'],
+  ['sessions_send', 'sessions', 'cm'],
+  ['sessions_spawn', 'sessions', 'cm'],
+  ['github_identity_status', 'sessions', 'c'],
+  ['github_publish', 'sessions', 'c'],
+  ['agents_wait', 'sessions', 'c'],
+  ['sessions_yield', 'sessions', 'cm'],
+  ['subagents', 'sessions', 'cm'],
+  ['session_status', 'sessions', 'ncm'],
+  ['suggest_task', 'sessions', 'c'],
+  ['dismiss_task', 'sessions', 'c'],
+  ['browser', 'ui', ''],
+  ['screen', 'ui', 'c'],
+  ['theme', 'ui', 'cm'],
+  ['dashboard', 'ui', 'c'],
+  ['terminal', 'ui', 'c'],
+  ['portal', 'ui', 'c'],
+  ['canvas', 'ui', ''],
+  ['show_widget', 'ui', ''],
+  ['message', 'messaging', 'm'],
+  ['heartbeat_respond', 'automation', ''],
+  ['automations', 'automation', 'c'],
+  ['gateway', 'automation', 'ncm'],
+  ['plugins', 'automation', 'c'],
+  ['openclaw', 'automation', ''],
+  ['nodes', 'nodes', ''],
+  ['computer', 'nodes', ''],
+  ['mobile_ui', 'nodes', ''],
+  ['agents_list', 'agents', ''],
+  ['get_goal', 'agents', 'c'],
+  ['create_goal', 'agents', 'c'],
+  ['update_goal', 'agents', 'c'],
+  ['progress_card', 'agents', 'c'],
+  ['ask_user', 'agents', 'cm'],
+  ['skill_workshop', 'agents', 'c'],
+  ['view_image', 'media', 'c'],
+  ['image_generate', 'media', 'c'],
+  ['music_generate', 'media', 'c'],
+  ['video_generate', 'media', 'c'],
+  ['tts', 'media', ''],
+  ['pdf', 'media', ''],
+];
+const CORE = new Set(CATALOG.map(([tool]) => tool));
+const NOT_IN_OPENCLAW_GROUP = new Set([
+  'ls',
   'read',
   'write',
   'edit',
   'apply_patch',
-  'ls',
-  // browser, desktop and paired devices
-  'browser',
+  'exec',
+  'process',
   'canvas',
-  'computer',
-  'nodes',
-  'mobile_ui',
-  'file_fetch',
-  'file_write',
-  'dir_list',
-  'dir_fetch',
-  // the gateway itself
-  'cron',
-  'gateway',
-  'plugins',
-  'openclaw',
-];
+]);
 
-// OpenClaw matches names case-insensitively after these aliases; `automations` is the scheduler's id.
+const GROUPS = new Map<string, string[]>([
+  ['group:openclaw', CATALOG.map(([tool]) => tool).filter((tool) => !NOT_IN_OPENCLAW_GROUP.has(tool))],
+]);
+for (const [tool, section] of CATALOG) {
+  GROUPS.set(`group:${section}`, [...(GROUPS.get(`group:${section}`) ?? []), tool]);
+}
+
+// The profile allowlists; `coding` and `messaging` also name `bundle-mcp` (every configured MCP server).
+const PROFILES = new Map<string, string[]>([
+  ['minimal', CATALOG.filter(([, , p]) => p.includes('n')).map(([tool]) => tool)],
+  ['coding', [...CATALOG.filter(([, , p]) => p.includes('c')).map(([tool]) => tool), 'bundle-mcp']],
+  ['messaging', [...CATALOG.filter(([, , p]) => p.includes('m')).map(([tool]) => tool), 'bundle-mcp']],
+  ['full', ['*']],
+]);
+
+// OpenClaw matches names case-insensitively after these aliases (`cron` is the scheduler's old name) and
+// renames; a policy entry `canvas` also covers `show_widget`. The old `image` is no alias: it matches nothing.
 const ALIASES = new Map([
   ['bash', 'exec'],
   ['apply-patch', 'apply_patch'],
   ['cron', 'automations'],
+  ['update_plan', 'progress_card'],
 ]);
+// Names outside the policy: Tool Search's controls, added after it.
+const META_TOOLS = new Set(['tool_search', 'tool_describe', 'tool_call', 'tool_search_code']);
 
-// The host tools inside each group, or each plugin id used as a group (OpenClaw's tool catalog and bundled
-// plugin manifests). Other groups stay as literal entries that match no host tool.
-const GROUPS = new Map([
-  ['group:fs', ['ls', 'read', 'write', 'edit', 'apply_patch']],
-  ['group:runtime', ['exec', 'process']],
-  ['group:ui', ['browser', 'terminal', 'canvas']],
-  ['group:automation', ['automations', 'gateway', 'plugins', 'openclaw']],
-  ['group:nodes', ['nodes', 'computer', 'mobile_ui']],
+/** Why each kind of tool matters, most serious first; the detail names them in this order. */
+const REASONS: readonly (readonly [why: string, tools: readonly string[]])[] = [
+  ['runs commands on this machine', ['exec', 'process', 'terminal']],
   [
-    'group:openclaw',
+    'runs JavaScript the model writes on this machine, with no real sandbox',
+    [CODE_MODE_EXEC, 'tool_search_code'],
+  ],
+  [
+    'reads or changes files on this machine',
+    ['ls', 'read', 'write', 'edit', 'apply_patch', 'view_image', 'pdf'],
+  ],
+  ['shows and deletes your stored secrets', ['secrets']],
+  [
+    "hands the caller's words to your other agents, which may run commands",
     [
-      'browser',
-      'terminal',
-      'automations',
-      'gateway',
-      'plugins',
-      'openclaw',
-      'nodes',
-      'computer',
-      'mobile_ui',
+      'sessions_send',
+      'sessions_spawn',
+      'conversations_send',
+      'conversations_turn',
+      'subagents',
+      'agents_wait',
     ],
   ],
-  ['group:plugins', ['browser', 'canvas', 'file_fetch', 'file_write', 'dir_list', 'dir_fetch']],
-  ['file-transfer', ['file_fetch', 'file_write', 'dir_list', 'dir_fetch']],
-]);
-
-// The host tools each profile offers; `full` and no profile leave every tool in.
-const PROFILES = new Map<string, string[] | 'all'>([
-  ['minimal', ['gateway']],
-  ['messaging', ['gateway']],
+  ['sends messages from your accounts', ['message']],
   [
-    'coding',
+    'drives your browser, screen, desktop or paired devices',
+    ['browser', 'canvas', 'screen', 'dashboard', 'portal', 'show_widget', 'computer', 'nodes', 'mobile_ui'],
+  ],
+  [
+    'changes OpenClaw itself: jobs, updates, config, plugins, skills or themes',
+    ['automations', 'gateway', 'plugins', 'openclaw', 'heartbeat_respond', 'skill_workshop', 'theme'],
+  ],
+  [
+    'fetches and searches the web, including addresses on your own network',
+    ['web_fetch', 'web_search', 'x_search'],
+  ],
+  ['every tool of your configured MCP servers', ['bundle-mcp']],
+  ["your plugins' tools, which this check cannot see", ['group:plugins']],
+  [
+    'reads or changes your other sessions, conversations and memory',
     [
-      'ls',
-      'read',
-      'write',
-      'edit',
-      'apply_patch',
-      'exec',
-      'process',
-      'terminal',
-      'automations',
-      'gateway',
-      'plugins',
+      'sessions',
+      'sessions_list',
+      'sessions_history',
+      'sessions_search',
+      'conversations_list',
+      'session_status',
+      'suggest_task',
+      'dismiss_task',
+      'memory_search',
+      'memory_get',
+      'agents_list',
+      'get_goal',
+      'create_goal',
+      'update_goal',
+      'progress_card',
+      'ask_user',
+      'sessions_yield',
     ],
   ],
-  ['full', 'all'],
-]);
+  ['acts with your GitHub identity', ['github_identity_status', 'github_publish']],
+  [
+    'spends your money on outside services',
+    ['code_execution', 'image_generate', 'music_generate', 'video_generate', 'tts'],
+  ],
+];
+const UNKNOWN_REASON = 'tools this check does not know (plugin or MCP names)';
 
 /** A config the gateway would reject, or one this check cannot follow: the verdict is `unknown`. */
 class ConfigProblem extends Error {}
 
-/** One filtering layer; `allow` undefined means the layer names no allowlist. */
+/** One filtering layer, entries normalized and expanded; `allow` undefined means no allowlist. */
 interface Layer {
   allow?: string[];
   deny: string[];
+  /** Whether `allow` is the scope's own `allow` (not `*` plus its `alsoAllow`), for the operator. */
+  ownAllow?: boolean;
+  /** A profile: plugins add their own tools to it (manifest `toolMetadata.<tool>.profiles`). */
+  pluginsJoin?: boolean;
+}
+
+/** A core catalog tool, any plugin tool, any MCP server tool, or a name an allowlist gives. */
+interface Candidate {
+  kind: 'core' | 'plugins' | 'mcp' | 'named';
+  name: string;
 }
 
 interface Agent {
@@ -114,7 +230,12 @@ interface Agent {
   entry: Record<string, unknown>;
 }
 
-/** The target agent's effective access to {@link HOST_TOOLS}, from a parsed `openclaw.json`. */
+interface CodeModeSetting {
+  enabled?: boolean | 'auto';
+  executor?: 'node' | 'quickjs';
+}
+
+/** The target agent's effective tool exposure, from a parsed `openclaw.json`. */
 export function classifyToolPolicy(config: unknown, agentId: string): ToolExposureView {
   try {
     return classify(config, agentId);
@@ -161,10 +282,16 @@ export function configuredAgents(config: unknown): string[] {
   }
 }
 
-/** A JSON5 block that adds a restricted agent, after OpenClaw's own "public agent" example. */
+/**
+ * A JSON5 block that adds a restricted agent: OpenClaw's "public agent" shape, denying every tool (by its
+ * current name, and `*` for any a later release adds), plugin and MCP tools, and with Code Mode off.
+ */
 export function restrictedAgentSnippet(agentId: string): string {
   const id = normalizeId(agentId);
-  const deny = chunks(HOST_TOOLS, 6).map((names) => `            ${names.map((n) => `"${n}"`).join(', ')},`);
+  const names = [...CATALOG.map(([tool]) => tool).filter((tool) => !SAFE_TOOLS.includes(tool))];
+  const deny = chunks([...names, 'group:plugins', 'bundle-mcp'], 5).map(
+    (line) => `            ${line.map((n) => `"${n}"`).join(', ')},`,
+  );
   return [
     '// Merge into ~/.openclaw/openclaw.json. Listing agents replaces the implicit "main" agent, so keep an',
     '// entry for every agent you use. With two or more, OpenClaw adds agents.ownership: "explicit" unless one',
@@ -178,8 +305,11 @@ export function restrictedAgentSnippet(agentId: string): string {
     '        tools: {',
     '          profile: "minimal",',
     '          deny: [',
+    '            "*", // every tool, also any a later OpenClaw adds; by name:',
     ...deny,
     '          ],',
+    '          // Code Mode is "auto" when unset: on some models it adds a JavaScript exec that no deny removes.',
+    '          codeMode: false,',
     '        },',
     '      },',
     '    },',
@@ -199,48 +329,195 @@ function classify(config: unknown, agentId: string): ToolExposureView {
       detail: `Agent "${normalizeId(agentId)}" is not in the OpenClaw config (it declares ${declared}), so the gateway will refuse it.`,
     };
   }
+  const agentsSection = record(root.agents, 'agents') ?? {};
+  const defaults = record(agentsSection.defaults, 'agents.defaults') ?? {};
+  if (defaults.tools !== undefined && defaults.tools !== null) {
+    throw new ConfigProblem(
+      'agents.defaults.tools is not an OpenClaw 2026.9 setting, so the gateway refuses it',
+    );
+  }
 
   const global = record(root.tools, 'tools') ?? {};
-  const own = record(agent.entry.tools, `${agent.path}.tools`) ?? {};
+  const toolsAt = `${agent.path}.tools`;
+  const own = record(agent.entry.tools, toolsAt) ?? {};
   // The agent's profile and alsoAllow replace the global ones; its allow/deny add a layer.
-  const profileAt = own.profile != null ? `${agent.path}.tools.profile` : 'tools.profile';
+  const profileAt = own.profile != null ? `${toolsAt}.profile` : 'tools.profile';
   const profile = own.profile ?? global.profile;
-  const inProfile = profile == null ? 'all' : PROFILES.get(String(profile));
-  if (!inProfile) throw new ConfigProblem(`${profileAt} "${String(profile)}" is not a tool profile`);
-  const alsoAt = own.alsoAllow != null ? `${agent.path}.tools.alsoAllow` : 'tools.alsoAllow';
+  const inProfile = profile == null ? undefined : PROFILES.get(String(profile));
+  if (profile != null && !inProfile) {
+    throw new ConfigProblem(`${profileAt} "${String(profile)}" is not a tool profile`);
+  }
+  const alsoAt = own.alsoAllow != null ? `${toolsAt}.alsoAllow` : 'tools.alsoAllow';
   const alsoAllow = names(own.alsoAllow ?? global.alsoAllow, alsoAt) ?? [];
-
-  // alsoAllow widens a limited profile only; with `full` or no profile nothing was taken away.
-  const profileLayer: Layer = {
-    deny: [],
-    allow: inProfile === 'all' ? undefined : [...inProfile, ...alsoAllow],
-  };
   const globalLayer = scope(global, 'tools');
-  const agentLayer = scope(own, `${agent.path}.tools`);
-  const layers = [profileLayer, globalLayer, agentLayer];
-  const tools = HOST_TOOLS.filter((tool) => layers.every((layer) => permits(layer, policyId(tool)))).sort();
+  const agentLayer = scope(own, toolsAt);
+  const layers = [
+    ...(inProfile ? [{ allow: expand([...inProfile, ...alsoAllow]), deny: [], pluginsJoin: true }] : []),
+    globalLayer,
+    agentLayer,
+  ];
+
+  // Everything that could be offered: the core catalog, any plugin or MCP tool, and every other name an
+  // allowlist gives (a plugin id, an MCP tool, a wildcard, a name this check does not know).
+  const named = layers.flatMap((layer) => (layer.allow ?? []).filter(isOtherName));
+  const candidates: Candidate[] = [
+    ...CATALOG.map(([tool]): Candidate => ({ kind: 'core', name: tool })),
+    { kind: 'plugins', name: 'group:plugins' },
+    { kind: 'mcp', name: 'bundle-mcp' },
+    ...[...new Set(named)].map((name): Candidate => ({ kind: 'named', name })),
+  ];
+  const sessions = record(global.sessions, 'tools.sessions') ?? {};
+  const selfOnly = String(sessions.visibility ?? '').toLowerCase() === 'self';
+  const safe = new Set([...SAFE_TOOLS, ...(selfOnly ? ['session_status'] : [])]);
+  const offered = candidates
+    .filter((candidate) => layers.every((layer) => permits(layer, candidate)))
+    .map((candidate) => candidate.name)
+    .filter((name) => !safe.has(name));
+
+  const code = codeMode(root, global, own, agent);
+  const searchCode = toolSearchCode(global.toolSearch);
+  const tools = [
+    ...offered,
+    ...(code.exposed ? [CODE_MODE_EXEC] : []),
+    ...(searchCode ? ['tool_search_code'] : []),
+  ].sort();
 
   // The settings that shaped the answer, so the operator knows what to change.
   const settings = [
-    profile == null ? 'no tools.profile, so every core tool' : `${profileAt} "${String(profile)}"`,
-    ...(inProfile !== 'all' && alsoAllow.length > 0 ? [alsoAt] : []),
+    profile == null ? 'no tools.profile, so every core and plugin tool' : `${profileAt} "${String(profile)}"`,
+    ...(inProfile && alsoAllow.length > 0 ? [alsoAt] : []),
     ...listsIn(globalLayer, 'tools'),
-    ...listsIn(agentLayer, `${agent.path}.tools`),
+    ...listsIn(agentLayer, toolsAt),
+    code.setting,
+    ...(searchCode ? ['tools.toolSearch in "code" mode'] : []),
   ].join(', ');
   const name = agent.id === normalizeId(agentId) ? `"${agent.id}"` : `"${agent.id}" (the default agent)`;
   if (tools.length === 0) {
     return {
       verdict: 'restricted',
-      detail: `Agent ${name} is offered none of the host tools (${settings}).`,
+      detail: `Agent ${name} is offered nothing that reaches this machine or acts for you (${settings}).`,
     };
   }
-  const listed =
-    tools.length > 8 ? `${tools.slice(0, 8).join(', ')} and ${tools.length - 8} more` : tools.join(', ');
+  const fixes = [
+    ...(offered.length > 0 ? [`deny them in ${toolsAt}.deny`] : []),
+    ...(code.exposed
+      ? [`set ${toolsAt}.codeMode to false${code.byModel ? ` and drop ${code.source}` : ''}`]
+      : []),
+    ...(searchCode ? ['set tools.toolSearch to false or { mode: "tools" }'] : []),
+  ];
   return {
     verdict: 'exposes-host-tools',
     tools,
-    detail: `Agent ${name} is offered ${listed} (${settings}); deny them in ${agent.path}.tools.deny or point the bridge at a restricted agent.`,
+    detail: `Agent ${name} is offered ${reasons(tools)}. Settings: ${settings}. To restrict it, ${fixes.join(', ')}, or point the bridge at a restricted agent.`,
   };
+}
+
+/** The offered tools grouped by why they matter: `a, b (why); c (why)`, a few names per group. */
+function reasons(tools: string[]): string {
+  const known = new Set(REASONS.flatMap(([, members]) => members));
+  const groups = [
+    ...REASONS.map(([why, members]) => [why, tools.filter((tool) => members.includes(tool))] as const),
+    [UNKNOWN_REASON, tools.filter((tool) => !known.has(tool))] as const,
+  ].filter(([, members]) => members.length > 0);
+  return groups
+    .map(([why, members]) => {
+      const listed =
+        members.length > 4
+          ? `${members.slice(0, 3).join(', ')} and ${members.length - 3} more`
+          : members.join(', ');
+      return `${listed} (${why})`;
+    })
+    .join('; ');
+}
+
+/**
+ * Whether Code Mode can put its `exec` in front of the model. OpenClaw resolves activation per model from
+ * the first setting present: the agent's `models["provider/model"].codeMode`, the agent's
+ * `tools.codeMode`, `agents.defaults.models["provider/model"].codeMode`, then `tools.codeMode`, which is
+ * "auto" when absent (an object without `enabled` is off). "auto" engages on models their catalog marks
+ * preferred. The executor is the agent's, else the global one, else `node` (`node:vm`, no sandbox);
+ * `quickjs` is a WASM guest that reaches only the policy-filtered tools.
+ */
+function codeMode(
+  root: Record<string, unknown>,
+  global: Record<string, unknown>,
+  own: Record<string, unknown>,
+  agent: Agent,
+): { exposed: boolean; setting: string; source: string; byModel: boolean } {
+  const globalMode = codeModeSetting(global.codeMode, 'tools.codeMode');
+  const ownMode = codeModeSetting(own.codeMode, `${agent.path}.tools.codeMode`);
+  const executor = ownMode?.executor ?? globalMode?.executor ?? 'node';
+  const agentModels = modelCodeModes(agent.entry.models, `${agent.path}.models`);
+  const defaults = record(record(root.agents, 'agents')?.defaults, 'agents.defaults') ?? {};
+  const defaultModels = modelCodeModes(defaults.models, 'agents.defaults.models');
+
+  // The first setting that can engage it, if any, else the one that keeps it off.
+  let on: { source: string; value: true | 'auto'; byModel?: boolean } | undefined;
+  let off: string;
+  const agentModel = agentModels.find(([, value]) => value);
+  if (agentModel) on = { source: `${agent.path}.models["${agentModel[0]}"]`, value: true, byModel: true };
+  if (ownMode?.enabled !== undefined) {
+    off = `${agent.path}.tools.codeMode`;
+    if (!on && ownMode.enabled !== false) on = { source: off, value: ownMode.enabled };
+  } else {
+    const defaultModel = defaultModels.find(([key, value]) => value && !agentModels.some(([k]) => k === key));
+    if (!on && defaultModel) on = { source: `agents.defaults.models["${defaultModel[0]}"]`, value: true };
+    off = 'tools.codeMode';
+    const enabled = globalMode ? (globalMode.enabled ?? false) : 'auto';
+    if (!on && enabled !== false) on = { source: globalMode ? off : 'no tools.codeMode', value: enabled };
+  }
+  if (!on) return { exposed: false, setting: `Code Mode off in ${off}`, source: off, byModel: false };
+  const state = on.value === 'auto' ? 'Code Mode "auto"' : 'Code Mode on';
+  const where = on.source.startsWith('no ') ? `(${on.source})` : `in ${on.source}`;
+  const quickjs = executor === 'quickjs';
+  return {
+    exposed: !quickjs,
+    setting: `${state} ${where}${quickjs ? ' with QuickJS' : ''}`,
+    source: `${on.source}${on.byModel ? '.codeMode' : ''}`,
+    byModel: on.byModel === true,
+  };
+}
+
+function codeModeSetting(value: unknown, at: string): CodeModeSetting | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value === true || value === false || value === 'auto') return { enabled: value };
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new ConfigProblem(`${at} is not true, false, "auto" or a Code Mode object`);
+  }
+  const { enabled, executor } = value as Record<string, unknown>;
+  if (enabled !== undefined && typeof enabled !== 'boolean' && enabled !== 'auto') {
+    throw new ConfigProblem(`${at}.enabled is not true, false or "auto"`);
+  }
+  if (executor !== undefined && executor !== 'node' && executor !== 'quickjs') {
+    throw new ConfigProblem(`${at}.executor is not "node" or "quickjs"`);
+  }
+  return { enabled, executor } as CodeModeSetting;
+}
+
+/** The `codeMode` booleans of a `models` map, as [model, value] pairs. */
+function modelCodeModes(value: unknown, at: string): [string, boolean][] {
+  const models = record(value, at) ?? {};
+  return Object.entries(models).flatMap(([key, entry]): [string, boolean][] => {
+    const codeMode = record(entry, `${at}["${key}"]`)?.codeMode;
+    if (codeMode === undefined || codeMode === null) return [];
+    if (typeof codeMode !== 'boolean')
+      throw new ConfigProblem(`${at}["${key}"].codeMode is not true or false`);
+    return [[key, codeMode]];
+  });
+}
+
+/**
+ * Whether Tool Search offers `tool_search_code` (model-written JavaScript in a Node child process whose
+ * permission model Node itself calls no defence against hostile code). Unset is the structured `tools` mode;
+ * `true`, or an object that sets anything and no other mode, selects `code`.
+ */
+function toolSearchCode(value: unknown): boolean {
+  if (value === true) return true;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const setting = value as Record<string, unknown>;
+  const configured = Object.keys(setting).some((key) => key !== 'enabled');
+  const enabled = typeof setting.enabled === 'boolean' ? setting.enabled : configured;
+  return enabled && !['tools', 'directory'].includes(String(setting.mode));
 }
 
 /** The agents OpenClaw knows: keyed `agents.entries`, else the legacy `agents.list`, else an implicit "main". */
@@ -278,36 +555,74 @@ function findAgent(root: Record<string, unknown>, agents: Agent[], agentId: stri
   throw new ConfigProblem('several agents are configured and none is the default; name one instead');
 }
 
-/** One scope's allow/deny; an empty allow, or alsoAllow alone, restricts nothing (OpenClaw adds "*"). */
+/** One scope's allow/deny. An empty allow restricts nothing; alsoAllow alone means "*" plus those names. */
 function scope(tools: Record<string, unknown>, at: string): Layer {
-  const allow = names(tools.allow, `${at}.allow`);
+  const allow = names(tools.allow, `${at}.allow`) ?? [];
   const alsoAllow = names(tools.alsoAllow, `${at}.alsoAllow`) ?? [];
+  if (allow.length > 0 && alsoAllow.length > 0) {
+    throw new ConfigProblem(`${at} sets both allow and alsoAllow, which OpenClaw refuses`);
+  }
+  const listed = allow.length > 0 ? allow : alsoAllow.length > 0 ? ['*', ...alsoAllow] : undefined;
   return {
-    allow: allow && allow.length > 0 ? [...allow, ...alsoAllow] : undefined,
-    deny: names(tools.deny, `${at}.deny`) ?? [],
+    ...(listed ? { allow: expand(listed), ownAllow: allow.length > 0 } : {}),
+    deny: expand(names(tools.deny, `${at}.deny`) ?? []),
   };
 }
 
 function listsIn(layer: Layer, at: string): string[] {
-  return [...(layer.allow ? [`${at}.allow`] : []), ...(layer.deny.length > 0 ? [`${at}.deny`] : [])];
+  return [...(layer.ownAllow ? [`${at}.allow`] : []), ...(layer.deny.length > 0 ? [`${at}.deny`] : [])];
 }
 
-function permits(layer: Layer, tool: string): boolean {
-  if (matches(tool, layer.deny)) return false;
+function permits(layer: Layer, candidate: Candidate): boolean {
+  if (layer.deny.some((pattern) => covers(pattern, candidate))) return false;
   if (!layer.allow) return true;
+  // Any plugin may put its tools in a profile (memory-core's `intent` is in coding and messaging); MCP
+  // server tools join only through the profile's `bundle-mcp`.
+  if (layer.pluginsJoin && (candidate.kind === 'plugins' || candidate.kind === 'named')) return true;
   // Allowing `write` also allows `apply_patch`; denying `write` does not deny it.
-  return matches(tool, layer.allow) || (tool === 'apply_patch' && matches('write', layer.allow));
+  return (
+    layer.allow.some((pattern) => covers(pattern, candidate)) ||
+    (candidate.name === 'apply_patch' && layer.allow.some((pattern) => glob(pattern, 'write')))
+  );
 }
 
-/** Whether a tool id matches any entry: groups expanded, `*` as a wildcard. */
-function matches(tool: string, entries: string[]): boolean {
-  return entries
-    .flatMap((entry) => GROUPS.get(policyId(entry)) ?? [policyId(entry)])
-    .some((pattern) =>
-      pattern.includes('*')
-        ? new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`).test(tool)
-        : pattern === tool,
-    );
+/**
+ * Whether a policy entry (already expanded) names the candidate. A bare `*` names everything; `group:plugins`
+ * every plugin tool, MCP included; `bundle-mcp` every MCP tool (`server__tool`). A name no catalog knows
+ * is matched as the literal text, so an entry that only might cover it is not credited.
+ */
+function covers(pattern: string, candidate: Candidate): boolean {
+  if (/^\*+$/.test(pattern)) return true;
+  if (candidate.kind !== 'core' && pattern === 'group:plugins') return true;
+  if (candidate.kind === 'plugins') return false;
+  if (candidate.kind === 'mcp') return pattern === 'bundle-mcp';
+  if (candidate.kind === 'named' && pattern === 'bundle-mcp' && candidate.name.includes('__')) return true;
+  return glob(pattern, candidate.name);
+}
+
+function glob(pattern: string, name: string): boolean {
+  if (!pattern.includes('*')) return pattern === name;
+  return new RegExp(`^${pattern.split('*').map(escapeRegExp).join('.*')}$`).test(name);
+}
+
+/** A name an allowlist gives that is neither a core tool nor one of the catalog-wide entries. */
+function isOtherName(name: string): boolean {
+  return (
+    !CORE.has(name) &&
+    !/^\*+$/.test(name) &&
+    name !== 'group:plugins' &&
+    name !== 'bundle-mcp' &&
+    !META_TOOLS.has(name)
+  );
+}
+
+/** Policy ids, as OpenClaw matches them: aliases and renames applied, core groups expanded. */
+function expand(entries: string[]): string[] {
+  const ids = entries.flatMap((entry) => {
+    const id = policyId(entry);
+    return id === 'canvas' ? ['canvas', 'show_widget'] : [id];
+  });
+  return [...new Set(ids.flatMap((id) => GROUPS.get(id) ?? [id]))];
 }
 
 function policyId(name: string): string {

@@ -28,9 +28,17 @@ import {
   OPENCLAW_ENTRY,
   isInstalled,
 } from '../../scripts/openclaw/paths.js';
+import JSON5 from 'json5';
+import { restrictedAgentSnippet } from '../../src/bridge/tool-policy.js';
 import { STANDIN_MODEL_ID } from './model-server.js';
 
 export const PROVIDER_ID = 'standin';
+/**
+ * A second name for the stand-in model, which its catalog entry marks a preferred Code Mode performer
+ * (`compat.codeMode: "preferred"`, as OpenClaw's own catalogs mark e.g. claude-opus-5 or gpt-5.5): with
+ * `tools.codeMode` unset ("auto"), OpenClaw gives such a model Code Mode's `exec` and `wait`.
+ */
+export const STANDIN_CODEMODE_MODEL_ID = 'standin-codemode';
 
 /** The tools that reach the operator's machine (GATEWAY.md); a public agent must be offered none. */
 export const HOST_TOOLS = [
@@ -68,6 +76,36 @@ export const PUBLIC_AGENT = {
     ],
   },
 };
+
+/** The agent the bridge's console tells the operator to add (restrictedAgentSnippet), as it parses. */
+export function snippetAgent(id: string): Record<string, unknown> {
+  const config = JSON5.parse<{ agents: { entries: Record<string, Record<string, unknown>> } }>(
+    restrictedAgentSnippet(id),
+  );
+  const entry = config.agents.entries[id];
+  if (!entry) throw new Error(`restrictedAgentSnippet("${id}") has no entry for ${id}`);
+  return entry;
+}
+
+/**
+ * The agents besides `main` and `public` that the classifier is checked against: the security review's
+ * messaging agent, the snippet's agent on the Code Mode model, and the same without its `codeMode: false`.
+ */
+export function reviewAgents(): Record<string, Record<string, unknown>> {
+  const restricted = snippetAgent('restricted');
+  const { codeMode: _dropped, ...withoutCodeModeOff } = restricted.tools as Record<string, unknown>;
+  const onCodeModeModel = { model: { primary: `${PROVIDER_ID}/${STANDIN_CODEMODE_MODEL_ID}` } };
+  return {
+    messaging: { tools: { profile: 'messaging', deny: ['gateway'] } },
+    restricted: { ...restricted, ...onCodeModeModel },
+    codemode: {
+      ...restricted,
+      workspace: '~/.openclaw/workspace-codemode',
+      tools: withoutCodeModeOff,
+      ...onCodeModeModel,
+    },
+  };
+}
 
 export interface GatewayConfigInput {
   port: number;
@@ -108,6 +146,16 @@ export function gatewayConfig(input: GatewayConfigInput): Record<string, unknown
               contextWindow: 128000,
               maxTokens: 4096,
             },
+            {
+              id: STANDIN_CODEMODE_MODEL_ID,
+              name: 'Stand-in model (Code Mode preferred)',
+              reasoning: false,
+              input: ['text'],
+              cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+              contextWindow: 128000,
+              maxTokens: 4096,
+              compat: { codeMode: 'preferred' },
+            },
           ],
         },
       },
@@ -116,7 +164,7 @@ export function gatewayConfig(input: GatewayConfigInput): Record<string, unknown
     tools: { profile: 'full' },
     agents: {
       defaults: { model: { primary: `${PROVIDER_ID}/${STANDIN_MODEL_ID}` } },
-      entries: { main: {}, public: PUBLIC_AGENT },
+      entries: { main: {}, public: PUBLIC_AGENT, ...reviewAgents() },
     },
   };
 }

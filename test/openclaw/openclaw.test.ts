@@ -5,13 +5,14 @@
  * restricted `public` agent. Every observed fact is also written to <cache>/logs/openclaw-facts.json.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CACHE_DIR, NODE_VERSION, OPENCLAW_VERSION } from '../../scripts/openclaw/paths.js';
 import { startAgent, type TestAgent } from '../helpers/agents.js';
 import { envelope, post, sign } from '../helpers/envelopes.js';
-import { HOST_TOOLS, openclawAvailable, startGateway, type Gateway } from './gateway.js';
+import { classifyToolPolicy } from '../../src/bridge/tool-policy.js';
+import { HOST_TOOLS, openclawAvailable, reviewAgents, startGateway, type Gateway } from './gateway.js';
 import {
   STANDIN_REPLY,
   contentText,
@@ -44,6 +45,15 @@ const HOST_REACHING = new Set<string>([
   'dir_list',
   'dir_fetch',
 ]);
+
+/**
+ * What a restricted agent may still be offered (the classifier's safe set, written out here so this test
+ * checks it against the gateway rather than against itself): Tool Search's controls, which reach only the
+ * policy-filtered catalog, and sessions_yield, which ends the agent's own turn.
+ */
+const SAFE = ['tool_call', 'tool_describe', 'tool_search', 'sessions_yield'];
+/** How the classifier names Code Mode's exec (a `wait` beside an `exec` tells it from the shell's). */
+const CODE_MODE_EXEC = 'code mode exec';
 
 const available = openclawAvailable();
 const facts: Record<string, unknown> = { openclaw: OPENCLAW_VERSION, node: NODE_VERSION };
@@ -248,7 +258,7 @@ describe.skipIf(!available)(`real OpenClaw ${OPENCLAW_VERSION} gateway on loopba
       expect(seen.deferred).toEqual(['session_status']);
     });
 
-    it('model "openclaw" with two agents is refused with 400', async () => {
+    it('model "openclaw" with several agents is refused with 400', async () => {
       const reply = await chat({ model: 'openclaw', messages: [{ role: 'user', content: 'hi' }] });
       facts.modelOpenclaw = { status: reply.status, body: reply.json };
       expect(reply.status).toBe(400);
@@ -327,6 +337,95 @@ describe.skipIf(!available)(`real OpenClaw ${OPENCLAW_VERSION} gateway on loopba
       };
       expect(text).toBe(STANDIN_REPLY);
       modelRequestWith(mark);
+    });
+  });
+
+  // The bridge's verdict on each agent (src/bridge/tool-policy.ts, from the very config this gateway runs)
+  // against the tools the gateway actually put in front of the stand-in model, directly or behind Tool
+  // Search. The classifier may name more (catalog tools this runtime leaves out, Code Mode on models that are
+  // not preferred), never less, and it calls an agent restricted only if the gateway offered nothing beyond
+  // the safe set.
+  describe("the bridge's tool-policy verdict against what the gateway offered", () => {
+    const classified: Record<string, unknown> = {};
+    afterAll(() => {
+      facts.classifier = classified;
+    });
+
+    async function offeredTo(agent: string) {
+      const mark = marker(`CLASSIFY-${agent.toUpperCase()}`);
+      const reply = await chat({ model: `openclaw/${agent}`, messages: [{ role: 'user', content: mark }] });
+      expect(reply.status, reply.text).toBe(200);
+      expect(
+        (reply.json as { choices: { message: { content: string } }[] }).choices[0]?.message.content,
+      ).toBe(STANDIN_REPLY);
+      const seen = describeRequest(modelRequestWith(mark));
+      const codeMode = seen.direct.includes('wait') && seen.direct.includes('exec');
+      const beyondSafe = [...new Set(seen.reachable)]
+        .filter((name) => !(codeMode && name === 'wait'))
+        .map((name) => (codeMode && name === 'exec' ? CODE_MODE_EXEC : name))
+        .filter((name) => !SAFE.includes(name))
+        .sort();
+      const config = JSON.parse(readFileSync(gateway.configPath, 'utf8')) as unknown;
+      const view = classifyToolPolicy(config, agent);
+      const named = view.verdict === 'exposes-host-tools' ? view.tools : [];
+      classified[agent] = {
+        direct: seen.direct,
+        deferred: seen.deferred,
+        beyondSafe,
+        verdict: view.verdict,
+        tools: named,
+        namedButNotOffered: named.filter((name) => !beyondSafe.includes(name)),
+      };
+      // Everything offered beyond the safe set is named (plugin tools may be named as group:plugins)...
+      const unnamed = beyondSafe.filter((name) => !named.includes(name) && !named.includes('group:plugins'));
+      expect(unnamed, `offered to ${agent} but not named by the classifier`).toEqual([]);
+      // ...and "restricted" means the gateway offered nothing beyond it.
+      if (beyondSafe.length > 0) expect(view.verdict).toBe('exposes-host-tools');
+      return { seen, beyondSafe, view, named };
+    }
+
+    it('main (global profile "full"): exposes host tools, and the classifier says so', async () => {
+      const { beyondSafe, view } = await offeredTo('main');
+      expect(view.verdict).toBe('exposes-host-tools');
+      expect(beyondSafe).toEqual(expect.arrayContaining(['exec', 'read', 'write', 'secrets', 'message']));
+    });
+
+    it("public (GATEWAY.md's example): offered session_status, which reads other sessions", async () => {
+      const { beyondSafe, named } = await offeredTo('public');
+      expect(beyondSafe).toEqual(['session_status']);
+      // Also named: Code Mode ("auto" gives exec to this agent on a preferred model, see codemode) and
+      // plugin tools (a plugin can put its tools in the minimal profile, as memory-core does for messaging).
+      expect(named).toEqual([CODE_MODE_EXEC, 'group:plugins', 'session_status']);
+    });
+
+    it('messaging denying gateway (the review): secrets, session and message tools, a plugin tool', async () => {
+      const { beyondSafe, named } = await offeredTo('messaging');
+      expect(beyondSafe).toEqual(
+        expect.arrayContaining([
+          'secrets',
+          'sessions_send',
+          'sessions_spawn',
+          'conversations_send',
+          'message',
+        ]),
+      );
+      // memory-core's manifest puts its `intent` tool in the messaging profile.
+      expect(beyondSafe).toContain('intent');
+      expect(named).toContain('group:plugins');
+    });
+
+    it("the console's snippet on a Code Mode model: offered nothing beyond the safe set; restricted", async () => {
+      expect(reviewAgents().restricted).toMatchObject({ tools: { codeMode: false } });
+      const { beyondSafe, view } = await offeredTo('restricted');
+      expect(beyondSafe).toEqual([]);
+      expect(view.verdict).toBe('restricted');
+    });
+
+    it('the snippet without codeMode: false on that model: Code Mode exec offered despite deny "*"', async () => {
+      const { seen, beyondSafe, named } = await offeredTo('codemode');
+      expect(seen.direct).toEqual(expect.arrayContaining(['exec', 'wait']));
+      expect(beyondSafe).toEqual([CODE_MODE_EXEC]);
+      expect(named).toEqual([CODE_MODE_EXEC]);
     });
   });
 
