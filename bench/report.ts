@@ -3,6 +3,7 @@ import { MAX_AGE_MS } from '../src/agent/pipeline.js';
 import type { LoadResult } from './load.js';
 import type { Measured } from './measure.js';
 import type { ConsoleArm, ConsoleLoadFailure, ConsoleLoadResult } from './measure-console.js';
+import type { McpFailure, McpResult } from './measure-mcp.js';
 import { LONG_FRAME_MS, type UiOutcome } from './measure-ui.js';
 import type { RestartTrial, TunnelFailure, TunnelResult } from './measure-tunnel.js';
 import type { BenchResults } from './suite.js';
@@ -26,6 +27,8 @@ export const TARGETS = {
   maxUiRows: 200,
   /** 95th percentile of the frame times while the 10,000-row list scrolls, ms. */
   maxFrameP95Ms: 50,
+  /** p50 of samvad_call through the MCP server minus p50 of the same call made with the client, ms. */
+  maxMcpOverheadMs: 2,
 };
 
 /** How long the agent remembers a nonce: the envelope's timestamp plus the window plus 1 s. */
@@ -119,7 +122,31 @@ export function buildRows(r: BenchResults): Row[] {
     },
     ...tunnelRows(r.tunnel),
     ...consoleRows(r.console, r.signed),
+    ...mcpRows(r.mcp),
     ...uiRows(r.ui),
+  ];
+}
+
+function mcpRows(m: McpResult | McpFailure): Row[] {
+  if (!('overheadMs' in m)) {
+    return [{ label: '8. MCP samvad_call overhead', result: `not measured: ${m.error}`, pass: false }];
+  }
+  const errors = m.errors > 0 ? `, ${m.errors} errors: ${m.firstError ?? ''}` : '';
+  return [
+    {
+      label: '8. Outbound call, client directly, c=1',
+      result: `p50 ${ms(m.direct.p50)}, p99 ${ms(m.direct.p99)} (${m.direct.count} calls)`,
+    },
+    {
+      label: '8. The same via MCP samvad_call, c=1',
+      result: `p50 ${ms(m.mcp.p50)}, p99 ${ms(m.mcp.p99)} (${m.mcp.count} calls)${errors}`,
+    },
+    {
+      label: '8. MCP added latency (p50, c=1)',
+      result: `${ms(m.overheadMs)} (${ms(m.mcp.p50)} - ${ms(m.direct.p50)})`,
+      target: `< ${ms(TARGETS.maxMcpOverheadMs)}`,
+      pass: m.overheadMs < TARGETS.maxMcpOverheadMs && m.errors === 0,
+    },
   ];
 }
 

@@ -17,6 +17,7 @@ import {
   type ConsoleLoadOptions,
   type ConsoleLoadResult,
 } from './measure-console.js';
+import { measureMcp, type McpFailure, type McpOptions, type McpResult } from './measure-mcp.js';
 import { measureMemory, type MemoryOptions, type MemoryResult } from './measure-memory.js';
 import { measureStream, type StreamOptions, type StreamResult } from './measure-stream.js';
 import {
@@ -40,6 +41,8 @@ export interface BenchConfig {
   /** 7: the agent with its operator console, without and with console clients; the UI in Chromium. */
   console: ConsoleLoadOptions;
   ui: UiOptions;
+  /** 8: samvad_call through the MCP server against the same call made directly with the client. */
+  mcp: McpOptions;
   /** Write a CPU profile of the agent process (the throughput runs) into this directory. */
   cpuProfileDir?: string;
   /** Pin the server under test to one CPU and the client and gateway to another, where possible. */
@@ -55,6 +58,7 @@ export const FULL: BenchConfig = {
   tunnel: { concurrency: [1, 8], warmupMs: 1000, durationMs: 3000, restarts: 3, downMs: 1000 },
   console: { concurrency: [32, 1], clients: 2, warmupMs: 3000, runMs: 800, blocks: 3 },
   ui: { entries: 10_000, scrollMs: 2000, filterRuns: 3, filterText: 'nonce' },
+  mcp: { warmupCalls: 500, callsPerRun: 250, blocks: 4 },
   pin: true,
 };
 
@@ -67,6 +71,7 @@ export const QUICK: BenchConfig = {
   tunnel: { concurrency: [1, 8], warmupMs: 200, durationMs: 700, restarts: 1, downMs: 1000 },
   console: { concurrency: [32, 1], clients: 2, warmupMs: 800, runMs: 400, blocks: 1 },
   ui: { entries: 10_000, scrollMs: 1000, filterRuns: 1, filterText: 'nonce' },
+  mcp: { warmupCalls: 100, callsPerRun: 100, blocks: 1 },
   pin: true,
 };
 
@@ -96,6 +101,8 @@ export interface BenchResults {
   console: ConsoleLoadResult | ConsoleLoadFailure;
   /** 7b: the console UI's Traffic page with 10,000 entries in Chromium; or why it was not measured. */
   ui: UiOutcome;
+  /** 8: what the MCP tool adds to an outbound call (in this process, unpinned); or why it failed. */
+  mcp: McpResult | McpFailure;
 }
 
 export async function runSuite(
@@ -106,7 +113,7 @@ export async function runSuite(
   progress('starting the gateway, the peer agent, the agent and the echo server');
   const pin = config.pin ? pinPlan() : undefined;
   const env = await setupBench({ cpuProfileDir: config.cpuProfileDir, pin });
-  let results: Omit<BenchResults, 'ui'>;
+  let results: Omit<BenchResults, 'ui' | 'mcp'>;
   try {
     const phase = (concurrency: number): PhaseOptions => ({
       concurrency,
@@ -170,7 +177,10 @@ export async function runSuite(
   const ui = await measureUi(config.ui, progress).catch((error: unknown): UiOutcome => ({
     error: (error as Error).message,
   }));
-  return { ...results, ui };
+  const mcp = await measureMcp(config.mcp, progress).catch((error: unknown): McpFailure => ({
+    error: (error as Error).message,
+  }));
+  return { ...results, ui, mcp };
 }
 
 /** A child that loads nothing but node and tsx: the floor under every server's memory. */

@@ -3,6 +3,7 @@ import { AccessControl, type AccessChange } from './access/access-control.js';
 import { screenPayload } from './access/injection-screen.js';
 import { PeerKeyResolver } from './agent/peer-keys.js';
 import { AgentServer } from './agent/server.js';
+import type { IntakeOptions } from './agent/intake.js';
 import type { CallbackOptions } from './agent/callbacks.js';
 import type { CallbackEvent, EnvelopeEvent } from './agent/events.js';
 import { SkillRegistry } from './agent/skill-registry.js';
@@ -14,6 +15,7 @@ import { probeGateway } from './bridge/gateway-health.js';
 import { GatewayTarget, agentModel } from './bridge/gateway-target.js';
 import { KeyStore } from './keys/keystore.js';
 import { ensureDir } from './lib/atomic-file.js';
+import { OutboundCalls } from './mcp/outbound.js';
 import { buildCard, type AgentCard } from './protocol/index.js';
 import type { GatewayAgentView } from './protocol/console-api.js';
 import type { Settings } from './settings/schema.js';
@@ -50,6 +52,8 @@ export interface AppOptions {
   accessLimits?: { maxPending?: number; maxHeldPerSender?: number };
   /** Tasks kept per sender and in all (tests use small ones; production: 200 and 5,000). */
   taskLimits?: { maxPerSender?: number; maxTotal?: number };
+  /** Body budget, read/verify slots and body deadlines (tests use short ones; defaults in agent/intake.ts). */
+  intake?: Partial<IntakeOptions>;
   now?: () => number;
 }
 
@@ -64,6 +68,8 @@ export interface GatewayState {
 
 export interface AppEvents {
   envelope: [EnvelopeEvent];
+  /** A call the operator's own agent made through the bridge (MCP): direction `out`, refusals included. */
+  outbound: [EnvelopeEvent];
   callback: [CallbackEvent];
   gateway: [GatewayState];
   card: [AgentCard];
@@ -96,6 +102,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   readonly access: AccessControl;
   /** The agent on the gateway that callers reach, and whether it exposes host tools. */
   readonly gatewayTarget: GatewayTarget;
+  /** Calls out to other agents for the operator's own agent (the MCP tools), under the outbound policy. */
+  readonly outbound: OutboundCalls;
   private supervisor: TunnelSupervisor | undefined;
   /** The tunnel's address, kept while it reconnects so the agent's id does not flap. */
   private tunnelUrl: string | undefined;
@@ -140,7 +148,11 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       pinned: this.settings.trustedPeerKeys,
       devHttpPeers: this.settings.devHttpPeers,
       now: this.now,
-      self: { isOwnId: (id) => id === this.card().id, key: (kid) => this.keys.verificationKey(kid) },
+      self: {
+        isOwnId: (id) => id === this.card().id,
+        key: (kid) => this.keys.verificationKey(kid),
+        kids: () => this.keys.publicKeys().map((entry) => entry.kid),
+      },
     }));
     this.registrar = new Registrar({
       dataDir: options.dataDir,
@@ -181,11 +193,18 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       access: this.access.gate,
       screen: screenPayload,
       taskLimits: options.taskLimits,
+      intake: options.intake,
       gatewayStatus: () => this.gateway.status,
       agentVersion: AGENT_VERSION,
       events: { envelope: (e) => this.emit('envelope', e), callback: (e) => this.emit('callback', e) },
       callbacks: options.callbacks,
       keepAliveMs: options.keepAliveMs,
+      now: this.now,
+    });
+    this.outbound = new OutboundCalls({
+      identity: () => ({ id: this.card().id, signer: this.keys.signer }),
+      settings: () => this.settings,
+      onEvent: (event) => this.emit('outbound', event),
       now: this.now,
     });
     // Tasks held before a restart whose sender was decided meanwhile (or whose request is gone).
@@ -398,6 +417,11 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
 
   gatewayConfig(): ResolvedGateway['config'] {
     return this.gateway.config;
+  }
+
+  /** Where the local OpenClaw config is (`OPENCLAW_CONFIG_PATH` or ~/.openclaw/openclaw.json), and the env it reads. */
+  openclawConfig(): { path: string; env: NodeJS.ProcessEnv } {
+    return { path: openclawConfigPath(this.env), env: this.env };
   }
 
   gatewayStatus(): GatewayState {

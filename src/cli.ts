@@ -32,6 +32,7 @@ async function main(argv: string[]): Promise<void> {
 
   const app = new AgentBridgeApp({ dataDir, settings });
   app.on('envelope', (event) => say(formatEnvelope(event)));
+  app.on('outbound', (event) => say(formatEnvelope(event)));
   app.on('callback', (e) =>
     say(
       `${clock(e.time)} callback ${e.outcome} task ${e.taskId} (attempt ${e.attempt}${e.message ? `: ${e.message}` : ''})`,
@@ -103,6 +104,17 @@ async function main(argv: string[]): Promise<void> {
   const consoleFile = join(dataDir, CONSOLE_FILE);
   for (const line of consoleLinkLines(operatorConsole, consoleFile, mayPrintConsoleToken(process))) {
     console.log(line);
+  }
+  console.log(
+    `  MCP:        ${operatorConsole.mcp.url} (for your own agent; token in ${operatorConsole.mcp.file})`,
+  );
+  if (operatorConsole.mcp.movedFrom) {
+    // The gateway's config holds the usual address: until it is updated, the operator's agent cannot call out.
+    console.warn(
+      `WARNING: the MCP URL changed: ${operatorConsole.mcp.movedFrom} -> ${operatorConsole.mcp.url}, because port ` +
+        `${new URL(operatorConsole.mcp.movedFrom).port} is busy. Your gateway's config still points at the old one: ` +
+        'free that port and restart, or update the entry (the console shows the command).',
+    );
   }
   await reportGateway(app);
   console.log(`  Access:     ${describeAccess(settings.access)}`);
@@ -231,16 +243,21 @@ function registerWhenReachable(app: AgentBridgeApp, tunnel: string): void {
 }
 
 function formatEnvelope(e: EnvelopeEvent): string {
+  const out = e.direction === 'out';
   const verdict = e.held ? 'held' : e.verdict === 'accepted' ? 'accepted' : `refused at ${e.verdict}`;
   const parts = [
     clock(e.time),
+    ...(out ? ['out'] : []),
     String(e.status),
     verdict,
     e.mode ?? '-',
     e.skill ?? '-',
-    e.sender ?? '-',
+    // A call out names the agent called; a call in, its sender.
+    out ? `-> ${e.callee ?? '-'}` : (e.sender ?? '-'),
     `${e.durationMs} ms`,
   ];
+  if (out && e.replyVerified !== undefined)
+    parts.push(e.replyVerified ? 'reply verified' : 'reply NOT verified');
   if (e.code) parts.push(e.code);
   if (e.screen) parts.push(`[injection screen: ${e.screen.rule}]`);
   if (e.message && e.verdict !== 'accepted') parts.push(`"${e.message}"`);

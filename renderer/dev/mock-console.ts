@@ -88,7 +88,33 @@ const CODES: Partial<Record<string, { code: TrafficEntry['code']; status: number
   shape: { code: 'SCHEMA_INVALID', status: 400, message: 'envelope.traceId is required' },
 };
 
+/** A call the operator's agent made through the bridge's MCP tools (direction `out`). */
+function makeOutbound(id: number, time: number): TrafficEntry {
+  const refused = id % 4 === 0;
+  return {
+    id,
+    time: new Date(time).toISOString(),
+    endpoint: '/agent/message',
+    sender: 'agent://quiet-otter.loca.lt',
+    callee: 'agent://weather.example.com',
+    skill: 'forecast',
+    mode: 'sync',
+    signatureForm: 'headers',
+    verdict: refused ? 'access' : 'accepted',
+    status: refused ? 403 : 200,
+    message: refused
+      ? 'agent://weather.example.com is not on the list of agents this agent may call'
+      : undefined,
+    durationMs: refused ? 1 : 180 + (id % 300),
+    bytesIn: refused ? 0 : 420,
+    bytesOut: 60,
+    direction: 'out',
+    replyVerified: refused ? undefined : true,
+  };
+}
+
 function makeEntry(id: number, time: number): TrafficEntry {
+  if (id % 11 === 0) return makeOutbound(id, time);
   const roll = (id * 7919) % 100;
   const sender = SENDERS[id % SENDERS.length];
   const refusedAt = roll < 78 ? null : PIPELINE_STEPS[(id * 31) % PIPELINE_STEPS.length];
@@ -171,6 +197,11 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
     injectionScreen: 'flag',
     access: 'pairing',
     pendingExpiryHours: 24,
+    outbound: 'any',
+    outboundAllowed: [],
+    outboundPerMinute: 30,
+    outboundTimeoutMs: 45000,
+    outboundMaxReplyBytes: 262144,
     tunnel: 'localtunnel',
     tunnelHost: 'https://localtunnel.me',
     subdomain: 'quiet-otter',
@@ -415,6 +446,29 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
         pending: pending.length,
         ...newestPending(),
       },
+      mcp: {
+        url: 'http://127.0.0.1:8788/mcp',
+        listedInGatewayConfig: mcpListed,
+        outbound: 'any',
+        toolGlob: 'agent-bridge__*',
+        policySnippet:
+          '{\n  agents: {\n    entries: {\n      public: {\n        tools: {\n          deny: ["agent-bridge__*"],\n        },\n      },\n    },\n  },\n}',
+      },
+    };
+  };
+
+  // The MCP server for the operator's agent: listed in the gateway's config once its token is unchanged.
+  let mcpToken = 'dev-mcp-token-0123456789abcdefghijklmnopqrstuv';
+  let mcpListed = scenario !== 'problems';
+  const mcpView = () => {
+    const mcpUrl = 'http://127.0.0.1:8788/mcp';
+    return {
+      url: mcpUrl,
+      token: mcpToken,
+      file: '/home/you/.config/Agent Bridge/mcp.json',
+      serverName: 'agent-bridge',
+      command: `openclaw mcp add agent-bridge --url ${mcpUrl} --transport streamable-http --header 'Authorization=Bearer ${mcpToken}'`,
+      updateCommand: `openclaw mcp set agent-bridge '${JSON.stringify({ url: mcpUrl, transport: 'streamable-http', headers: { Authorization: `Bearer ${mcpToken}` } })}'`,
     };
   };
 
@@ -488,6 +542,13 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
     }
     const route = `${req.method} ${url.pathname}`;
     if (route === 'GET /api/status') return json(res, 200, status());
+    if (route === 'GET /api/mcp') return json(res, 200, mcpView());
+    if (route === 'POST /api/mcp/token') {
+      mcpToken = `dev-mcp-token-${Date.now().toString(36).padEnd(30, 'x')}`;
+      mcpListed = false;
+      stateChanged('mcp');
+      return json(res, 200, mcpView());
+    }
     if (route === 'GET /api/events') {
       res.writeHead(200, {
         'Content-Type': 'text/event-stream',

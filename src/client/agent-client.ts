@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Dispatcher } from 'undici';
 import {
   DEFAULT_ENDPOINTS,
   type AgentCard,
@@ -9,6 +10,7 @@ import {
 } from '../protocol/index.js';
 import { baseUrlFor } from './base-url.js';
 import { CardCache } from './card-fetch.js';
+import { createDelegationToken, type DelegationClaimsInput } from './delegation.js';
 import { buildEnvelope, signEnvelope, type SignatureForm, type SignedRequest } from './envelope.js';
 import { AgentCallError } from './errors.js';
 import { readCapped } from '../lib/http.js';
@@ -28,6 +30,10 @@ export interface AgentClientOptions {
   resolveBaseUrl?: (agentId: string) => string;
   /** Per request; for streams, until the response headers arrive. Default 30 s. */
   timeoutMs?: number;
+  /** Replies (and cards) go through this connection pool, e.g. one that refuses private addresses. */
+  dispatcher?: Dispatcher;
+  /** Replies larger than this are refused while they are read. Default REPLY_MAX_BYTES. */
+  maxReplyBytes?: number;
 }
 
 export interface CallOptions {
@@ -37,6 +43,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Check the reply's signature against the agent's card. Default true. */
   verify?: boolean;
+  /** A delegation token to send (PROTOCOL.md §9): we act for its issuer, which named us as `sub`. */
+  delegationToken?: string;
 }
 
 export interface CallResult {
@@ -74,6 +82,8 @@ export class AgentClient {
   private readonly timeoutMs: number;
   private readonly cards: CardCache;
   private readonly urls: Pick<AgentClientOptions, 'devHttp' | 'resolveBaseUrl'>;
+  private readonly dispatcher: Dispatcher | undefined;
+  private readonly maxReplyBytes: number;
 
   constructor(options: AgentClientOptions) {
     this.id = options.id;
@@ -81,7 +91,9 @@ export class AgentClient {
     this.form = options.form ?? 'headers';
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.urls = { devHttp: options.devHttp ?? false, resolveBaseUrl: options.resolveBaseUrl };
-    this.cards = new CardCache(this.urls);
+    this.dispatcher = options.dispatcher;
+    this.maxReplyBytes = options.maxReplyBytes ?? REPLY_MAX_BYTES;
+    this.cards = new CardCache({ ...this.urls, dispatcher: options.dispatcher });
   }
 
   /** The agent's card, validated; cached for its cardTTL. `force` re-fetches. */
@@ -94,6 +106,19 @@ export class AgentClient {
     return baseUrlFor(agentId, this.urls);
   }
 
+  /**
+   * A delegation token from us (`iss` = our id, signed with our key) letting `subject` call the skills in
+   * `scope` for us; default lifetime 10 minutes, maxDepth 1 (no further delegation).
+   */
+  createDelegationToken(
+    subject: string,
+    scope: string[],
+    options: Omit<DelegationClaimsInput, 'iss' | 'sub' | 'scope' | 'maxDepth'> & { maxDepth?: number } = {},
+  ): string {
+    const { maxDepth = 1, ...rest } = options;
+    return createDelegationToken(this.signer, { ...rest, iss: this.id, sub: subject, scope, maxDepth });
+  }
+
   buildEnvelope(to: string, skill: string, mode: Mode, payload: object, extra?: Partial<Envelope>): Envelope {
     return buildEnvelope({ from: this.id, to, skill, mode, payload, extra });
   }
@@ -104,7 +129,7 @@ export class AgentClient {
 
   /** POST /agent/message. Any HTTP status is returned; only a failed verification throws. */
   async call(to: string, skill: string, payload: object, opts: CallOptions = {}): Promise<CallResult> {
-    const envelope = this.buildEnvelope(to, skill, 'sync', payload, opts.envelope);
+    const envelope = this.buildEnvelope(to, skill, 'sync', payload, envelopeExtra(opts));
     return this.post(to, DEFAULT_ENDPOINTS.message, envelope, opts);
   }
 
@@ -115,8 +140,8 @@ export class AgentClient {
     payload: object,
     opts: CallOptions & { callbackUrl?: string } = {},
   ): Promise<{ taskId: string; response: CallResult }> {
-    const extra = opts.callbackUrl ? { callbackUrl: opts.callbackUrl, ...opts.envelope } : opts.envelope;
-    const envelope = this.buildEnvelope(to, skill, 'async', payload, extra);
+    const extra = opts.callbackUrl ? { callbackUrl: opts.callbackUrl } : {};
+    const envelope = this.buildEnvelope(to, skill, 'async', payload, { ...extra, ...envelopeExtra(opts) });
     const response = await this.post(to, DEFAULT_ENDPOINTS.task, envelope, opts);
     const taskId = (response.body as { taskId?: unknown } | null)?.taskId;
     if (response.status !== 202 || typeof taskId !== 'string') {
@@ -165,7 +190,7 @@ export class AgentClient {
     opts: CallOptions = {},
   ): AsyncGenerator<StreamEvent> {
     const verify = opts.verify ?? true;
-    const envelope = this.buildEnvelope(to, skill, 'stream', payload, opts.envelope);
+    const envelope = this.buildEnvelope(to, skill, 'stream', payload, envelopeExtra(opts));
     const url = this.baseUrl(to) + DEFAULT_ENDPOINTS.stream;
     const signed = this.sign(envelope, new URL(url).pathname, opts.form);
     // The timeout covers the wait for headers only: a stream may rightly last longer than a call.
@@ -176,7 +201,7 @@ export class AgentClient {
     let response: Response;
     try {
       const init: RequestInit = { method: 'POST', body: signed.body, headers, signal, redirect: 'manual' };
-      response = await fetchOrExplain(url, init, this.timeoutMs);
+      response = await fetchOrExplain(url, this.withDispatcher(init), this.timeoutMs);
     } finally {
       clearTimeout(timer);
     }
@@ -208,15 +233,20 @@ export class AgentClient {
     const url = this.baseUrl(to) + path;
     const signal = deadline(this.timeoutMs, opts.signal);
     // Never follow a redirect: it would re-send the signed body to a URL the signature was not made for.
-    const response = await fetchOrExplain(url, { ...init, signal, redirect: 'manual' }, this.timeoutMs);
+    const request = this.withDispatcher({ ...init, signal, redirect: 'manual' });
+    const response = await fetchOrExplain(url, request, this.timeoutMs);
     return this.finish(to, response, opts.verify ?? true);
+  }
+
+  private withDispatcher(init: RequestInit): RequestInit {
+    return this.dispatcher ? ({ ...init, dispatcher: this.dispatcher } as unknown as RequestInit) : init;
   }
 
   /** Reads the whole reply (bounded) and checks its Form A signature before anyone trusts the body. */
   private async finish(to: string, response: Response, verify: boolean): Promise<CallResult> {
     let bytes: Uint8Array;
     try {
-      bytes = await readCapped(response, REPLY_MAX_BYTES);
+      bytes = await readCapped(response, this.maxReplyBytes);
     } catch (error) {
       throw new AgentCallError(
         `Reply from ${to} refused: ${(error as Error).message}`,
@@ -232,6 +262,12 @@ export class AgentClient {
   private lookup(agentId: string): KeyLookup {
     return (kid) => this.cards.keyFor(agentId, kid);
   }
+}
+
+/** The caller's envelope fields; `opts.envelope` wins, so a test can still send anything. */
+function envelopeExtra(opts: CallOptions): Partial<Envelope> {
+  const delegation = opts.delegationToken !== undefined ? { delegationToken: opts.delegationToken } : {};
+  return { ...delegation, ...opts.envelope };
 }
 
 /** The events that carry a Form B signature (PROTOCOL.md §7): named result/error and the unnamed done. */

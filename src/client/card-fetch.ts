@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { Ajv } from 'ajv';
+import type { Dispatcher } from 'undici';
 import addFormatsModule from 'ajv-formats';
 import { cardSchema, publicKeyFromRaw, type AgentCard } from '../protocol/index.js';
 import { baseUrlFor, type BaseUrlOptions } from './base-url.js';
@@ -17,12 +18,17 @@ export const CARD_MAX_BYTES = 64 * 1024;
 const MAX_REDIRECTS = 3;
 const DEFAULT_TTL_S = 300;
 
+export interface CardFetchOptions extends BaseUrlOptions {
+  /** The connection pool to fetch through, e.g. one that refuses private addresses. */
+  dispatcher?: Dispatcher;
+}
+
 /**
  * GET {base}/.well-known/agent.json with a 5 s timeout and a 64 KiB cap, following only redirects that
  * stay on the same origin (a redirect elsewhere would let a card fetch probe other hosts: SSRF), then
  * validates the card and checks it describes the agent that was asked for.
  */
-export async function fetchCardFrom(agentId: string, options: BaseUrlOptions = {}): Promise<AgentCard> {
+export async function fetchCardFrom(agentId: string, options: CardFetchOptions = {}): Promise<AgentCard> {
   const fail = (message: string, cause?: unknown) => new CardFetchError(message, agentId, { cause });
   let base: string;
   try {
@@ -35,7 +41,12 @@ export async function fetchCardFrom(agentId: string, options: BaseUrlOptions = {
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     let response: Response;
     try {
-      const init: RequestInit = { redirect: 'manual', signal, headers: { accept: 'application/json' } };
+      const init = {
+        redirect: 'manual',
+        signal,
+        headers: { accept: 'application/json' },
+        ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+      } as RequestInit;
       response = await fetchOrExplain(url, init, CARD_TIMEOUT_MS);
     } catch (error) {
       throw fail(`Could not fetch the card of ${agentId}: ${(error as Error).message}`, error);
@@ -93,7 +104,7 @@ function parseCard(agentId: string, url: string, text: string): AgentCard {
 export class CardCache {
   private readonly entries = new Map<string, { card: Promise<AgentCard>; expires: number }>();
 
-  constructor(private readonly options: BaseUrlOptions = {}) {}
+  constructor(private readonly options: CardFetchOptions = {}) {}
 
   get(agentId: string, force = false): Promise<AgentCard> {
     const entry = this.entries.get(agentId);

@@ -9,7 +9,19 @@ export {
   type WaitOptions,
 } from './agent-client.js';
 export { baseUrlFor, type BaseUrlOptions } from './base-url.js';
-export { CARD_MAX_BYTES, CARD_TIMEOUT_MS, CardCache, fetchCardFrom } from './card-fetch.js';
+export {
+  DELEGATION_DEFAULT_LIFETIME_SECONDS,
+  DELEGATION_MAX_LIFETIME_SECONDS,
+  createDelegationToken,
+  type DelegationClaimsInput,
+} from './delegation.js';
+export {
+  CARD_MAX_BYTES,
+  CARD_TIMEOUT_MS,
+  CardCache,
+  fetchCardFrom,
+  type CardFetchOptions,
+} from './card-fetch.js';
 export {
   buildEnvelope,
   signEnvelope,

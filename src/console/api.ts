@@ -7,6 +7,7 @@ import type {
   AccessResponse,
   GatewayAgentView,
   KeyView,
+  McpResponse,
   RegistryRecordView,
   SelfTestResponse,
   StatusResponse,
@@ -16,6 +17,7 @@ import { RegistryError } from '../registry/registry-client.js';
 import { checkDeclaredLength, readJson } from './body.js';
 import { ConsoleError } from './errors.js';
 import type { EventStreams } from './events-stream.js';
+import type { McpConsole } from './mcp-console.js';
 import type { ConsoleSettings } from './settings-api.js';
 import { recordView } from './status.js';
 import { parseTrafficQuery } from './traffic-filter.js';
@@ -39,6 +41,7 @@ export interface ApiDeps {
   log: TrafficLog;
   events: EventStreams;
   settings: ConsoleSettings;
+  mcp: McpConsole;
   status(): StatusResponse;
   tunnel(): StatusResponse['tunnel'];
 }
@@ -52,7 +55,7 @@ interface Route {
 
 /** The operator API of DESIGN.md; the handlers only translate HTTP to the app's own methods. */
 export function consoleApi(deps: ApiDeps) {
-  const { app, log, events, settings } = deps;
+  const { app, log, events, settings, mcp } = deps;
   let selfTest: Promise<SelfTestResponse> | undefined;
 
   const routes: Route[] = [
@@ -128,6 +131,17 @@ export function consoleApi(deps: ApiDeps) {
       path: /^\/api\/gateway\/check$/,
       // The operator added the agent (or changed the gateway's config): look again now.
       handle: async (): Promise<{ agent: GatewayAgentView }> => ({ agent: await app.gatewayTarget.reset() }),
+    },
+    // The MCP token is shown only here and only on request: the status never carries it.
+    { method: 'GET', path: /^\/api\/mcp$/, handle: (): McpResponse => mcp.view() },
+    {
+      method: 'POST',
+      path: /^\/api\/mcp\/token$/,
+      handle: (): McpResponse => {
+        const view = mcp.regenerate();
+        events.state('mcp');
+        return view;
+      },
     },
     { method: 'GET', path: /^\/api\/settings$/, handle: () => settings.view() },
     { method: 'PUT', path: /^\/api\/settings$/, handle: async (ctx) => settings.update(await readJson(ctx)) },

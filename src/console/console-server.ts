@@ -11,6 +11,10 @@ import { newConsoleToken, requireToken, sameOriginOnly } from './auth.js';
 import { CONSOLE_FILE, removeConsoleFile, writeConsoleFile } from './console-file.js';
 import { ConsoleError } from './errors.js';
 import { EventStreams, type EventStreamOptions } from './events-stream.js';
+import { McpConsole } from './mcp-console.js';
+import { AGENT_VERSION } from '../app.js';
+import { mcpHandler } from '../mcp/mcp-handler.js';
+import { MCP_PATH } from '../mcp/openclaw-setup.js';
 import { securityHeaders } from './security-headers.js';
 import { ConsoleSettings } from './settings-api.js';
 import { DEFAULT_STATIC_DIR, staticFiles } from './static-files.js';
@@ -38,6 +42,8 @@ export interface ConsoleHandle {
   /** `http://127.0.0.1:PORT` */
   url: string;
   token: string;
+  /** The MCP server on this listener: its URL, mcp.json, and the usual URL when the port was busy. */
+  mcp: { url: string; file: string; movedFrom?: string };
   /** Ends the event streams, stops listening, flushes the traffic log and removes console.json. */
   close(): Promise<void>;
 }
@@ -58,6 +64,9 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
   const token = newConsoleToken();
   const startedAt = Date.now();
   let port = 0;
+  // The port the settings ask for: the gateway's config holds the MCP URL on it.
+  const configuredPort = app.currentSettings.consolePort;
+  const mcp = new McpConsole(app, dataDir);
 
   const events = new EventStreams(options.events);
   const log = new TrafficLog({
@@ -78,6 +87,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
   const unsubscribe = [
     log.subscribe((entry) => events.envelope(entry)),
     on(app, 'envelope', (event) => log.add(event)),
+    on(app, 'outbound', (event) => log.add(event)),
     on(app, 'gateway', () => events.state('gateway')),
     on(app, 'gatewayAgent', () => events.state('gateway')),
     on(app, 'tunnel', (state) => {
@@ -101,6 +111,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     log,
     events,
     settings,
+    mcp,
     tunnel: tunnelView,
     status: () =>
       buildStatus({
@@ -110,15 +121,25 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
         restartNeeded: settings.restartNeeded,
         startedAt,
         now: Date.now(),
+        mcp: mcp.status(),
       }),
   });
   const guardApi = requireToken(token, dataDir);
+  // Its own long-lived token, never the console's; the Host/Origin checks below apply to it as to /api.
+  const mcpRoute = mcpHandler({
+    token: () => mcp.token.token,
+    calls: app.outbound,
+    version: AGENT_VERSION,
+    tokenFile: mcp.token.path,
+    onError,
+  });
   const files = staticFiles(options.staticDir ?? DEFAULT_STATIC_DIR);
   koa.use(securityHeaders);
   koa.use(errorsAsJson(onError));
   koa.use(sameOriginOnly(() => port));
   koa.use(async (ctx: Context) => {
     if (ctx.path === '/api' || ctx.path.startsWith('/api/')) return guardApi(ctx, () => api(ctx));
+    if (ctx.path === MCP_PATH) return mcpRoute(ctx);
     return files(ctx);
   });
 
@@ -149,17 +170,21 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     await log.close();
     removeConsoleFile(dataDir, token);
   };
-  const handle = { url, token, close: () => (closing ??= close()) };
+  let file = join(dataDir, CONSOLE_FILE);
   try {
     writeConsoleFile(dataDir, { url, token });
+    file = mcp.token.path;
+    mcp.listening(url, configuredPort);
   } catch (error) {
-    await handle.close();
+    await close();
     throw new Error(
-      `Cannot write ${join(dataDir, CONSOLE_FILE)} (${errorCode(error) ?? String(error)}): check the data directory's permissions and free space.`,
+      `Cannot write ${file} (${errorCode(error) ?? String(error)}): check the data directory's permissions and free space.`,
       { cause: error },
     );
   }
-  return handle;
+  const movedFrom = mcp.moved;
+  const mcpInfo = { url: mcp.currentUrl, file: mcp.token.path, ...(movedFrom ? { movedFrom } : {}) };
+  return { url, token, mcp: mcpInfo, close: () => (closing ??= close()) };
 }
 
 /** Every failure answers ApiError JSON; only ConsoleErrors say what went wrong, the rest a generic 500. */

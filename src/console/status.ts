@@ -1,6 +1,7 @@
 import type { AgentBridgeApp, GatewayState } from '../app.js';
 import type {
   GatewayView,
+  McpStatusView,
   RegistryRecordView,
   RegistryStatus,
   StatusResponse,
@@ -17,6 +18,7 @@ export interface StatusInput {
   /** When the console started (right after the agent): the base of `uptimeSeconds`. */
   startedAt: number;
   now: number;
+  mcp: McpStatusView;
 }
 
 /** GET /api/status: everything the Overview shows, from the running app. */
@@ -27,6 +29,7 @@ export function buildStatus({
   restartNeeded,
   startedAt,
   now,
+  mcp,
 }: StatusInput): StatusResponse {
   const card = app.card();
   const settings = app.currentSettings;
@@ -58,6 +61,7 @@ export function buildStatus({
     traffic: log.counters(),
     restartNeeded,
     access: app.access.summary(),
+    mcp,
   };
 }
 

@@ -5,10 +5,11 @@ export const DEFAULT_TRAFFIC_LIMIT = 500;
 export const MAX_TRAFFIC_LIMIT = 10_000;
 
 const FILTER_NAMES = ['sender', 'skill', 'verdict', 'status', 'text'] as const;
+const DIRECTIONS: readonly string[] = ['in', 'out'];
 const VERDICTS: readonly string[] = ['accepted', 'refused', ...PIPELINE_STEPS];
 const STATUS = /^[1-5](\d\d|xx)$/i;
 
-/** `?sender=&skill=&verdict=&status=&text=&limit=` checked once; empty values mean "any". */
+/** `?direction=&sender=&skill=&verdict=&status=&text=&limit=` checked once; empty values mean "any". */
 export function parseTrafficQuery(params: URLSearchParams): { filter: TrafficFilter; limit: number } {
   const filter: TrafficFilter = {};
   for (const name of FILTER_NAMES) {
@@ -16,6 +17,9 @@ export function parseTrafficQuery(params: URLSearchParams): { filter: TrafficFil
     if (value) filter[name] = value;
   }
   const problems: FieldProblem[] = [];
+  const direction = params.get('direction')?.trim();
+  if (direction && DIRECTIONS.includes(direction)) filter.direction = direction as 'in' | 'out';
+  else if (direction) problems.push({ field: 'direction', message: 'direction: must be in or out' });
   if (filter.verdict !== undefined && !VERDICTS.includes(filter.verdict))
     problems.push({ field: 'verdict', message: `verdict: must be one of ${VERDICTS.join(', ')}` });
   if (filter.status !== undefined && !STATUS.test(filter.status))
@@ -45,7 +49,10 @@ export function parseTrafficQuery(params: URLSearchParams): { filter: TrafficFil
 /** A predicate for TrafficFilter (already validated): every given filter must match. */
 export function compileFilter(filter: TrafficFilter): (entry: TrafficEntry) => boolean {
   const tests: ((entry: TrafficEntry) => boolean)[] = [];
-  const { sender, skill, verdict, status, text } = filter;
+  const { direction, sender, skill, verdict, status, text } = filter;
+  // Entries from before directions existed are calls in.
+  if (direction === 'out') tests.push((e) => e.direction === 'out');
+  else if (direction === 'in') tests.push((e) => e.direction !== 'out');
   if (sender) tests.push((e) => e.sender?.toLowerCase().includes(sender.toLowerCase()) ?? false);
   if (skill) tests.push((e) => e.skill === skill);
   if (verdict === 'refused') tests.push((e) => e.verdict !== 'accepted');
@@ -55,7 +62,7 @@ export function compileFilter(filter: TrafficFilter): (entry: TrafficEntry) => b
   if (text) {
     const needle = text.toLowerCase();
     tests.push((e) =>
-      [e.sender, e.skill, e.code, e.message, e.traceId, e.diagnosis].some((field) =>
+      [e.sender, e.callee, e.skill, e.code, e.message, e.traceId, e.diagnosis].some((field) =>
         field?.toLowerCase().includes(needle),
       ),
     );

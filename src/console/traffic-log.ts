@@ -82,7 +82,8 @@ export class TrafficLog {
   add(event: EnvelopeEvent): TrafficEntry {
     const entry = toEntry(this.nextId++, event, maskerFor(this.options.secrets()));
     this.push(entry);
-    this.countIn(entry);
+    // The Overview's counts are calls to this agent; calls out are in the log, not in those counts.
+    if (entry.direction !== 'out') this.countIn(entry);
     if (!this.closed) this.queueLine(`${JSON.stringify(entry)}\n`);
     for (const listener of this.listeners) listener(entry);
     return entry;
@@ -218,6 +219,9 @@ function toEntry(id: number, e: EnvelopeEvent, mask: Mask): TrafficEntry {
     forwardedFor: mask(e.forwardedFor),
     diagnosis: mask(e.diagnosis),
     taskId: mask(e.taskId),
+    direction: e.direction,
+    callee: mask(e.callee),
+    replyVerified: e.replyVerified,
   };
   if (e.preview) {
     const preview = { payload: mask(e.preview.payload), reply: mask(e.preview.reply) };

@@ -11,6 +11,7 @@ export const PIPELINE_STEPS: readonly RefusalStep[] = [
   'shape',
   'timestamp',
   'signature',
+  'delegation',
   'trust',
   'rate-limit',
   'nonce',
@@ -52,6 +53,14 @@ export interface TrafficEntry {
   admittedBy?: AdmissionRule;
   /** An async task held (202) until the operator approves its sender. */
   held?: boolean;
+  /** `out`: a call the operator's own agent made through the bridge (MCP); absent or `in`: a call to us. */
+  direction?: 'in' | 'out';
+  /** Outbound: the agent called (`sender` is then our own id). */
+  callee?: string;
+  /** Outbound: whether the reply's signature verified against the callee's card. */
+  replyVerified?: boolean;
+  /** The agent a delegation token says the caller acts for (its `iss`), after the token verified. */
+  onBehalfOf?: string;
 }
 
 /** Who may reach the gateway (OpenClaw's own words for DMs from strangers). */
@@ -76,6 +85,8 @@ export interface PendingSenderView {
   preview?: string;
   /** Async tasks held until the operator decides. */
   heldTasks: number;
+  /** Why it asks again though it was approved before (its card's keys changed). */
+  note?: string;
   expiresAt: string;
 }
 
@@ -185,6 +196,38 @@ export interface TrafficMinute {
   refused: number;
 }
 
+/** The MCP server the operator's own agent calls other agents through (GET /api/status): never its token. */
+export interface McpStatusView {
+  /** `http://127.0.0.1:<console port>/mcp` */
+  url: string;
+  /** The console could not take its configured port this run, so the URL is not the usual one (that one). */
+  movedFrom?: string;
+  /** Whether the gateway's config lists this URL under `mcp.servers`; absent when the config cannot be read. */
+  listedInGatewayConfig?: boolean;
+  /** What is wrong with that entry (or why none matches), and what to do. */
+  gatewayConfigProblem?: string;
+  /** Which agents the operator's agent may call (setting `outbound`). */
+  outbound: 'any' | 'allowlist' | 'off';
+  /** How OpenClaw's tool policy names this server's tools (`agent-bridge__*`). */
+  toolGlob: string;
+  /** JSON5 that denies these tools to the agent strangers reach (`gatewayAgent`). */
+  policySnippet: string;
+}
+
+/** GET /api/mcp and POST /api/mcp/token: what connecting OpenClaw needs, the token included. */
+export interface McpResponse {
+  url: string;
+  token: string;
+  /** `<data dir>/mcp.json` (0600), which holds the URL and the token for scripts. */
+  file: string;
+  /** The name under the gateway's `mcp.servers`. */
+  serverName: string;
+  /** `openclaw mcp add ...`, ready to paste (it carries the token). */
+  command: string;
+  /** `openclaw mcp set ...`: replaces the entry after a new token or a new address. */
+  updateCommand: string;
+}
+
 /** GET /api/status */
 export interface StatusResponse {
   agent: {
@@ -213,11 +256,12 @@ export interface StatusResponse {
     pending: number;
     newest?: Pick<PendingSenderView, 'sender' | 'name' | 'code' | 'firstAt'>;
   };
+  mcp: McpStatusView;
 }
 
 /** GET /api/events (SSE): `event: envelope` with a TrafficEntry; `event: state` when anything in the status changed. */
 export interface StateEvent {
-  kind: 'agent' | 'gateway' | 'tunnel' | 'registry' | 'keys' | 'settings' | 'access';
+  kind: 'agent' | 'gateway' | 'tunnel' | 'registry' | 'keys' | 'settings' | 'access' | 'mcp';
 }
 
 /** GET /api/events: `event: access` when a new sender asks (policy `pairing`). */
@@ -226,7 +270,7 @@ export interface AccessEvent {
   pending: PendingSenderView;
 }
 
-/** GET /api/traffic?sender=&skill=&verdict=&status=&text=&limit= (newest first). */
+/** GET /api/traffic?direction=&sender=&skill=&verdict=&status=&text=&limit= (newest first). */
 export interface TrafficResponse {
   entries: TrafficEntry[];
   /** How many entries the log holds in memory in all. */
@@ -234,13 +278,15 @@ export interface TrafficResponse {
 }
 
 export interface TrafficFilter {
+  /** `in` (calls to this agent) or `out` (calls the operator's agent made through the bridge). */
+  direction?: 'in' | 'out';
   sender?: string;
   skill?: string;
   /** `accepted`, `refused`, or a pipeline step. */
   verdict?: string;
   /** An HTTP status, or a class like `4xx`. */
   status?: string;
-  /** Matched case-insensitively against sender, skill, code, message, traceId and diagnosis. */
+  /** Matched case-insensitively against sender, callee, skill, code, message, traceId and diagnosis. */
   text?: string;
 }
 

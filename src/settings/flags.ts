@@ -225,6 +225,37 @@ const FLAGS: FlagSpec[] = [
   },
   { flag: 'allow-unsigned', setting: 'allowUnsigned', help: 'accept unsigned requests for public skills' },
   {
+    flag: 'outbound',
+    setting: 'outbound',
+    value: 'POLICY',
+    help: "which agents your own agent may call through the bridge's MCP tools: any, allowlist or off",
+  },
+  {
+    flag: 'outbound-allowed',
+    setting: 'outboundAllowed',
+    value: 'IDS',
+    convert: toList,
+    help: 'comma-separated agent:// ids your agent may call with --outbound allowlist',
+  },
+  {
+    flag: 'outbound-per-minute',
+    setting: 'outboundPerMinute',
+    value: 'N',
+    help: 'outbound requests per minute (calls, task polls, card lookups)',
+  },
+  {
+    flag: 'outbound-timeout',
+    setting: 'outboundTimeoutMs',
+    value: 'SECONDS',
+    help: 'the longest one outbound call may take, async polling included',
+    defaultText: String(DEFAULT_SETTINGS.outboundTimeoutMs / 1000),
+    convert: (raw) => {
+      const seconds = numberOrText(last(raw));
+      return typeof seconds === 'number' ? Math.round(seconds * 1000) : seconds;
+    },
+    rule: 'must be a number of seconds between 1 and 600',
+  },
+  {
     flag: 'shutdown-grace',
     setting: 'shutdownGraceSeconds',
     value: 'SECONDS',

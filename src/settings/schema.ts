@@ -6,6 +6,8 @@ import type { Trust } from '../protocol/index.js';
 
 export type TunnelMode = 'localtunnel' | 'command' | 'none';
 export type InjectionScreenMode = 'flag' | 'refuse' | 'off';
+/** Which agents the operator's own agent may call through the bridge (the MCP tools). */
+export type OutboundPolicy = 'any' | 'allowlist' | 'off';
 
 /** What the gateway agent is told about callers when the operator has said nothing else. */
 export const DEFAULT_CALLER_INSTRUCTIONS =
@@ -60,6 +62,15 @@ export type Settings = {
   keepMessageContents: boolean;
   taskRetentionHours: number;
   shutdownGraceSeconds: number;
+  /** Calls out, through the MCP tools: to any agent, only to `outboundAllowed`, or none. */
+  outbound: OutboundPolicy;
+  outboundAllowed: string[];
+  /** Outbound requests (calls, task polls, card lookups) per minute, all agents together. */
+  outboundPerMinute: number;
+  /** The longest one outbound tool call may take, async polling included. */
+  outboundTimeoutMs: number;
+  /** The largest reply (or collected stream) an outbound call accepts. */
+  outboundMaxReplyBytes: number;
 };
 
 export type SettingName = keyof Settings;
@@ -94,10 +105,18 @@ export const DEFAULT_SETTINGS: Readonly<Omit<Settings, OptionalSetting>> = {
   specializations: [],
   devHttpPeers: false,
   allowUnsigned: false,
-  bodyLimitBytes: 1_048_576,
+  // The chat skill's 32,000-character message, every character escaped (\uXXXX: 6 bytes), is 192,000 bytes;
+  // 256 KiB leaves about 70 KB for the envelope (ids, nonce, signature) and the channel.
+  bodyLimitBytes: 262_144,
   keepMessageContents: false,
   taskRetentionHours: 24,
   shutdownGraceSeconds: 10,
+  outbound: 'any',
+  outboundAllowed: [],
+  outboundPerMinute: 30,
+  // Below the MCP SDK's own 60 s request timeout, which clients such as OpenClaw keep by default.
+  outboundTimeoutMs: 45_000,
+  outboundMaxReplyBytes: 262_144,
 };
 
 /** Settings that are write-only: never logged, never sent back to the console. */
@@ -214,6 +233,14 @@ const FIELDS: { [K in SettingName]-?: Field } = {
   keepMessageContents: boolean(),
   taskRetentionHours: integer(1, 8760, 'hours'),
   shutdownGraceSeconds: integer(0, 600, 'seconds'),
+  outbound: oneOf('any', 'allowlist', 'off'),
+  outboundAllowed: {
+    schema: { type: 'array', maxItems: 1000, items: { type: 'string', pattern: AGENT_ID } },
+    rule: 'must be a list of agent ids like agent://example.com',
+  },
+  outboundPerMinute: integer(1, 10_000),
+  outboundTimeoutMs: integer(1000, 600_000, 'milliseconds'),
+  outboundMaxReplyBytes: integer(1024, 8_388_608, 'bytes'),
 };
 
 export const SETTING_NAMES = Object.keys(FIELDS) as SettingName[];

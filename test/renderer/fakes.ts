@@ -164,6 +164,13 @@ export function status(overrides: Partial<StatusResponse> = {}): StatusResponse 
     traffic: { perMinute: [], accepted: 0, refused: 0 },
     restartNeeded: [],
     access: { policy: 'pairing', pending: 0 },
+    mcp: {
+      url: 'http://127.0.0.1:8788/mcp',
+      listedInGatewayConfig: true,
+      outbound: 'any',
+      toolGlob: 'agent-bridge__*',
+      policySnippet: '{ agents: { entries: { public: { tools: { deny: ["agent-bridge__*"] } } } } }',
+    },
     ...overrides,
   };
 }

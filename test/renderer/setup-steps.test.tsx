@@ -21,8 +21,8 @@ const states = (status: StatusResponse) =>
   setupSteps(status).map((s) => `${s.id}:${s.done ? 'done' : 'todo'}`);
 
 describe('getting started', () => {
-  it('is complete when the gateway answers, the tunnel is online and the agent is registered', () => {
-    expect(states(base)).toEqual(['gateway:done', 'tunnel:done', 'registry:done']);
+  it('is complete when the gateway answers, the tunnel is online, the agent is registered and the gateway lists the MCP server', () => {
+    expect(states(base)).toEqual(['gateway:done', 'tunnel:done', 'registry:done', 'mcp:done']);
   });
 
   it('names the fix for a gateway problem, and how to configure a missing gateway', () => {

@@ -8,6 +8,7 @@ import type {
   AccessResponse,
   ApiError,
   GatewayAgentView,
+  McpResponse,
   SelfTestResponse,
   SettingsResponse,
   SettingsUpdateResponse,
@@ -123,6 +124,10 @@ export function createApiClient(options: ApiClientOptions) {
     revokeSender: (sender: string) => json<AccessChangeResponse>('POST', '/api/access/revoke', { sender }),
     /** Checks the gateway's target agent (exists? which tools?) now. */
     checkGatewayAgent: () => json<{ agent: GatewayAgentView }>('POST', '/api/gateway/check', {}),
+    /** The MCP server's URL, its token and the exact `openclaw mcp` commands (the token: only on request). */
+    mcp: () => json<McpResponse>('GET', '/api/mcp'),
+    /** A new MCP token: the old one stops working at once, so the gateway's config needs the new one. */
+    regenerateMcpToken: () => json<McpResponse>('POST', '/api/mcp/token', {}),
     /** The event stream's URL: EventSource cannot send headers, so the token rides in the query. */
     eventsUrl: () => `${baseUrl}/api/events?token=${encodeURIComponent(options.token)}`,
   };

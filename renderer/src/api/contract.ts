@@ -14,6 +14,8 @@ export type {
   GatewayAgentView,
   GatewayView,
   KeyView,
+  McpResponse,
+  McpStatusView,
   PendingSenderView,
   ProblemView,
   RegistryRecordView,

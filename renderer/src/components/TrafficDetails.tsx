@@ -1,5 +1,6 @@
 import type { TrafficEntry } from '../api/contract';
 import { formatBytes, formatDateTime, formatMs } from '../lib/format';
+import { outboundSteps } from '../traffic/outbound';
 import { ADMISSION_LABELS, verificationSteps, type StepState } from '../traffic/steps';
 import { pageHref } from '../pages/types';
 import { Badge } from './Badge';
@@ -22,13 +23,18 @@ const STEP_WORDS: Record<StepState, string> = {
 
 /** One envelope: why it was accepted or refused, step by step, and what was answered. */
 export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
-  const steps = verificationSteps(entry);
+  const out = entry.direction === 'out';
+  // A call out went through the operator's outbound policy and the other agent, not the receive pipeline.
+  const steps = out
+    ? outboundSteps(entry).map(({ id, ...step }) => ({ ...step, step: id }))
+    : verificationSteps(entry);
   return (
     <aside
       className="details"
       aria-label="Envelope details"
       data-testid="traffic-details"
       data-entry-id={entry.id}
+      data-direction={out ? 'out' : 'in'}
     >
       <header className="details-header">
         <h2>
@@ -40,7 +46,7 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
       </header>
 
       <section aria-labelledby="details-steps">
-        <h3 id="details-steps">Verification</h3>
+        <h3 id="details-steps">{out ? 'Call out' : 'Verification'}</h3>
         <ol className="step-list">
           {steps.map((step) => (
             <li
@@ -119,15 +125,43 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
         <h3 id="details-envelope">Envelope</h3>
         <dl className="fields compact">
           <Field label="Time">{formatDateTime(entry.time)}</Field>
+          <Field label="Direction">
+            <span data-testid="details-direction" data-direction={out ? 'out' : 'in'}>
+              {out ? 'out: your agent called another agent (MCP)' : 'in: a call to this agent'}
+            </span>
+          </Field>
+          {out ? (
+            <>
+              <Field label="Called">{entry.callee ? <code>{entry.callee}</code> : 'unknown'}</Field>
+              <Field label="Reply signature">
+                <span
+                  data-testid="reply-verified"
+                  data-verified={entry.replyVerified === undefined ? 'none' : String(entry.replyVerified)}
+                >
+                  {entry.replyVerified === true
+                    ? 'verified against its card'
+                    : entry.replyVerified === false
+                      ? 'did NOT verify: the reply was discarded'
+                      : 'not checked'}
+                </span>
+              </Field>
+            </>
+          ) : null}
           <Field label="Endpoint">
             <code>{entry.endpoint}</code>
           </Field>
-          <Field label="Sender">{entry.sender ? <code>{entry.sender}</code> : 'unknown'}</Field>
+          <Field label={out ? 'Sent as' : 'Sender'}>
+            {entry.sender ? <code>{entry.sender}</code> : 'unknown'}
+          </Field>
           <Field label="Skill">{entry.skill ?? '—'}</Field>
           <Field label="Mode">{entry.mode ?? '—'}</Field>
           <Field label="Signature">{entry.signatureForm}</Field>
           <Field label="Trace id">{entry.traceId ? <code>{entry.traceId}</code> : '—'}</Field>
-          <Field label="Forwarded for">{entry.forwardedFor ? <code>{entry.forwardedFor}</code> : '—'}</Field>
+          {out ? null : (
+            <Field label="Forwarded for">
+              {entry.forwardedFor ? <code>{entry.forwardedFor}</code> : '—'}
+            </Field>
+          )}
         </dl>
       </section>
 

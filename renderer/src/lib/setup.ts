@@ -3,11 +3,15 @@ import type { StatusResponse } from '../api/contract';
 import { isPublicHttpsUrl } from './address';
 
 export interface SetupStep {
-  id: 'gateway' | 'tunnel' | 'registry';
+  id: 'gateway' | 'tunnel' | 'registry' | 'mcp';
   title: string;
   done: boolean;
   /** What to do next (or what is happening), when not done. */
   next?: string;
+  /** Not done, but not something the guide waits for (the bridge cannot check it). */
+  optional?: boolean;
+  /** The step's next action is a command the Overview shows (with its copy button). */
+  command?: 'mcp-add' | 'mcp-update';
 }
 
 export function setupSteps(status: StatusResponse): SetupStep[] {
@@ -15,7 +19,39 @@ export function setupSteps(status: StatusResponse): SetupStep[] {
     gatewayStep(status.gateway),
     tunnelStep(status.tunnel, status.agent.url),
     registryStep(status.registry),
+    mcpStep(status.mcp),
   ];
+}
+
+/** Whether the guide has nothing left to show: every step done, or optional. */
+export function setupComplete(steps: SetupStep[]): boolean {
+  return steps.every((step) => step.done || step.optional === true);
+}
+
+/** The operator's own agent calls out through the bridge's MCP server, once the gateway lists it. */
+function mcpStep(mcp: StatusResponse['mcp']): SetupStep {
+  const title = 'Let your agent call other agents';
+  if (mcp.outbound === 'off') return { id: 'mcp', title, done: true };
+  if (mcp.movedFrom) {
+    return {
+      id: 'mcp',
+      title,
+      done: false,
+      command: 'mcp-update',
+      next: `The MCP server moved to ${mcp.url} (port ${new URL(mcp.movedFrom).port} was busy). Free that port and restart the bridge, or update the gateway:`,
+    };
+  }
+  if (mcp.gatewayConfigProblem) {
+    return { id: 'mcp', title, done: false, command: 'mcp-update', next: `${mcp.gatewayConfigProblem} Run:` };
+  }
+  if (mcp.listedInGatewayConfig === true) return { id: 'mcp', title, done: true };
+  const next =
+    "Add the bridge's MCP server to your gateway, where the gateway runs: your agent can then look up and call other agents with this agent's identity, every reply verified and every call in Traffic.";
+  // A remote gateway, or a config the bridge cannot read: it cannot tell, so the guide does not wait.
+  if (mcp.listedInGatewayConfig === undefined) {
+    return { id: 'mcp', title, done: false, optional: true, command: 'mcp-add', next };
+  }
+  return { id: 'mcp', title, done: false, command: 'mcp-add', next };
 }
 
 function gatewayStep(gateway: StatusResponse['gateway']): SetupStep {

@@ -4,6 +4,7 @@ import { OpenAccessWarning, PendingNotice } from '../components/AccessNotices';
 import { Badge, type Tone } from '../components/Badge';
 import { Card, Field } from '../components/Card';
 import { CopyButton } from '../components/CopyButton';
+import { McpCard, McpCommand, RevealButton, useMcpView, type McpViewState } from '../components/McpCard';
 import { Countdown } from '../components/Countdown';
 import { agentName, CheckAgain, GatewayAgentNotices } from '../components/GatewayAgent';
 import { SelfTestPanel } from '../components/SelfTestPanel';
@@ -12,12 +13,13 @@ import { RichText } from '../components/Text';
 import { TrafficChart } from '../components/TrafficChart';
 import { useAction } from '../hooks/useAction';
 import { formatCount, formatDateTime, formatDuration, formatTime } from '../lib/format';
-import { setupSteps } from '../lib/setup';
+import { setupComplete, setupSteps } from '../lib/setup';
 import { gatewayGlance, registryGlance, tunnelGlance } from '../lib/states';
 import { pageHref, type PageProps } from './types';
 
 export function Overview({ api, data }: PageProps) {
   const { status, statusError, refreshStatus } = data;
+  const mcpView = useMcpView(api);
   if (!status) {
     return statusError ? (
       <ErrorNotice error={statusError} title="Cannot load the agent's status" />
@@ -33,13 +35,14 @@ export function Overview({ api, data }: PageProps) {
         <OpenAccessWarning agent={agentName(status.gateway.agent)} link />
       ) : null}
       <PendingNotice access={status.access} />
-      <GettingStarted status={status} />
+      <GettingStarted status={status} mcpView={mcpView} />
       <div className="grid">
         <IdentityCard agent={status.agent} />
         <TunnelCard api={api} tunnel={status.tunnel} onChange={refreshStatus} />
         <GatewayCard api={api} gateway={status.gateway} onChange={refreshStatus} />
         <RegistryCard registry={status.registry} />
         <TrafficCard traffic={status.traffic} />
+        <McpCard api={api} mcp={status.mcp} mcpView={mcpView} onChange={refreshStatus} />
         <Card title="Self-test" testId="selftest">
           <SelfTestPanel api={api} />
         </Card>
@@ -49,9 +52,9 @@ export function Overview({ api, data }: PageProps) {
 }
 
 /** Shown until the gateway answers, the address is public and the agent is listed: the first-run guide. */
-function GettingStarted({ status }: { status: StatusResponse }) {
+function GettingStarted({ status, mcpView }: { status: StatusResponse; mcpView: McpViewState }) {
   const steps = setupSteps(status);
-  if (steps.every((step) => step.done)) return null;
+  if (setupComplete(steps)) return null;
   return (
     <Card title="Getting started" testId="getting-started" className="getting-started">
       <ol className="setup-steps">
@@ -73,11 +76,26 @@ function GettingStarted({ status }: { status: StatusResponse }) {
                   <RichText text={step.next} />
                 </span>
               ) : null}
+              {step.command && !step.done ? <SetupCommand mcpView={mcpView} kind={step.command} /> : null}
             </span>
           </li>
         ))}
       </ol>
     </Card>
+  );
+}
+
+/** The exact `openclaw mcp` command of the step, fetched with its token (the status never carries it). */
+function SetupCommand({ mcpView, kind }: { mcpView: McpViewState; kind: 'mcp-add' | 'mcp-update' }) {
+  const { view } = mcpView;
+  // A load error shows in the MCP card below.
+  if (!view) return <RevealButton mcpView={mcpView} label="Show the command" />;
+  return (
+    <McpCommand
+      command={kind === 'mcp-add' ? view.command : view.updateCommand}
+      label="Run where the gateway runs:"
+      testId="setup-mcp-command"
+    />
   );
 }
 

@@ -1,12 +1,12 @@
 import { useCallback, useDeferredValue, useId, useMemo, useState } from 'react';
-import { PIPELINE_STEPS, type TrafficEntry, type TrafficFilter } from '../api/contract';
+import { PIPELINE_STEPS, type TrafficEntry } from '../api/contract';
 import { ErrorNotice, EmptyState, Loading } from '../components/States';
 import { TrafficDetails } from '../components/TrafficDetails';
 import { VerdictBadge } from '../components/VerdictBadge';
 import { VirtualList } from '../components/VirtualList';
 import { useAction } from '../hooks/useAction';
 import { formatBytes, formatCount, formatMs, formatTime } from '../lib/format';
-import { EMPTY_FILTER, filterTraffic, isValidStatusFilter } from '../traffic/filter';
+import { EMPTY_FILTER, filterTraffic, isValidStatusFilter, type TrafficFilterForm } from '../traffic/filter';
 import { TRAFFIC_LIMIT } from '../traffic/log';
 import type { PageProps } from './types';
 
@@ -15,7 +15,7 @@ const MAX_SUGGESTIONS = 200;
 
 export function Traffic({ api, data }: PageProps) {
   const { traffic, trafficError, pause, resume, status } = data;
-  const [filter, setFilter] = useState<Required<TrafficFilter>>(EMPTY_FILTER);
+  const [filter, setFilter] = useState<TrafficFilterForm>(EMPTY_FILTER);
   // Typing stays responsive: the 10,000-row filter runs at a lower priority than the keystroke.
   const deferredFilter = useDeferredValue(filter);
   const filtered = useMemo(
@@ -136,7 +136,12 @@ export function TrafficTable({ entries, selectedIndex, onSelectIndex, fallbackHe
         <div role="rowgroup" className="traffic-head">
           <div role="row" className="traffic-row head" aria-rowindex={1}>
             <span role="columnheader">Time</span>
-            <span role="columnheader">Sender</span>
+            <span
+              role="columnheader"
+              title="in: the sender of a call to this agent; out: the agent yours called"
+            >
+              Agent
+            </span>
             <span role="columnheader">Skill</span>
             <span role="columnheader" className="col-mode">
               Mode
@@ -164,12 +169,14 @@ export function TrafficTable({ entries, selectedIndex, onSelectIndex, fallbackHe
           data-testid="traffic-row"
           data-entry-id={entry.id}
           data-verdict={entry.verdict}
+          data-direction={directionOf(entry)}
         >
           <span role="gridcell" className="mono">
             {formatTime(entry.time)}
           </span>
-          <span role="gridcell" className="ellipsis" title={entry.sender}>
-            {entry.sender ?? <span className="muted">unknown</span>}
+          <span role="gridcell" className="ellipsis agent-cell" title={agentOf(entry)}>
+            <DirectionBadge entry={entry} />
+            {agentOf(entry) ?? <span className="muted">unknown</span>}
           </span>
           <span role="gridcell" className="ellipsis">
             {entry.skill ?? '—'}
@@ -195,9 +202,34 @@ export function TrafficTable({ entries, selectedIndex, onSelectIndex, fallbackHe
   );
 }
 
+/** `out`: a call the operator's agent made through the bridge; anything else is a call to this agent. */
+export function directionOf(entry: TrafficEntry): 'in' | 'out' {
+  return entry.direction === 'out' ? 'out' : 'in';
+}
+
+/** The other agent of the entry: the sender of a call in, the callee of a call out. */
+function agentOf(entry: TrafficEntry): string | undefined {
+  return directionOf(entry) === 'out' ? entry.callee : entry.sender;
+}
+
+export function DirectionBadge({ entry }: { entry: TrafficEntry }) {
+  const direction = directionOf(entry);
+  return (
+    <span
+      className={`direction ${direction}`}
+      data-testid="direction-badge"
+      data-direction={direction}
+      title={direction === 'out' ? 'Out: your agent called this agent' : 'In: this agent called yours'}
+    >
+      <span aria-hidden="true">{direction === 'out' ? '↗' : '↘'}</span>
+      <span className="visually-hidden">{direction === 'out' ? 'out to' : 'in from'}</span>
+    </span>
+  );
+}
+
 interface FiltersProps {
-  filter: Required<TrafficFilter>;
-  onChange: (filter: Required<TrafficFilter>) => void;
+  filter: TrafficFilterForm;
+  onChange: (filter: TrafficFilterForm) => void;
   entries: readonly TrafficEntry[];
 }
 
@@ -207,12 +239,13 @@ function Filters({ filter, onChange, entries }: FiltersProps) {
     const senders = new Set<string>();
     const skills = new Set<string>();
     for (const entry of entries) {
-      if (entry.sender && senders.size < MAX_SUGGESTIONS) senders.add(entry.sender);
+      if (entry.direction !== 'out' && entry.sender && senders.size < MAX_SUGGESTIONS)
+        senders.add(entry.sender);
       if (entry.skill && skills.size < MAX_SUGGESTIONS) skills.add(entry.skill);
     }
     return { senders: [...senders].sort(), skills: [...skills].sort() };
   }, [entries]);
-  const set = (name: keyof TrafficFilter) => (value: string) => onChange({ ...filter, [name]: value });
+  const set = (name: keyof TrafficFilterForm) => (value: string) => onChange({ ...filter, [name]: value });
   const statusInvalid = filter.status.trim() !== '' && !isValidStatusFilter(filter.status);
 
   return (
@@ -228,9 +261,22 @@ function Filters({ filter, onChange, entries }: FiltersProps) {
           id={`${id}-text`}
           type="search"
           value={filter.text}
-          placeholder="sender, skill, code, message, trace id…"
+          placeholder="agent, skill, code, message, trace id…"
           onChange={(event) => set('text')(event.target.value)}
         />
+      </div>
+      <div className="filter narrow">
+        <label htmlFor={`${id}-direction`}>Direction</label>
+        <select
+          id={`${id}-direction`}
+          data-testid="direction-filter"
+          value={filter.direction}
+          onChange={(event) => set('direction')(event.target.value)}
+        >
+          <option value="">in and out</option>
+          <option value="in">in: calls to this agent</option>
+          <option value="out">out: calls your agent made</option>
+        </select>
       </div>
       <div className="filter">
         <label htmlFor={`${id}-sender`}>Sender</label>

@@ -1,12 +1,18 @@
 /**
  * TrafficFilter applied in the browser, with the semantics of `GET /api/traffic` (console-api.ts):
- * sender and skill match exactly, verdict is `accepted`, `refused` (any refusal) or one pipeline step,
- * status is a code (`429`) or a class (`4xx`), and text matches case-insensitively against sender, skill,
- * code, message, traceId and diagnosis. Empty fields do not filter.
+ * direction is `in` (calls to this agent, entries without a direction included) or `out` (calls the
+ * operator's agent made through the bridge), sender and skill match exactly, verdict is `accepted`,
+ * `refused` (any refusal) or one pipeline step, status is a code (`429`) or a class (`4xx`), and text
+ * matches case-insensitively against sender, callee, skill, code, message, traceId and diagnosis. Empty
+ * fields do not filter.
  */
 import type { TrafficEntry, TrafficFilter } from '../api/contract';
 
-export const EMPTY_FILTER: Required<TrafficFilter> = {
+/** The form's state: every field a string, '' for "any" (direction too). */
+export type TrafficFilterForm = { [K in keyof TrafficFilter]-?: string };
+
+export const EMPTY_FILTER: TrafficFilterForm = {
+  direction: '',
   sender: '',
   skill: '',
   verdict: '',
@@ -20,13 +26,16 @@ export function isValidStatusFilter(status: string): boolean {
 }
 
 /** Compiles a filter once into a predicate, so 10,000 rows cost one pass of cheap checks. */
-export function trafficPredicate(filter: TrafficFilter): ((entry: TrafficEntry) => boolean) | null {
+export function trafficPredicate(
+  filter: TrafficFilter | Partial<TrafficFilterForm>,
+): ((entry: TrafficEntry) => boolean) | null {
+  const direction = filter.direction?.trim();
   const sender = filter.sender?.trim();
   const skill = filter.skill?.trim();
   const verdict = filter.verdict?.trim();
   const status = filter.status?.trim().toLowerCase();
   const text = filter.text?.trim().toLowerCase();
-  if (!sender && !skill && !verdict && !status && !text) return null;
+  if (!direction && !sender && !skill && !verdict && !status && !text) return null;
 
   let statusMatch: ((code: number) => boolean) | null = null;
   if (status) {
@@ -38,6 +47,7 @@ export function trafficPredicate(filter: TrafficFilter): ((entry: TrafficEntry) 
   }
 
   return (entry) => {
+    if (direction && (entry.direction === 'out' ? 'out' : 'in') !== direction) return false;
     if (sender && entry.sender !== sender) return false;
     if (skill && entry.skill !== skill) return false;
     if (verdict) {
@@ -45,7 +55,15 @@ export function trafficPredicate(filter: TrafficFilter): ((entry: TrafficEntry) 
     }
     if (statusMatch && !statusMatch(entry.status)) return false;
     if (text) {
-      const fields = [entry.sender, entry.skill, entry.code, entry.message, entry.traceId, entry.diagnosis];
+      const fields = [
+        entry.sender,
+        entry.callee,
+        entry.skill,
+        entry.code,
+        entry.message,
+        entry.traceId,
+        entry.diagnosis,
+      ];
       if (!fields.some((field) => field !== undefined && field.toLowerCase().includes(text))) return false;
     }
     return true;
@@ -55,7 +73,7 @@ export function trafficPredicate(filter: TrafficFilter): ((entry: TrafficEntry) 
 /** The entries that pass; the same array when the filter is empty. */
 export function filterTraffic(
   entries: readonly TrafficEntry[],
-  filter: TrafficFilter,
+  filter: TrafficFilter | Partial<TrafficFilterForm>,
 ): readonly TrafficEntry[] {
   const predicate = trafficPredicate(filter);
   return predicate ? entries.filter(predicate) : entries;

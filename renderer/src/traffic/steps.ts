@@ -19,6 +19,7 @@ export const STEP_LABELS: Record<RefusalStep, string> = {
   size: 'Body within the size limit',
   shape: 'Envelope well formed',
   signature: 'Signature verifies',
+  delegation: 'Delegation token valid (when sent)',
   timestamp: 'Timestamp fresh',
   trust: 'Sender allowed',
   'rate-limit': 'Within rate limits',

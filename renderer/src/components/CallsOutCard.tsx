@@ -1,0 +1,256 @@
+/**
+ * Calls out: which agents the operator's own agent may call through the bridge's MCP tools (settings
+ * `outbound` and `outboundAllowed`), on the Access page beside who may call in. The cap and the timeout are
+ * shown; Settings changes them.
+ */
+import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import type { ApiClient, ApiRequestError } from '../api/client';
+import type { SettingsResponse } from '../api/contract';
+import { asApiError, useAction } from '../hooks/useAction';
+import { Badge } from './Badge';
+import { Card } from './Card';
+import { CopyButton } from './CopyButton';
+import { ErrorNotice, Loading, Notice } from './States';
+
+type Outbound = 'any' | 'allowlist' | 'off';
+
+export const OUTBOUND_POLICIES: readonly { value: Outbound; title: string; text: string }[] = [
+  {
+    value: 'any',
+    title: 'Any agent',
+    text: 'Your agent may call any SAMVAD agent at a public https address. Every call is signed as this agent, every reply verified, every call logged in Traffic.',
+  },
+  {
+    value: 'allowlist',
+    title: 'Only the agents listed below',
+    text: 'Calls to any other agent are refused, and the refusal is logged.',
+  },
+  {
+    value: 'off',
+    title: 'Off',
+    text: 'Your agent cannot call other agents through the bridge: every call is refused.',
+  },
+];
+
+const AGENT_ID = /^agent:\/\/([A-Za-z0-9.-]+(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?)$/;
+
+interface OutboundSettings {
+  outbound: Outbound;
+  outboundAllowed: string[];
+  outboundPerMinute?: number;
+  outboundTimeoutMs?: number;
+}
+
+function outboundOf(view: SettingsResponse): OutboundSettings {
+  const settings = view.settings;
+  const outbound =
+    settings.outbound === 'allowlist' || settings.outbound === 'off' ? settings.outbound : 'any';
+  const allowed = Array.isArray(settings.outboundAllowed)
+    ? settings.outboundAllowed.filter((id): id is string => typeof id === 'string')
+    : [];
+  const number = (value: unknown) => (typeof value === 'number' ? value : undefined);
+  return {
+    outbound,
+    outboundAllowed: allowed,
+    outboundPerMinute: number(settings.outboundPerMinute),
+    outboundTimeoutMs: number(settings.outboundTimeoutMs),
+  };
+}
+
+export function CallsOutCard({ api, onSaved }: { api: ApiClient; onSaved: () => Promise<void> }) {
+  const [saved, setSaved] = useState<OutboundSettings | null>(null);
+  const [loadError, setLoadError] = useState<ApiRequestError | null>(null);
+  const [choice, setChoice] = useState<Outbound | null>(null);
+  const name = useId();
+
+  const load = useCallback(async () => {
+    try {
+      setSaved(outboundOf(await api.settings()));
+      setLoadError(null);
+    } catch (error) {
+      setLoadError(asApiError(error));
+    }
+  }, [api]);
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  // What the next save sends: the policy chosen above, or a new list.
+  const change = useRef<Partial<OutboundSettings>>({});
+  const save = useAction(async () => {
+    const response = await api.updateSettings(change.current);
+    setSaved(outboundOf(response));
+    setChoice(null);
+    await onSaved();
+    return change.current;
+  });
+  const apply = (next: Partial<OutboundSettings>) => {
+    change.current = next;
+    return save.run();
+  };
+
+  if (!saved) {
+    return (
+      <Card title="Calls out: whom your agent may call" testId="calls-out">
+        {loadError ? <ErrorNotice error={loadError} title="Cannot load the outbound policy" /> : <Loading />}
+      </Card>
+    );
+  }
+  const selected = choice ?? saved.outbound;
+  const changed = selected !== saved.outbound;
+  const setAllowed = (list: string[]) => apply({ outboundAllowed: list });
+  return (
+    <Card
+      title="Calls out: whom your agent may call"
+      testId="calls-out"
+      aside={<Badge tone={saved.outbound === 'off' ? 'neutral' : 'info'}>{saved.outbound}</Badge>}
+    >
+      <p className="muted small">
+        Your own agent calls other agents through this bridge’s MCP server (see the Overview). Calls to
+        private, link-local or loopback addresses are always refused.
+        {saved.outboundPerMinute !== undefined && saved.outboundTimeoutMs !== undefined
+          ? ` At most ${saved.outboundPerMinute} calls a minute, each within ${Math.round(saved.outboundTimeoutMs / 1000)} s (Settings).`
+          : ''}
+      </p>
+      <form
+        className="policy-form"
+        data-outbound={saved.outbound}
+        onSubmit={(event) => {
+          event.preventDefault();
+          void apply({ outbound: selected });
+        }}
+      >
+        <fieldset className="policy-options">
+          <legend className="visually-hidden">Outbound policy</legend>
+          {OUTBOUND_POLICIES.map((option) => (
+            <label
+              key={option.value}
+              className={`policy-option ${option.value === selected ? 'selected' : ''}`}
+              data-testid={`outbound-${option.value}`}
+            >
+              <input
+                type="radio"
+                name={name}
+                value={option.value}
+                checked={option.value === selected}
+                aria-labelledby={`${name}-${option.value}`}
+                aria-describedby={`${name}-${option.value}-text`}
+                onChange={() => {
+                  save.reset();
+                  setChoice(option.value);
+                }}
+              />
+              <span className="policy-text">
+                <span className="policy-title">
+                  <span id={`${name}-${option.value}`}>{option.title}</span>
+                  {option.value === saved.outbound ? <Badge tone="info">current</Badge> : null}
+                </span>
+                <span id={`${name}-${option.value}-text`} className="hint">
+                  {option.text}
+                </span>
+              </span>
+            </label>
+          ))}
+        </fieldset>
+        {save.error ? <ErrorNotice error={save.error} title="Not saved" /> : null}
+        <div className="actions">
+          <button type="submit" className="button primary" disabled={!changed || save.busy}>
+            {save.busy ? 'Saving…' : 'Save'}
+          </button>
+          {changed ? (
+            <button type="button" className="button" onClick={() => setChoice(null)} disabled={save.busy}>
+              Discard
+            </button>
+          ) : null}
+        </div>
+      </form>
+
+      <h3 className="subhead">Agents your agent may call</h3>
+      {saved.outboundAllowed.length === 0 ? (
+        <p className="muted small" data-testid="outbound-allowed-empty">
+          None listed.
+          {saved.outbound === 'allowlist'
+            ? ' With this policy, every call is refused until you add one.'
+            : ''}
+        </p>
+      ) : (
+        <ul className="outbound-allowed" data-testid="outbound-allowed">
+          {saved.outboundAllowed.map((id) => (
+            <li key={id} data-agent={id}>
+              <span className="copyable">
+                <code>{id}</code>
+                <CopyButton value={id} label={`Copy ${id}`} />
+              </span>
+              <button
+                type="button"
+                className="button small"
+                disabled={save.busy}
+                onClick={() => void setAllowed(saved.outboundAllowed.filter((other) => other !== id))}
+              >
+                Remove
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {saved.outbound !== 'allowlist' && saved.outboundAllowed.length > 0 ? (
+        <Notice
+          tone="info"
+          message="The list applies only when the policy is “Only the agents listed below”."
+        />
+      ) : null}
+      <AddAllowed
+        busy={save.busy}
+        onAdd={async (id) => {
+          if (saved.outboundAllowed.includes(id)) return true;
+          return (await setAllowed([...saved.outboundAllowed, id])) !== undefined;
+        }}
+      />
+    </Card>
+  );
+}
+
+function AddAllowed({ busy, onAdd }: { busy: boolean; onAdd: (id: string) => Promise<boolean> }) {
+  const id = useId();
+  const [value, setValue] = useState('');
+  const [invalid, setInvalid] = useState<string | null>(null);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const agent = value.trim();
+    if (!AGENT_ID.test(agent)) {
+      setInvalid('An agent id looks like agent://weather.example.com (its host, with a port if not 443).');
+      return;
+    }
+    setInvalid(null);
+    if (await onAdd(agent)) setValue('');
+  };
+  return (
+    <form className="advance-form" onSubmit={(event) => void submit(event)} noValidate>
+      <label htmlFor={id}>Add an agent</label>
+      <div className="token-row">
+        <input
+          id={id}
+          type="text"
+          spellCheck={false}
+          autoComplete="off"
+          placeholder="agent://weather.example.com"
+          value={value}
+          aria-invalid={invalid ? true : undefined}
+          aria-describedby={invalid ? `${id}-error` : undefined}
+          onChange={(event) => {
+            setValue(event.target.value);
+            setInvalid(null);
+          }}
+        />
+        <button type="submit" className="button" disabled={busy || value.trim() === ''}>
+          Add
+        </button>
+      </div>
+      {invalid ? (
+        <p id={`${id}-error`} className="field-error" data-testid="field-error">
+          {invalid}
+        </p>
+      ) : null}
+    </form>
+  );
+}

@@ -1,0 +1,159 @@
+/**
+ * What the operator allows their own agent to call through the bridge (the MCP tools): pure checks, in the
+ * order the tools apply them. A refusal names the setting that refused and how to change it.
+ */
+import { unfetchableReason } from '../agent/card-fetch.js';
+import { agentHost, isLoopbackHost, type Verdict } from '../protocol/index.js';
+import type { OutboundPolicy } from '../settings/schema.js';
+
+export interface OutboundSettings {
+  outbound: OutboundPolicy;
+  outboundAllowed: readonly string[];
+  outboundPerMinute: number;
+  outboundTimeoutMs: number;
+  outboundMaxReplyBytes: number;
+  devHttpPeers: boolean;
+  keepMessageContents: boolean;
+}
+
+/** A refusal before anything leaves the machine, or a failure on the way: what the log and the model get. */
+export class OutboundError extends Error {
+  constructor(
+    /** The log's verdict: the policy step, the callee's refusing step, or `handler`. */
+    readonly verdict: Exclude<Verdict, 'accepted'>,
+    /** The callee's HTTP status, or the one that best says what happened here (403, 429, 502, 504). */
+    readonly status: number,
+    message: string,
+    readonly details: {
+      /** The agent called (its id once parsed); set by the caller of the policy. */
+      agent?: string;
+      /** The callee's SAMVAD error code, when it answered with one. */
+      code?: string;
+      /** The callee's own words (untrusted text from another agent). */
+      calleeMessage?: string;
+      /** Whether the reply's signature verified; undefined when no reply was checked. */
+      replyVerified?: boolean;
+      /** A task that was accepted before the failure: the caller may still poll it. */
+      taskId?: string;
+      /** Refused before any request left the bridge (policy, cap, address). */
+      local?: boolean;
+    } = {},
+  ) {
+    super(message);
+    this.name = 'OutboundError';
+  }
+}
+
+const refuse = (verdict: 'access' | 'rate-limit' | 'shape', status: number, message: string) =>
+  new OutboundError(verdict, status, message, { local: true });
+
+/**
+ * The agent:// id for what a model passed as `agent`: an id, or the agent's https base URL (a path is
+ * allowed only when it is the card's own path). Plain http only for loopback, and only with devHttpPeers.
+ */
+export function parseAgentRef(input: string, devHttpPeers: boolean): string {
+  const text = input.trim();
+  if (text.toLowerCase().startsWith('agent://')) {
+    const host = agentHost(text);
+    if (!host)
+      throw refuse(
+        'shape',
+        400,
+        `"${clip(text)}" is not an agent id: use agent://host or agent://host:port.`,
+      );
+    return `agent://${host}`;
+  }
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw refuse(
+      'shape',
+      400,
+      `"${clip(text)}" is neither an agent id nor a URL: use agent://host (for example agent://example.com) or https://host.`,
+    );
+  }
+  const plainLoopback = url.protocol === 'http:' && devHttpPeers && isLoopbackHost(url.hostname);
+  if (url.protocol !== 'https:' && !plainLoopback) {
+    throw refuse('access', 403, `${url.origin} is not https: agents are reached over https only.`);
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    throw refuse(
+      'shape',
+      400,
+      `Give the agent's base URL (https://host), without credentials, query or fragment.`,
+    );
+  }
+  const path = url.pathname.replace(/\/+$/, '');
+  if (path !== '' && path !== '/.well-known/agent.json') {
+    throw refuse(
+      'shape',
+      400,
+      `SAMVAD agents live at the root of their host: use ${url.origin} (or agent://${url.host}), not a path.`,
+    );
+  }
+  const id = `agent://${url.host.toLowerCase()}`;
+  if (!agentHost(id)) throw refuse('shape', 400, `"${clip(text)}" does not name an agent host.`);
+  return id;
+}
+
+/**
+ * The operator's policy for one target: outbound off, not on the allowlist, or an address the bridge must
+ * never reach (private, link-local, loopback without devHttpPeers: SSRF through the operator's agent).
+ */
+export function checkOutboundPolicy(settings: OutboundSettings, agentId: string): void {
+  if (settings.outbound === 'off') {
+    throw refuse(
+      'access',
+      403,
+      'The operator has turned calls to other agents off (setting outbound: off). Tell the operator if you ' +
+        'need this call; they can allow it on the console (Access > Calls out) or with --outbound.',
+    );
+  }
+  if (
+    settings.outbound === 'allowlist' &&
+    !settings.outboundAllowed.some((allowed) => allowed.toLowerCase() === agentId.toLowerCase())
+  ) {
+    throw refuse(
+      'access',
+      403,
+      `${agentId} is not on the operator's list of agents this agent may call (setting outbound: allowlist). ` +
+        'Tell the operator if you need it; they can add it on the console (Access > Calls out).',
+    );
+  }
+  const unreachable = unfetchableReason(agentId, settings.devHttpPeers);
+  if (unreachable) {
+    throw refuse(
+      'access',
+      403,
+      `${agentId} cannot be called: ${unreachable}. Agents are reached at public https addresses only.`,
+    );
+  }
+}
+
+/** A sliding one-minute window over outbound requests, all agents together. */
+export class OutboundRateWindow {
+  private readonly times: number[] = [];
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Takes one slot, or throws the refusal with when the next slot frees. */
+  take(perMinute: number): void {
+    const now = this.now();
+    while (this.times.length > 0 && (this.times[0] as number) <= now - 60_000) this.times.shift();
+    if (this.times.length >= perMinute) {
+      const wait = Math.max(1, Math.ceil(((this.times[0] as number) + 60_000 - now) / 1000));
+      throw refuse(
+        'rate-limit',
+        429,
+        `Too many calls to other agents: the operator allows ${perMinute} a minute (setting outboundPerMinute). ` +
+          `Try again in ${wait} s.`,
+      );
+    }
+    this.times.push(now);
+  }
+}
+
+function clip(text: string): string {
+  return text.length > 120 ? `${text.slice(0, 120)}...` : text;
+}

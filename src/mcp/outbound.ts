@@ -1,0 +1,514 @@
+/**
+ * Calls the operator's own agent makes to other SAMVAD agents through the bridge (the MCP tools): signed
+ * with the bridge's key and identity by src/client, every reply verified against the callee's card, each
+ * call checked against the operator's outbound policy first and reported as one traffic entry.
+ */
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { EnvelopeEvent } from '../agent/events.js';
+import {
+  AgentCallError,
+  AgentClient,
+  type CallOptions,
+  CardFetchError,
+  ResponseVerificationError,
+  errorCodeOf,
+} from '../client/index.js';
+import { publicOnlyDispatcher } from '../lib/public-dispatcher.js';
+import {
+  DEFAULT_ENDPOINTS,
+  type AgentCard,
+  type Mode,
+  type RefusalStep,
+  type Signer,
+  type TaskRecord,
+} from '../protocol/index.js';
+import {
+  OutboundError,
+  OutboundRateWindow,
+  checkOutboundPolicy,
+  parseAgentRef,
+  type OutboundSettings,
+} from './outbound-policy.js';
+
+export interface OutboundOptions {
+  /** Our agent:// id and signer, read per call: the id follows the tunnel and the key rotates. */
+  identity: () => { id: string; signer: Signer };
+  settings: () => OutboundSettings;
+  /** One traffic entry per outbound request, refusals included (direction `out`). */
+  onEvent: (event: EnvelopeEvent) => void;
+  now?: () => number;
+}
+
+export interface CallInput {
+  agent: string;
+  skill: string;
+  payload: Record<string, unknown>;
+  mode?: Mode;
+  /** A delegation token (compact JWS) that lets us act for another agent (PROTOCOL.md §9). */
+  delegationToken?: string;
+  signal?: AbortSignal;
+}
+
+export interface CallOutcome {
+  agent: string;
+  skill: string;
+  mode: Mode;
+  /** `done`: the result is here; `pending`/`running`: an async task that was not done within the bound. */
+  state: 'done' | 'pending' | 'running';
+  result?: unknown;
+  taskId?: string;
+  /** Always true: an unverifiable reply is an OutboundError, never an outcome. */
+  verified: true;
+  durationMs: number;
+}
+
+export interface TaskOutcome {
+  agent: string;
+  task: TaskRecord;
+  verified: true;
+  durationMs: number;
+}
+
+const POLL_FIRST_MS = 250;
+const POLL_MAX_MS = 2000;
+const PREVIEW_CHARS = 500;
+
+export class OutboundCalls {
+  private readonly window: OutboundRateWindow;
+  private readonly now: () => number;
+  private cached: { key: string; client: AgentClient } | undefined;
+
+  constructor(private readonly options: OutboundOptions) {
+    this.now = options.now ?? Date.now;
+    this.window = new OutboundRateWindow(this.now);
+  }
+
+  /** Our own agent id: what callees see as `from`. */
+  get ownId(): string {
+    return this.options.identity().id;
+  }
+
+  /** Fetches and validates another agent's card (GET /.well-known/agent.json). */
+  async card(agent: string, signal?: AbortSignal): Promise<{ card: AgentCard; durationMs: number }> {
+    return this.run({ agent, endpoint: '/.well-known/agent.json' }, async (ctx) => {
+      const card = await this.withDeadline(ctx, signal, () => ctx.client.fetchCard(ctx.id));
+      ctx.bytesIn = JSON.stringify(card).length;
+      return { card, durationMs: this.now() - ctx.started };
+    });
+  }
+
+  /** Calls a skill in sync, stream (collected) or async (submitted, then polled up to the timeout) mode. */
+  async call(input: CallInput): Promise<CallOutcome> {
+    const mode = input.mode ?? 'sync';
+    const endpoint = {
+      sync: DEFAULT_ENDPOINTS.message,
+      stream: DEFAULT_ENDPOINTS.stream,
+      async: DEFAULT_ENDPOINTS.task,
+    }[mode];
+    return this.run({ agent: input.agent, endpoint, skill: input.skill, mode }, async (ctx) => {
+      ctx.bytesOut = JSON.stringify(input.payload).length;
+      ctx.preview.payload = JSON.stringify(input.payload);
+      const outcome = await this.withDeadline(ctx, input.signal, async (signal) => {
+        // The card first: a callee whose card does not validate is never sent anything.
+        const card = await ctx.client.fetchCard(ctx.id);
+        checkSkill(card, input.skill, mode);
+        // Our trace id, so the log entry and the callee's own log name the same call.
+        const opts: CallOptions = { envelope: { traceId: ctx.traceId }, signal };
+        if (input.delegationToken) opts.delegationToken = input.delegationToken;
+        if (mode === 'sync') return this.sync(ctx, input, opts);
+        if (mode === 'stream') return this.stream(ctx, input, opts);
+        return this.async(ctx, input, opts);
+      });
+      return { ...outcome, agent: ctx.id, skill: input.skill, mode, verified: true as const };
+    });
+  }
+
+  /** GET /agent/task/:taskId on another agent: the task's state, its reply verified. */
+  async task(agent: string, taskId: string, signal?: AbortSignal): Promise<TaskOutcome> {
+    const endpoint = DEFAULT_ENDPOINTS.taskStatus.replace(':taskId', encodeURIComponent(taskId));
+    return this.run({ agent, endpoint, mode: 'async' }, async (ctx) => {
+      ctx.taskId = taskId;
+      const task = await this.withDeadline(ctx, signal, (s) =>
+        ctx.client.getTask(ctx.id, taskId, { signal: s }),
+      );
+      ctx.replyVerified = true;
+      ctx.bytesIn = JSON.stringify(task).length;
+      if (task.result !== undefined) ctx.preview.reply = JSON.stringify(task.result);
+      // A verified answer about a failed task: the poll succeeded; the log says why the task failed.
+      if (task.status === 'failed')
+        ctx.note = {
+          code: task.error?.code,
+          message: `Task failed: ${task.error?.message ?? 'no reason given'}`,
+        };
+      return { agent: ctx.id, task, verified: true as const, durationMs: this.now() - ctx.started };
+    });
+  }
+
+  private async sync(
+    ctx: RunContext,
+    input: CallInput,
+    opts: CallOptions,
+  ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs'>> {
+    const reply = await ctx.client.call(ctx.id, input.skill, input.payload, opts);
+    ctx.replyVerified = reply.verified;
+    ctx.status = reply.status;
+    // The client throws on a bad signature; an unchecked reply must never pass either.
+    if (!reply.verified) {
+      throw new OutboundError(
+        'handler',
+        502,
+        `The reply from ${ctx.id} was not verified, so it was discarded.`,
+        {
+          replyVerified: false,
+        },
+      );
+    }
+    ctx.bytesIn = JSON.stringify(reply.body ?? null).length;
+    const body = reply.body as { status?: unknown; result?: unknown } | null;
+    if (reply.status !== 200 || body?.status !== 'ok')
+      throw calleeRefusal(ctx.id, reply.status, reply.body, true);
+    ctx.preview.reply = JSON.stringify(body.result);
+    return { state: 'done', result: body.result, durationMs: this.now() - ctx.started };
+  }
+
+  private async stream(
+    ctx: RunContext,
+    input: CallInput,
+    opts: CallOptions,
+  ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs'>> {
+    const max = this.options.settings().outboundMaxReplyBytes;
+    const chunks: string[] = [];
+    let size = 0;
+    let final: { result?: unknown; error?: unknown } | undefined;
+    try {
+      for await (const event of ctx.client.stream(ctx.id, input.skill, input.payload, opts)) {
+        ctx.status = 200;
+        size += event.raw.length;
+        if (size > max) {
+          throw new OutboundError(
+            'size',
+            502,
+            `The stream from ${ctx.id} is larger than the ${max} bytes allowed (setting outboundMaxReplyBytes).`,
+          );
+        }
+        const data = event.data as {
+          chunk?: unknown;
+          done?: unknown;
+          result?: unknown;
+          error?: unknown;
+          status?: unknown;
+        } | null;
+        if (!event.verified) {
+          if (typeof data?.chunk === 'string') chunks.push(data.chunk);
+          continue;
+        }
+        // A signed final event: the named result/error (the chat skill) or the unnamed done (generic).
+        if (event.event === 'error' || data?.error !== undefined) final = { error: data ?? {} };
+        else final = { result: data?.result };
+      }
+    } catch (error) {
+      if (error instanceof AgentCallError) ctx.status = error.status;
+      throw error;
+    }
+    ctx.bytesIn = size;
+    if (!final) {
+      throw new OutboundError(
+        'handler',
+        502,
+        `The stream from ${ctx.id} ended without a signed final event, so its reply cannot be verified.`,
+        { replyVerified: false },
+      );
+    }
+    ctx.replyVerified = true;
+    if (final.error !== undefined) throw calleeRefusal(ctx.id, 200, final.error, true);
+    const result = final.result !== undefined ? final.result : { text: chunks.join('') };
+    ctx.preview.reply = JSON.stringify(result);
+    return { state: 'done', result, durationMs: this.now() - ctx.started };
+  }
+
+  private async async(
+    ctx: RunContext,
+    input: CallInput,
+    opts: CallOptions,
+  ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs' | 'taskId'>> {
+    const { outboundTimeoutMs } = this.options.settings();
+    const signal = opts.signal as AbortSignal;
+    const { taskId } = await ctx.client.submitTask(ctx.id, input.skill, input.payload, opts);
+    ctx.taskId = taskId;
+    ctx.replyVerified = true;
+    ctx.status = 202;
+    // Follow the task for most of the time allowed, and keep the rest to hand its id back in any case.
+    const pollUntil = ctx.started + outboundTimeoutMs * 0.8;
+    let state: TaskRecord['status'] = 'pending';
+    for (let wait = POLL_FIRST_MS; ; wait = Math.min(wait * 2, POLL_MAX_MS)) {
+      if (this.now() + wait > pollUntil) break;
+      let task: TaskRecord;
+      try {
+        await sleep(wait, undefined, { signal });
+        task = await ctx.client.getTask(ctx.id, taskId, { signal });
+      } catch (error) {
+        // Out of time or cancelled: the task was accepted, so its id goes back rather than an error.
+        if (signal.aborted) break;
+        throw error;
+      }
+      state = task.status;
+      if (task.status === 'done') {
+        ctx.preview.reply = JSON.stringify(task.result);
+        return { state: 'done', result: task.result, taskId, durationMs: this.now() - ctx.started };
+      }
+      if (task.status === 'failed') {
+        throw calleeRefusal(ctx.id, 200, { error: task.error }, true, taskId);
+      }
+    }
+    return {
+      state: state === 'running' ? 'running' : 'pending',
+      taskId,
+      durationMs: this.now() - ctx.started,
+    };
+  }
+
+  /**
+   * The shared frame of every tool call: the target and the policy (refusals logged), the per-minute cap,
+   * then the request; whatever happens, one traffic entry.
+   */
+  private async run<T>(target: Target, work: (ctx: RunContext) => Promise<T>): Promise<T> {
+    const settings = this.options.settings();
+    const ctx: RunContext = {
+      id: target.agent,
+      client: undefined as unknown as AgentClient,
+      started: this.now(),
+      traceId: randomBytes(16).toString('hex'),
+      status: 200,
+      bytesIn: 0,
+      bytesOut: 0,
+      preview: {},
+    };
+    try {
+      ctx.id = parseAgentRef(target.agent, settings.devHttpPeers);
+      checkOutboundPolicy(settings, ctx.id);
+      this.window.take(settings.outboundPerMinute);
+      ctx.client = this.client(settings);
+      const value = await work(ctx);
+      this.record(target, ctx, settings, undefined);
+      return value;
+    } catch (error) {
+      const failure = toOutboundError(error, ctx);
+      failure.details.agent ??= ctx.id;
+      this.record(target, ctx, settings, failure);
+      throw failure;
+    }
+  }
+
+  /** The overall bound: the tool call's own signal (the MCP request went away) and the outbound timeout. */
+  private async withDeadline<T>(
+    ctx: RunContext,
+    outer: AbortSignal | undefined,
+    work: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const { outboundTimeoutMs } = this.options.settings();
+    const timeout = AbortSignal.timeout(outboundTimeoutMs);
+    const signal = outer ? AbortSignal.any([timeout, outer]) : timeout;
+    ctx.signal = signal;
+    ctx.timeoutMs = outboundTimeoutMs;
+    return work(signal);
+  }
+
+  private client(settings: OutboundSettings): AgentClient {
+    const { id } = this.options.identity();
+    const key = [id, settings.devHttpPeers, settings.outboundTimeoutMs, settings.outboundMaxReplyBytes].join(
+      '\n',
+    );
+    if (this.cached?.key === key) return this.cached.client;
+    const identity = this.options.identity;
+    // The key of the moment, so a rotation applies to the next request without a new client.
+    const signer: Signer = {
+      get kid() {
+        return identity().signer.kid;
+      },
+      sign: (data) => identity().signer.sign(data),
+    };
+    const client = new AgentClient({
+      id,
+      signer,
+      devHttp: settings.devHttpPeers,
+      timeoutMs: settings.outboundTimeoutMs,
+      maxReplyBytes: settings.outboundMaxReplyBytes,
+      dispatcher: publicOnlyDispatcher(settings.devHttpPeers),
+    });
+    this.cached = { key, client };
+    return client;
+  }
+
+  private record(
+    target: Target,
+    ctx: RunContext,
+    settings: OutboundSettings,
+    failure: OutboundError | undefined,
+  ): void {
+    const event: EnvelopeEvent = {
+      time: new Date(ctx.started).toISOString(),
+      endpoint: target.endpoint,
+      sender: this.options.identity().id,
+      skill: target.skill,
+      mode: target.mode,
+      signatureForm: target.skill ? 'headers' : 'none',
+      verdict: failure ? failure.verdict : 'accepted',
+      status: failure ? failure.status : ctx.status,
+      durationMs: Math.max(0, this.now() - ctx.started),
+      bytesIn: ctx.bytesIn,
+      bytesOut: ctx.bytesOut,
+      direction: 'out',
+      callee: ctx.id.slice(0, 300),
+    };
+    if (target.skill) event.traceId = ctx.traceId;
+    if (ctx.taskId ?? failure?.details.taskId) event.taskId = ctx.taskId ?? failure?.details.taskId;
+    const verified = failure?.details.replyVerified ?? ctx.replyVerified;
+    if (verified !== undefined) event.replyVerified = verified;
+    const note = failure ? { code: failure.details.code, message: failure.message } : ctx.note;
+    if (note?.code) event.code = note.code as EnvelopeEvent['code'];
+    if (note?.message) event.message = note.message;
+    if (settings.keepMessageContents && (ctx.preview.payload || ctx.preview.reply)) {
+      event.preview = {};
+      if (ctx.preview.payload) event.preview.payload = ctx.preview.payload.slice(0, PREVIEW_CHARS);
+      if (ctx.preview.reply) event.preview.reply = ctx.preview.reply.slice(0, PREVIEW_CHARS);
+    }
+    this.options.onEvent(event);
+  }
+}
+
+interface Target {
+  agent: string;
+  endpoint: string;
+  skill?: string;
+  mode?: Mode;
+}
+
+interface RunContext {
+  /** The callee's agent:// id once parsed (before that, what the model passed). */
+  id: string;
+  client: AgentClient;
+  started: number;
+  traceId: string;
+  status: number;
+  bytesIn: number;
+  bytesOut: number;
+  replyVerified?: boolean;
+  taskId?: string;
+  /** What the log says of a call that succeeded (samvad_task found a failed task). */
+  note?: { code?: string; message: string };
+  preview: { payload?: string; reply?: string };
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/** The skill must be on the callee's card and offer the mode: say which ones exist rather than call blind. */
+function checkSkill(card: AgentCard, skill: string, mode: Mode): void {
+  const found = card.skills.find((candidate) => candidate.id === skill);
+  if (!found) {
+    const ids = card.skills.map((candidate) => candidate.id).join(', ') || 'none';
+    throw new OutboundError('skill', 404, `${card.id} has no skill "${skill}" (its skills: ${ids}).`, {
+      local: true,
+    });
+  }
+  if (!found.modes.includes(mode)) {
+    throw new OutboundError(
+      'input',
+      400,
+      `Skill "${skill}" of ${card.id} does not offer mode ${mode} (it offers ${found.modes.join(', ')}).`,
+      { local: true },
+    );
+  }
+}
+
+/** The step of the callee's pipeline its error code comes from (PROTOCOL.md §4, §5). */
+export function stepForCode(code: string | undefined, status: number): RefusalStep {
+  switch (code) {
+    case 'AUTH_FAILED':
+      return status === 403 ? 'trust' : 'signature';
+    case 'REPLAY_DETECTED':
+      return 'nonce';
+    case 'SKILL_NOT_FOUND':
+      return 'skill';
+    case 'SCHEMA_INVALID':
+      return status === 413 ? 'size' : 'input';
+    case 'INJECTION_DETECTED':
+      return 'input';
+    case 'DELEGATION_EXCEEDED':
+      return 'delegation';
+    case 'RATE_LIMITED':
+    case 'TOKEN_BUDGET_EXCEEDED':
+      return 'rate-limit';
+    default:
+      return 'handler';
+  }
+}
+
+/** The callee answered, verified, with an error: its code, status and (untrusted) message. */
+function calleeRefusal(
+  agent: string,
+  status: number,
+  body: unknown,
+  replyVerified: boolean,
+  taskId?: string,
+): OutboundError {
+  const code = errorCodeOf(body);
+  const record = body as { message?: unknown; error?: { message?: unknown } } | null;
+  const raw = record?.error?.message ?? record?.message;
+  const calleeMessage = typeof raw === 'string' ? raw.slice(0, 2000) : undefined;
+  const what = taskId ? `Task ${taskId} on ${agent} failed` : `${agent} refused the call`;
+  // A failed task or a stream's error event came with HTTP 200: its code says what happened, not the status.
+  const http = status >= 400 ? ` (HTTP ${status})` : '';
+  return new OutboundError(
+    stepForCode(code, status),
+    status >= 400 ? status : 502,
+    `${what}${code ? ` with ${code}` : ''}${http}.`,
+    { code, calleeMessage, replyVerified, taskId },
+  );
+}
+
+/** Every failure as an OutboundError the log and the model can read; internal details stay out. */
+function toOutboundError(error: unknown, ctx: RunContext): OutboundError {
+  if (error instanceof OutboundError) return error;
+  if (error instanceof ResponseVerificationError) {
+    return new OutboundError(
+      'handler',
+      error.status ?? 502,
+      `The reply from ${ctx.id} did not verify against its card, so it was discarded: ${error.message}`,
+      { replyVerified: false },
+    );
+  }
+  if (error instanceof CardFetchError) {
+    return new OutboundError('handler', 502, `Could not use the card of ${ctx.id}: ${error.message}`);
+  }
+  if (error instanceof AgentCallError) return calleeRefusal(ctx.id, error.status, error.body, true);
+  if (refusedAddress(error)) {
+    return new OutboundError(
+      'access',
+      403,
+      `${ctx.id} resolves to an address the bridge may not reach (private, link-local or loopback): agents are reached at public addresses only.`,
+      { local: true },
+    );
+  }
+  if (ctx.signal?.aborted) {
+    const reason: unknown = ctx.signal.reason;
+    const timedOut = reason instanceof Error && reason.name === 'TimeoutError';
+    return new OutboundError(
+      'handler',
+      timedOut ? 504 : 499,
+      timedOut
+        ? `No complete answer from ${ctx.id} within ${ctx.timeoutMs ?? 0} ms (setting outboundTimeoutMs).`
+        : `The call to ${ctx.id} was cancelled.`,
+    );
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new OutboundError('handler', 502, `The call to ${ctx.id} failed: ${message}`);
+}
+
+function refusedAddress(error: unknown): boolean {
+  for (let cause: unknown = error, depth = 0; cause && depth < 5; depth++) {
+    if ((cause as { code?: unknown }).code === 'ENOTPUBLIC') return true;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return false;
+}
