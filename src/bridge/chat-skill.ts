@@ -83,7 +83,11 @@ export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
         if (problem) throw problem;
         const reply = await callGateway(resolved.config, {
           message,
-          system: systemMessage({ caller: context.caller, channel, instructions: options.callerInstructions() }),
+          system: systemMessage({
+            caller: context.caller,
+            channel,
+            instructions: options.callerInstructions(),
+          }),
           // Unsigned callers are not told apart (behind a tunnel they share one address): no session for them.
           user: context.sender.startsWith('unsigned:') ? '' : `${context.sender}#${channel}`,
           signal: context.signal,

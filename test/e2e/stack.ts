@@ -61,7 +61,9 @@ export async function startStack(): Promise<Stack> {
     const configDir = tempDir('e2e-openclaw-');
     closers.push(async () => rmSync(configDir, { recursive: true, force: true }));
     const configPath = join(configDir, 'openclaw.json');
-    const snippet = restrictedAgentSnippet('public').replace(/^\/\/.*$/gm, '').trim();
+    const snippet = restrictedAgentSnippet('public')
+      .replace(/^\/\/.*$/gm, '')
+      .trim();
     writeFileSync(configPath, snippet.replace(/^\{/, '{ tools: { profile: "full" },'));
 
     const agent = await startAgent({

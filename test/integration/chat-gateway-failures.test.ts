@@ -492,9 +492,7 @@ describe('no automatic retry of a refused login', () => {
         if (mode === 'async') await poll(agent, reply.json.taskId as string);
       }
       await sleep(150); // room for a retry on a timer, which must not come
-      expect(
-        chatRequests().map((r) => userText(r)),
-      ).toEqual(['try sync', 'try async', 'try stream']);
+      expect(chatRequests().map((r) => userText(r))).toEqual(['try sync', 'try async', 'try stream']);
     },
   );
 });

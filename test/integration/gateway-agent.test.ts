@@ -144,7 +144,11 @@ describe('the agent callers reach', () => {
     writeFileSync(configPath, '{ tools: { profile: "full" } }');
     gateway.set({ agents: ['main'] });
     const agent = await agentWith({ gatewayModel: 'openclaw/main' });
-    expect(agent.app.gatewayTarget.view).toMatchObject({ id: 'main', model: 'openclaw/main', check: 'present' });
+    expect(agent.app.gatewayTarget.view).toMatchObject({
+      id: 'main',
+      model: 'openclaw/main',
+      check: 'present',
+    });
     expect(agent.app.gatewayTarget.view.tools.verdict).toBe('exposes-host-tools');
     expect((await call(agent, 'sync', { message: 'x' })).status).toBe(200);
     expect(body(chatCalls()[0]).model).toBe('openclaw/main');
