@@ -32,6 +32,8 @@ export async function startBenchAgent(options: BenchAgentOptions): Promise<TestA
       gatewayUrl: options.gatewayUrl,
       gatewayToken: options.gatewayToken,
       ...(options.tunnelHost ? { tunnel: 'localtunnel', tunnelHost: options.tunnelHost } : {}),
+      // Comparing one feature's cost: e.g. BENCH_AGENT_SETTINGS='{"injectionScreen":"off"}'.
+      ...(JSON.parse(process.env.BENCH_AGENT_SETTINGS ?? '{}') as Partial<Settings>),
     },
     now: options.now,
   });

@@ -435,7 +435,21 @@ function normalise(text: string): string {
 
 /** The first rule (in SCREEN_RULES order) whose patterns match `text`, or undefined. */
 export function screenText(text: string): ScreenMatch | undefined {
-  const normalised = normalise(text);
+  // Short strings repeat (a channel name, a skill's option): their verdict is kept, bounded.
+  if (text.length > SHORT_TEXT) return screenNormalised(normalise(text));
+  const known = verdicts.get(text);
+  if (known !== undefined) return known === false ? undefined : known;
+  const verdict = screenNormalised(normalise(text));
+  if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+  verdicts.set(text, verdict ?? false);
+  return verdict;
+}
+
+const SHORT_TEXT = 128;
+const MAX_VERDICTS = 4096;
+const verdicts = new Map<string, ScreenMatch | false>();
+
+function screenNormalised(normalised: string): ScreenMatch | undefined {
   for (const rule of RULES) {
     if (rule.patterns.some((pattern) => pattern.test(normalised))) return { rule: rule.id };
   }

@@ -10,6 +10,7 @@ import {
   type Mode,
 } from '../protocol/index.js';
 import { readRawBody } from './body.js';
+import { ticketFor } from './intake.js';
 import { CallbackUrlError } from './callbacks.js';
 import type { EnvelopeEvent } from './events.js';
 import { receive, type Accepted, type ReceiveTrace } from './pipeline.js';
@@ -72,6 +73,7 @@ export async function handleEnvelope(ctx: Context, runtime: AgentRuntime, mode: 
         body,
         remoteAddress: ctx.req.socket.remoteAddress ?? 'unknown',
         forwardedFor: proxyHop(ctx),
+        onVerified: ticketFor(ctx.req).verified,
       },
       trace,
     );

@@ -80,6 +80,8 @@ interface CacheEntry {
   /** The card's own words about itself (unverified), cut to one short line each. */
   name?: string;
   description?: string;
+  /** The card as `describe` gives it, made once per fetch (the access check asks on every call). */
+  described?: SenderCard;
 }
 
 /** Sender key resolution of PROTOCOL.md §3: pinned keys, our own keystore, then cached peer cards. */
@@ -203,11 +205,12 @@ export class PeerKeyResolver {
     if (pinned) return { keys: [pinned] };
     const entry = this.cards.get(sender);
     if (!entry) return undefined;
-    return {
+    entry.described ??= {
       name: entry.name,
       description: entry.description,
       keys: [...entry.keys.values()].map((k) => k.raw),
     };
+    return entry.described;
   }
 
   // A forced re-fetch per sender at most every refetchIntervalMs.

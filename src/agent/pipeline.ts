@@ -71,6 +71,8 @@ export interface ReceiveInput {
   remoteAddress: string;
   /** The first X-Forwarded-For hop, when sent (spoofable: never used to grant anything). */
   forwardedFor?: string;
+  /** Called once the sender's key lookup (the only wait before the sender is known) is over, either way. */
+  onVerified?: () => void;
 }
 
 /** What the pipeline learnt so far: the operator's log shows it even when a later step refuses. */
@@ -169,8 +171,12 @@ export async function receive(
     throw authFailed('Content-Digest does not match the body: the body was altered or the digest is wrong.');
   }
   const caller = { address: input.remoteAddress, forwardedFor: input.forwardedFor };
-  if (signedByHeaders) await verifyHeaders(deps, input, envelope, caller);
-  if (signedInBody) await verifyInEnvelope(deps, envelope, caller);
+  try {
+    if (signedByHeaders) await verifyHeaders(deps, input, envelope, caller);
+    if (signedInBody) await verifyInEnvelope(deps, envelope, caller);
+  } finally {
+    input.onVerified?.();
+  }
 
   // 3b. Delegation token, when sent: its issuer's key resolves as a sender's, through the same budgets.
   const grant =

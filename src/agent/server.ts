@@ -5,7 +5,7 @@ import { errorBody, okResponse, type AgentCard, type Mode, type Signer } from '.
 import { CallbackSender, type CallbackOptions } from './callbacks.js';
 import type { AgentEventSink } from './events.js';
 import { healthBody } from './health.js';
-import { Intake, type IntakeOptions, type IntakeTicket } from './intake.js';
+import { Intake, type IntakeOptions } from './intake.js';
 import { introMarkdown } from './intro.js';
 import type { AccessCheck } from './access-check.js';
 import { deliverCallback, failHeldTask, handleEnvelope, runHeldTask } from './modes.js';
@@ -268,16 +268,10 @@ export class AgentServer {
    * operator allows them) has no key to look up: it is anonymous throughout and holds its slot until answered.
    */
   private envelope(ctx: Context, mode: Mode): Promise<void> {
-    const ticket = this.intake.open(ctx.req, ctx.res);
-    return handleEnvelope(ctx, this.runtimeFor(ticket), mode);
-  }
-
-  /** The shared runtime, seen by one request whose key lookup ends its ticket's read/verify phase. */
-  private runtimeFor(ticket: IntakeTicket): AgentRuntime {
-    const runtime = Object.create(this.runtime) as AgentRuntime; // live view: `draining` and the rest
-    const { pipeline } = this.runtime;
-    runtime.pipeline = { ...pipeline, keys: onResolved(pipeline.keys, ticket.verified) };
-    return runtime;
+    // The ticket (found again by the body reader and the pipeline through the request) ends its read/verify
+    // phase when the sender's key lookup is over: see ReceiveInput.onVerified.
+    this.intake.open(ctx.req, ctx.res);
+    return handleEnvelope(ctx, this.runtime, mode);
   }
 
   private get(ctx: Context, serve: () => void): void {
@@ -355,18 +349,6 @@ export class AgentServer {
     this.options.peerKeys.sweep();
     this.tasks.sweep(this.options.settings().taskRetentionHours * 3600_000);
   }
-}
-
-/** The resolver as one request sees it: `done` runs once its key lookup has settled, either way. */
-function onResolved(keys: PeerKeyResolver, done: () => void): PeerKeyResolver {
-  const resolve: PeerKeyResolver['resolve'] = (...args) => keys.resolve(...args).finally(done);
-  return new Proxy(keys, {
-    get(target, property) {
-      if (property === 'resolve') return resolve;
-      const value: unknown = Reflect.get(target, property);
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
 }
 
 function delay(ms: number): Promise<void> {

@@ -2,6 +2,9 @@
 // the registry double; the operator console opened in Debian's Chromium with its token; each page checked as
 // a person would, by roles, labels and test ids (renderer/README.md). Screenshots: test-results/e2e/*.png.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
   CHROMIUM,
@@ -261,6 +264,39 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
     expect(retry.status, retry.text).toBe(200);
     expect((retry.json.result as { reply?: string }).reply).toBe('echo: thanks: now?');
     await screenshot(page, 'access');
+  });
+
+  it("Traffic: a call the operator's agent makes through the MCP server shows as outbound, its reply verified", async () => {
+    // The operator's agent (here: the official MCP client) calls the peer through the bridge.
+    const { token } = JSON.parse(readFileSync(stack.console.mcp.file, 'utf8')) as { token: string };
+    const client = new Client({ name: 'e2e', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(stack.console.mcp.url), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
+    );
+    try {
+      const result = (await client.callTool({
+        name: 'samvad_call',
+        arguments: { agent: stack.peer.id, skill: 'chat', payload: { message: 'hello from the operator' } },
+      })) as { isError?: boolean; content: { type: string; text: string }[] };
+      expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false);
+      expect(result.content.map((part) => part.text).join('')).toContain('echo: hello from the operator');
+    } finally {
+      await client.close();
+    }
+
+    await open('Traffic');
+    await page.getByTestId('direction-filter').selectOption('out');
+    const rows = page.getByTestId('traffic-row');
+    await expect.poll(() => rows.count(), { timeout: LIVE_MS }).toBe(1);
+    expect(await attr(rows, 'data-direction')).toBe('out');
+    expect(await text(rows)).toContain(stack.peer.id);
+    await rows.click();
+    const details = page.getByTestId('traffic-details');
+    await expect.poll(() => attr(details.getByTestId('reply-verified'), 'data-verified'), WAIT).toBe('true');
+    await screenshot(page, 'traffic-outbound');
+    await page.getByTestId('direction-filter').selectOption('');
   });
 
   it('Keys: rotating (after the confirmation) adds a key that the public card lists', async () => {

@@ -51,7 +51,8 @@ export async function startStack(): Promise<Stack> {
     closers.push(() => tunnel.close());
     const registry = await startRegistryDouble();
     closers.push(() => registry.close());
-    const peer = await startAgent();
+    // The peer answers chat through the same gateway double: the operator's agent calls it (MCP) too.
+    const peer = await startAgent({ settings: { gatewayUrl: gateway.url, gatewayToken: 'gw-token-e2e' } });
     closers.push(() => peer.close());
     const stranger = await startAgent();
     closers.push(() => stranger.close());
