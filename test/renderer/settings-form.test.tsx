@@ -63,6 +63,22 @@ describe('changedSettings', () => {
     });
   });
 
+  it('edits the calls-out policy: the policy, the allowed agents and the cap', () => {
+    const withOutbound = { ...settings, outbound: 'any', outboundAllowed: [], outboundPerMinute: 30 };
+    const before = toFormValues(withOutbound);
+    const current = {
+      ...before,
+      outbound: 'allowlist',
+      outboundAllowed: 'agent://friend.example\n',
+      outboundPerMinute: '12',
+    };
+    expect(changedSettings(before, current, EMPTY_SECRETS).changes).toEqual({
+      outbound: 'allowlist',
+      outboundAllowed: ['agent://friend.example'],
+      outboundPerMinute: 12,
+    });
+  });
+
   it('sends secrets only when typed', () => {
     expect(
       changedSettings(initial, initial, { gatewayToken: ' new ', bearerTokens: 'one-token\n' }).changes,

@@ -183,6 +183,47 @@ export const SECTIONS: SettingSection[] = [
     ],
   },
   {
+    id: 'outbound',
+    title: 'Calls out',
+    description:
+      'What your own agent may call through the bridge (its MCP tools): every call is signed as this agent and every reply verified.',
+    fields: [
+      {
+        name: 'outbound',
+        label: 'Outbound policy',
+        kind: 'select',
+        options: [
+          { value: 'any', label: 'Any agent' },
+          { value: 'allowlist', label: 'Only the agents listed below' },
+          { value: 'off', label: 'Off: no calls out' },
+        ],
+      },
+      {
+        name: 'outboundAllowed',
+        label: 'Agents your agent may call',
+        kind: 'list',
+        placeholder: 'agent://friend.example.com',
+        help: 'One agent id per line; used with “Only the agents listed below”.',
+      },
+      { name: 'outboundPerMinute', label: 'Calls out per minute', kind: 'number', min: 1, max: 10000 },
+      {
+        name: 'outboundTimeoutMs',
+        label: 'Longest call out (ms)',
+        kind: 'number',
+        min: 1000,
+        max: 600000,
+        help: 'Async calls are polled up to this long. Above about 50 s, the openclaw mcp command needs --timeout (the Overview’s command adds it).',
+      },
+      {
+        name: 'outboundMaxReplyBytes',
+        label: 'Largest reply (bytes)',
+        kind: 'number',
+        min: 1024,
+        max: 8388608,
+      },
+    ],
+  },
+  {
     id: 'limits',
     title: 'Rate limits',
     fields: [
