@@ -7,6 +7,7 @@ import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 
 import type { ApiClient, ApiRequestError } from '../api/client';
 import type { SettingsResponse } from '../api/contract';
 import { asApiError, useAction } from '../hooks/useAction';
+import { PolicyChoice } from './PolicyChoice';
 import { Badge } from './Badge';
 import { Card } from './Card';
 import { CopyButton } from './CopyButton';
@@ -120,38 +121,18 @@ export function CallsOutCard({ api, onSaved }: { api: ApiClient; onSaved: () => 
           void apply({ outbound: selected });
         }}
       >
-        <fieldset className="policy-options">
-          <legend className="visually-hidden">Outbound policy</legend>
-          {OUTBOUND_POLICIES.map((option) => (
-            <label
-              key={option.value}
-              className={`policy-option ${option.value === selected ? 'selected' : ''}`}
-              data-testid={`outbound-${option.value}`}
-            >
-              <input
-                type="radio"
-                name={name}
-                value={option.value}
-                checked={option.value === selected}
-                aria-labelledby={`${name}-${option.value}`}
-                aria-describedby={`${name}-${option.value}-text`}
-                onChange={() => {
-                  save.reset();
-                  setChoice(option.value);
-                }}
-              />
-              <span className="policy-text">
-                <span className="policy-title">
-                  <span id={`${name}-${option.value}`}>{option.title}</span>
-                  {option.value === saved.outbound ? <Badge tone="info">current</Badge> : null}
-                </span>
-                <span id={`${name}-${option.value}-text`} className="hint">
-                  {option.text}
-                </span>
-              </span>
-            </label>
-          ))}
-        </fieldset>
+        <PolicyChoice
+          name={name}
+          legend="Outbound policy"
+          options={OUTBOUND_POLICIES}
+          selected={selected}
+          current={saved.outbound}
+          testIdPrefix="outbound"
+          onChoose={(value) => {
+            save.reset();
+            setChoice(value);
+          }}
+        />
         {save.error ? <ErrorNotice error={save.error} title="Not saved" /> : null}
         <div className="actions">
           <button type="submit" className="button primary" disabled={!changed || save.busy}>

@@ -14,6 +14,7 @@ import type {
 } from '../api/contract';
 import { OpenAccessWarning } from '../components/AccessNotices';
 import { CallsOutCard } from '../components/CallsOutCard';
+import { PolicyChoice } from '../components/PolicyChoice';
 import { Badge } from '../components/Badge';
 import { Card, Field } from '../components/Card';
 import { ConfirmDialog } from '../components/ConfirmDialog';
@@ -613,39 +614,18 @@ function PolicyCard({ api, policy, onSaved }: PolicyCardProps) {
           void save.run();
         }}
       >
-        <fieldset className="policy-options">
-          <legend className="visually-hidden">Access policy</legend>
-          {POLICIES.map((option) => (
-            <label
-              key={option.value}
-              className={`policy-option ${option.value === selected ? 'selected' : ''}`}
-              data-testid={`policy-${option.value}`}
-            >
-              <input
-                type="radio"
-                name={name}
-                value={option.value}
-                checked={option.value === selected}
-                // Named by the title alone (a short name to find it by), described by the sentence.
-                aria-labelledby={`${name}-${option.value}`}
-                aria-describedby={`${name}-${option.value}-text`}
-                onChange={() => {
-                  save.reset();
-                  setChoice(option.value);
-                }}
-              />
-              <span className="policy-text">
-                <span className="policy-title">
-                  <span id={`${name}-${option.value}`}>{option.title}</span>
-                  {option.value === policy ? <Badge tone="info">current</Badge> : null}
-                </span>
-                <span id={`${name}-${option.value}-text`} className="hint">
-                  {option.text}
-                </span>
-              </span>
-            </label>
-          ))}
-        </fieldset>
+        <PolicyChoice
+          name={name}
+          legend="Access policy"
+          options={POLICIES}
+          selected={selected}
+          current={policy}
+          testIdPrefix="policy"
+          onChoose={(value) => {
+            save.reset();
+            setChoice(value);
+          }}
+        />
         {changed && selected === 'open' ? (
           <Notice
             tone="warning"
