@@ -11,7 +11,7 @@ const binary = electronBinary();
 if (!binary) {
   console.warn(
     'SKIPPED: the Electron end-to-end test needs the Electron binary (node_modules/electron/dist), which is not ' +
-      'installed here; run `npm install` with internet access and `npm run build && npm run build:electron`.',
+      'installed here; on a desktop with internet access, `npm start` downloads it once (then `npm run build:electron`).',
   );
 }
 
