@@ -32,11 +32,10 @@ function read(req: IncomingMessage, ticket: IntakeTicket, state: ReadState): Pro
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
-    let rateTimer: NodeJS.Timeout | undefined;
     let probeTimer: NodeJS.Timeout | undefined;
 
     const detach = () => {
-      clearTimeout(rateTimer);
+      ticket.watchRate(undefined);
       clearTimeout(probeTimer);
       ticket.onEvicted(undefined);
       req.off('data', onData);
@@ -81,13 +80,9 @@ function read(req: IncomingMessage, ticket: IntakeTicket, state: ReadState): Pro
       reject(new Error('the caller closed the connection before sending the whole body'));
     }
 
-    // The minimum rate: by `grace + received / rate` after the start, the next bytes must have come.
-    const checkRate = () => {
-      const wait = startedAt + graceMs + (received * 1000) / minBytesPerSecond - now();
-      if (wait > 0) {
-        rateTimer = setTimeout(checkRate, Math.ceil(wait));
-        return;
-      }
+    // The minimum rate (checked by the intake): by `grace + received / rate` after the start, the next
+    // bytes must have come.
+    const stalled = () => {
       const seconds = ((now() - startedAt) / 1000).toFixed(1);
       const of = declared === undefined ? '' : ` of ${declared}`;
       cut(
@@ -105,7 +100,7 @@ function read(req: IncomingMessage, ticket: IntakeTicket, state: ReadState): Pro
     req.once('end', onEnd);
     req.once('error', onGone);
     req.once('close', onGone);
-    checkRate();
+    ticket.watchRate(stalled);
   });
 }
 

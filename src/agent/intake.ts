@@ -10,7 +10,8 @@ import { ProtocolError } from '../protocol/index.js';
  * - at most `maxUnverified` envelopes are being read or verified at once, below the tunnel's socket count,
  *   so an anonymous client can never hold every socket and take the public address; the rest are answered
  *   503 at once, which frees their socket;
- * - a body must keep up `minBytesPerSecond` on average after `graceMs` (body.ts cuts it otherwise).
+ * - a body must keep up `minBytesPerSecond` on average after `graceMs` (one timer per intake checks the
+ *   bodies being read; body.ts cuts a stalled one).
  * GETs (the card, health, task status) never pass through here.
  */
 export interface IntakeOptions {
@@ -55,6 +56,12 @@ export interface IntakeTicket {
   reserve(bytes: number): void;
   /** Bytes of the body received so far (the minimum-rate rule and the choice of whose slot to take). */
   progress(received: number): void;
+  /**
+   * While the body is read: `onStall` is called once it falls behind the minimum rate (`graceMs`, then
+   * `minBytesPerSecond` on average; the intake checks every body being read a few times a second).
+   * `undefined` stops the watch.
+   */
+  watchRate(onStall: (() => void) | undefined): void;
   /** The body is read: its bytes leave the budget; the slot is kept until `verified`. */
   bodyDone(): void;
   /** The sender's key lookup is over (the only wait in verification): the slot is free. */
@@ -67,20 +74,18 @@ export interface IntakeTicket {
   close(): void;
 }
 
-interface Entry {
-  state: 'open' | 'reading' | 'verifying' | 'closed';
-  admitted: boolean;
-  startedAt: number;
-  received: number;
-  reserved: number;
-  res: ServerResponse | undefined;
-  evicted?: (refusal: ProtocolError) => void;
-}
+/** Every how often the bodies being read are checked against the minimum rate (one timer per intake). */
+const RATE_CHECK_MS = 250;
 
 export class Intake {
   readonly options: IntakeOptions;
-  private bytes = 0;
-  private readonly slots = new Set<Entry>();
+  /** @internal Body bytes being read now (see Ticket). */
+  bytes = 0;
+  /** @internal Tickets holding a read/verify slot. */
+  readonly slots = new Set<Ticket>();
+  /** Bodies being read under the minimum rate, checked together by one timer. */
+  private readonly watched = new Set<Ticket>();
+  private rateTimer: NodeJS.Timeout | undefined;
 
   constructor(options: Partial<IntakeOptions> = {}) {
     this.options = { ...INTAKE_DEFAULTS, ...stripUndefined(options) };
@@ -98,57 +103,52 @@ export class Intake {
 
   /** Opens the ticket of one envelope request; everything is given back when its response closes. */
   open(req: IncomingMessage, res?: ServerResponse): IntakeTicket {
-    const entry: Entry = { state: 'open', admitted: false, startedAt: 0, received: 0, reserved: 0, res };
-    const ticket: IntakeTicket = {
-      rules: this.options,
-      admit: () => this.admit(entry),
-      claim: () => this.claim(entry),
-      busy: () => this.busy(entry, TOO_MANY),
-      reserve: (bytes) => this.reserve(entry, bytes),
-      progress: (received) => void (entry.received = received),
-      bodyDone: () => this.bodyDone(entry),
-      verified: () => {
-        if (entry.state === 'verifying') this.free(entry);
-      },
-      onEvicted: (listener) => void (entry.evicted = listener),
-      refuse: (refusal) => {
-        // The body was not read to the end: close the connection after the reply rather than drain it.
-        closeAfterReply(entry);
-        this.free(entry);
-        return refusal;
-      },
-      close: () => this.free(entry),
-    };
-    tickets.set(req, ticket);
+    const ticket = new Ticket(this, res);
+    (req as Carrier)[TICKET] = ticket;
     // Without the response (a request the server did not open), the slot lasts while the body is read.
-    (res ?? req).once('close', ticket.close);
+    const closer = (res ?? req) as Carrier;
+    if (res) closer[TICKET] = ticket;
+    closer.once('close', closeTicket);
     return ticket;
   }
 
-  private admit(entry: Entry): boolean {
-    if (entry.state !== 'open') return entry.admitted;
-    entry.state = 'reading';
-    entry.startedAt = this.options.now();
-    if (this.slots.size >= this.options.maxUnverified) return false;
-    entry.admitted = true;
-    this.slots.add(entry);
-    return true;
+  /** @internal The body of `ticket` is being read: from now on its rate is checked (see `checkRates`). */
+  watch(ticket: Ticket): void {
+    this.watched.add(ticket);
+    if (this.rateTimer) return;
+    this.rateTimer = setInterval(() => this.checkRates(), RATE_CHECK_MS);
+    this.rateTimer.unref();
   }
 
-  private claim(entry: Entry): void {
-    if (entry.admitted || entry.state === 'closed') return;
-    const slowest = this.slowestBehindRate();
-    if (!slowest) throw this.busy(entry, TOO_MANY);
-    slowest.evicted?.(this.evictedRefusal(slowest));
-    this.free(slowest);
-    entry.admitted = true;
-    this.slots.add(entry);
+  /** @internal */
+  unwatch(ticket: Ticket): void {
+    this.watched.delete(ticket);
   }
 
-  /** The body still being read with the lowest average rate, if it is below the minimum rate. */
-  private slowestBehindRate(): Entry | undefined {
+  /**
+   * The minimum rate: by `grace + received / rate` after its start, a body must have had its next bytes.
+   * The timer stops at the first check with no body being read (it starts again with the next body).
+   */
+  private checkRates(): void {
+    if (this.watched.size === 0) {
+      clearInterval(this.rateTimer);
+      this.rateTimer = undefined;
+      return;
+    }
+    const { graceMs, minBytesPerSecond, now } = this.options;
+    const at = now();
+    for (const ticket of this.watched) {
+      if (at - ticket.startedAt >= graceMs + (ticket.received * 1000) / minBytesPerSecond) {
+        this.watched.delete(ticket);
+        ticket.stalled?.();
+      }
+    }
+  }
+
+  /** @internal The body still being read with the lowest average rate, if it is below the minimum rate. */
+  slowestBehindRate(): Ticket | undefined {
     const now = this.options.now();
-    let slowest: Entry | undefined;
+    let slowest: Ticket | undefined;
     let slowestRate = Infinity;
     for (const entry of this.slots) {
       if (entry.state !== 'reading') continue;
@@ -161,72 +161,154 @@ export class Intake {
     }
     return slowest;
   }
+}
 
-  private reserve(entry: Entry, bytes: number): void {
-    if (entry.state === 'closed') return;
-    if (this.bytes + bytes > this.options.budgetBytes)
-      throw this.busy(entry, 'The agent is receiving too much data right now');
-    this.bytes += bytes;
-    entry.reserved += bytes;
+/** The ticket as a class (methods on the prototype): one small object per request, no closures. */
+class Ticket implements IntakeTicket {
+  state: 'open' | 'reading' | 'verifying' | 'closed' = 'open';
+  admitted = false;
+  startedAt = 0;
+  received = 0;
+  reserved = 0;
+  evicted: ((refusal: ProtocolError) => void) | undefined = undefined;
+  /** Called by the intake's rate check when the body fell behind the minimum rate. */
+  stalled: (() => void) | undefined = undefined;
+
+  constructor(
+    private readonly intake: Intake,
+    private readonly res: ServerResponse | undefined,
+  ) {}
+
+  get rules(): IntakeOptions {
+    return this.intake.options;
   }
 
-  private bodyDone(entry: Entry): void {
-    if (entry.state !== 'reading') return;
-    this.releaseBytes(entry);
-    entry.state = 'verifying';
+  admit(): boolean {
+    if (this.state !== 'open') return this.admitted;
+    const { intake } = this;
+    this.state = 'reading';
+    this.startedAt = intake.options.now();
+    if (intake.slots.size >= intake.options.maxUnverified) return false;
+    this.admitted = true;
+    intake.slots.add(this);
+    return true;
   }
 
-  private free(entry: Entry): void {
-    this.releaseBytes(entry);
-    this.slots.delete(entry);
-    entry.admitted = false;
-    entry.evicted = undefined;
-    entry.state = 'closed';
+  claim(): void {
+    if (this.admitted || this.state === 'closed') return;
+    const { intake } = this;
+    const slowest = intake.slowestBehindRate();
+    if (!slowest) throw this.refuseBusy(TOO_MANY);
+    slowest.evicted?.(slowest.evictedRefusal());
+    slowest.close();
+    this.admitted = true;
+    intake.slots.add(this);
   }
 
-  private releaseBytes(entry: Entry): void {
-    this.bytes -= entry.reserved;
-    entry.reserved = 0;
+  busy(): ProtocolError {
+    return this.refuseBusy(TOO_MANY);
   }
 
-  private busy(entry: Entry, what: string): ProtocolError {
-    const seconds = this.options.retryAfterSeconds;
+  reserve(bytes: number): void {
+    if (this.state === 'closed') return;
+    const { intake } = this;
+    if (intake.bytes + bytes > intake.options.budgetBytes)
+      throw this.refuseBusy('The agent is receiving too much data right now');
+    intake.bytes += bytes;
+    this.reserved += bytes;
+  }
+
+  progress(received: number): void {
+    this.received = received;
+  }
+
+  watchRate(onStall: (() => void) | undefined): void {
+    this.stalled = onStall;
+    if (onStall) this.intake.watch(this);
+    else this.intake.unwatch(this);
+  }
+
+  bodyDone(): void {
+    if (this.state !== 'reading') return;
+    this.releaseBytes();
+    this.state = 'verifying';
+  }
+
+  verified(): void {
+    if (this.state === 'verifying') this.close();
+  }
+
+  onEvicted(listener: ((refusal: ProtocolError) => void) | undefined): void {
+    this.evicted = listener;
+  }
+
+  refuse(refusal: ProtocolError): ProtocolError {
+    // The body was not read to the end: close the connection after the reply rather than drain it.
+    this.closeAfterReply();
+    this.close();
+    return refusal;
+  }
+
+  close(): void {
+    this.releaseBytes();
+    this.intake.slots.delete(this);
+    this.intake.unwatch(this);
+    this.admitted = false;
+    this.evicted = undefined;
+    this.stalled = undefined;
+    this.state = 'closed';
+  }
+
+  private releaseBytes(): void {
+    this.intake.bytes -= this.reserved;
+    this.reserved = 0;
+  }
+
+  private refuseBusy(what: string): ProtocolError {
+    const seconds = this.intake.options.retryAfterSeconds;
     const refusal = new ProtocolError('AGENT_UNAVAILABLE', 503, `${what}; retry in ${seconds} s.`, {
       step: 'size',
       retryAfterSeconds: seconds,
     });
-    closeAfterReply(entry);
-    this.free(entry);
+    this.closeAfterReply();
+    this.close();
     return refusal;
   }
 
-  private evictedRefusal(entry: Entry): ProtocolError {
-    const seconds = this.options.retryAfterSeconds;
-    const elapsed = ((this.options.now() - entry.startedAt) / 1000).toFixed(1);
+  private evictedRefusal(): ProtocolError {
+    const seconds = this.intake.options.retryAfterSeconds;
+    const elapsed = ((this.intake.options.now() - this.startedAt) / 1000).toFixed(1);
     return new ProtocolError(
       'AGENT_UNAVAILABLE',
       503,
-      `The request body was arriving too slowly (${entry.received} bytes in ${elapsed} s) while other requests waited; send the body at once and retry in ${seconds} s.`,
+      `The request body was arriving too slowly (${this.received} bytes in ${elapsed} s) while other requests waited; send the body at once and retry in ${seconds} s.`,
       { step: 'size', retryAfterSeconds: seconds },
     );
+  }
+
+  // A body not read to the end is not drained: the connection closes after the reply.
+  private closeAfterReply(): void {
+    if (this.res && !this.res.headersSent) this.res.setHeader('Connection', 'close');
   }
 }
 
 const TOO_MANY = 'Too many requests are being received or verified right now';
-const tickets = new WeakMap<IncomingMessage, IntakeTicket>();
+/** The request's ticket (and, on the response, the same ticket for its 'close' listener). */
+const TICKET = Symbol('intake ticket');
+type Carrier = (IncomingMessage | ServerResponse) & { [TICKET]?: Ticket };
 let standalone: Intake | undefined;
+
+// One listener function for every request: the emitter it is called on carries its ticket.
+function closeTicket(this: Carrier): void {
+  this[TICKET]?.close();
+}
 
 /**
  * The ticket the agent server opened for this request (AgentServer does for every envelope POST); a request
  * it did not see gets one from a default intake, so the body rules hold wherever a body is read.
  */
 export function ticketFor(req: IncomingMessage): IntakeTicket {
-  return tickets.get(req) ?? (standalone ??= new Intake()).open(req);
-}
-
-// A body not read to the end is not drained: the connection closes after the reply.
-function closeAfterReply(entry: Entry): void {
-  if (entry.res && !entry.res.headersSent) entry.res.setHeader('Connection', 'close');
+  return (req as Carrier)[TICKET] ?? (standalone ??= new Intake()).open(req);
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

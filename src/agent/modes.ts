@@ -73,7 +73,7 @@ export async function handleEnvelope(ctx: Context, runtime: AgentRuntime, mode: 
         body,
         remoteAddress: ctx.req.socket.remoteAddress ?? 'unknown',
         forwardedFor: proxyHop(ctx),
-        onVerified: ticketFor(ctx.req).verified,
+        onVerified: endVerifyPhase(ctx.req),
       },
       trace,
     );
@@ -115,6 +115,12 @@ export async function handleEnvelope(ctx: Context, runtime: AgentRuntime, mode: 
     runtime.inflight.delete(controller);
     ctx.res.off('close', onClose);
   }
+}
+
+/** Ends the request's read/verify slot (its intake ticket's `verified`) when the sender's key lookup is over. */
+function endVerifyPhase(req: Context['req']): () => void {
+  const ticket = ticketFor(req);
+  return () => ticket.verified();
 }
 
 type Log = (fields: Partial<EnvelopeEvent> & Pick<EnvelopeEvent, 'verdict' | 'status'>) => void;

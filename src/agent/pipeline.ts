@@ -245,16 +245,31 @@ function admit(
   trace: ReceiveTrace,
 ): Accepted {
   const name = unsigned ? undefined : deps.keys.describe(accepted.sender)?.name;
-  const extra = { ...(trace.screen ? { screen: trace.screen } : {}), ...(name ? { callerName: name } : {}) };
-  if (!deps.access) return { ...accepted, admittedBy: 'open', ...extra };
-  const verdict = deps.access.admit({
+  // Built field by field (every call comes here): spreading the parts cost several µs per call.
+  const result: Accepted = {
+    envelope: accepted.envelope,
     sender: accepted.sender,
-    unsigned,
-    mode,
-    payload: accepted.envelope.payload,
-  });
-  if (verdict.admitted) return { ...accepted, admittedBy: verdict.rule, ...extra };
-  return { ...accepted, admittedBy: 'approved', held: verdict.held, ...extra };
+    entry: accepted.entry,
+    admittedBy: 'open',
+  };
+  if (accepted.onBehalfOf !== undefined) result.onBehalfOf = accepted.onBehalfOf;
+  if (accepted.delegationScope !== undefined) result.delegationScope = accepted.delegationScope;
+  if (deps.access) {
+    const verdict = deps.access.admit({
+      sender: accepted.sender,
+      unsigned,
+      mode,
+      payload: accepted.envelope.payload,
+    });
+    if (verdict.admitted) result.admittedBy = verdict.rule;
+    else {
+      result.admittedBy = 'approved';
+      result.held = verdict.held;
+    }
+  }
+  if (trace.screen) result.screen = trace.screen;
+  if (name) result.callerName = name;
+  return result;
 }
 
 function parseBody(input: ReceiveInput): Record<string, unknown> {

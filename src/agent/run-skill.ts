@@ -9,26 +9,31 @@ export interface RunHooks {
   reportUsage: (tokens: number) => void;
 }
 
+const noop = (): undefined => undefined;
+
 /** Runs a verified call's handler with the context every mode shares (step 8 of the pipeline). */
 export function runSkill(accepted: Accepted, mode: Mode, hooks: RunHooks): Promise<unknown> {
+  // The caller built field by field (every call comes here): spreading optional parts cost µs per call.
+  const caller: SkillContext['caller'] = {
+    id: accepted.sender,
+    trust: accepted.entry.skill.trust,
+    admittedBy: accepted.admittedBy,
+  };
+  if (accepted.callerName) caller.name = accepted.callerName;
+  if (accepted.screen) caller.screened = accepted.screen;
+  if (accepted.onBehalfOf) {
+    caller.onBehalfOf = accepted.onBehalfOf;
+    caller.delegationScope = accepted.delegationScope ?? [];
+  }
   const context: SkillContext = {
     envelope: accepted.envelope,
     sender: accepted.sender,
     payload: accepted.envelope.payload,
-    caller: {
-      id: accepted.sender,
-      ...(accepted.callerName ? { name: accepted.callerName } : {}),
-      trust: accepted.entry.skill.trust,
-      admittedBy: accepted.admittedBy,
-      ...(accepted.screen ? { screened: accepted.screen } : {}),
-      ...(accepted.onBehalfOf
-        ? { onBehalfOf: accepted.onBehalfOf, delegationScope: accepted.delegationScope ?? [] }
-        : {}),
-    },
+    caller,
     mode,
     signal: hooks.signal,
-    emit: hooks.emit ?? (() => undefined),
-    progress: hooks.progress ?? (() => undefined),
+    emit: hooks.emit ?? noop,
+    progress: hooks.progress ?? noop,
     reportUsage: hooks.reportUsage,
   };
   return accepted.entry.skill.handler(context);
