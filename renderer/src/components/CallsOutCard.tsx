@@ -3,10 +3,11 @@
  * `outbound` and `outboundAllowed`), on the Access page beside who may call in. The cap and the timeout are
  * shown; Settings changes them.
  */
-import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { ApiClient, ApiRequestError } from '../api/client';
 import type { SettingsResponse } from '../api/contract';
 import { asApiError, useAction } from '../hooks/useAction';
+import { AgentIdForm } from './AgentIdForm';
 import { PolicyChoice } from './PolicyChoice';
 import { Badge } from './Badge';
 import { Card } from './Card';
@@ -32,8 +33,6 @@ export const OUTBOUND_POLICIES: readonly { value: Outbound; title: string; text:
     text: 'Your agent cannot call other agents through the bridge: every call is refused.',
   },
 ];
-
-const AGENT_ID = /^agent:\/\/([A-Za-z0-9.-]+(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?)$/;
 
 interface OutboundSettings {
   outbound: Outbound;
@@ -180,58 +179,17 @@ export function CallsOutCard({ api, onSaved }: { api: ApiClient; onSaved: () => 
           message="The list applies only when the policy is “Only the agents listed below”."
         />
       ) : null}
-      <AddAllowed
+      <AgentIdForm
+        label="Add an agent"
+        placeholder="agent://weather.example.com"
+        action="Add"
+        busyAction="Adding…"
         busy={save.busy}
-        onAdd={async (id) => {
+        onSubmit={async (id) => {
           if (saved.outboundAllowed.includes(id)) return true;
           return (await setAllowed([...saved.outboundAllowed, id])) !== undefined;
         }}
       />
     </Card>
-  );
-}
-
-function AddAllowed({ busy, onAdd }: { busy: boolean; onAdd: (id: string) => Promise<boolean> }) {
-  const id = useId();
-  const [value, setValue] = useState('');
-  const [invalid, setInvalid] = useState<string | null>(null);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    const agent = value.trim();
-    if (!AGENT_ID.test(agent)) {
-      setInvalid('An agent id looks like agent://weather.example.com (its host, with a port if not 443).');
-      return;
-    }
-    setInvalid(null);
-    if (await onAdd(agent)) setValue('');
-  };
-  return (
-    <form className="advance-form" onSubmit={(event) => void submit(event)} noValidate>
-      <label htmlFor={id}>Add an agent</label>
-      <div className="token-row">
-        <input
-          id={id}
-          type="text"
-          spellCheck={false}
-          autoComplete="off"
-          placeholder="agent://weather.example.com"
-          value={value}
-          aria-invalid={invalid ? true : undefined}
-          aria-describedby={invalid ? `${id}-error` : undefined}
-          onChange={(event) => {
-            setValue(event.target.value);
-            setInvalid(null);
-          }}
-        />
-        <button type="submit" className="button" disabled={busy || value.trim() === ''}>
-          Add
-        </button>
-      </div>
-      {invalid ? (
-        <p id={`${id}-error`} className="field-error" data-testid="field-error">
-          {invalid}
-        </p>
-      ) : null}
-    </form>
   );
 }

@@ -3,7 +3,7 @@
  * senders waiting for the operator's approval, and the approved ones. Reloads whenever the core says the
  * lists changed (`data.accessVersion`).
  */
-import { useCallback, useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { ApiRequestError } from '../api/client';
 import type {
   AccessChangeResponse,
@@ -14,6 +14,7 @@ import type {
 } from '../api/contract';
 import { OpenAccessWarning } from '../components/AccessNotices';
 import { CallsOutCard } from '../components/CallsOutCard';
+import { AgentIdForm } from '../components/AgentIdForm';
 import { PolicyChoice } from '../components/PolicyChoice';
 import { Badge } from '../components/Badge';
 import { Card, Field } from '../components/Card';
@@ -45,7 +46,6 @@ export const POLICIES: readonly { value: AccessPolicy; title: string; text: stri
 ];
 
 // The agent id form of PROTOCOL.md §1 (as the core checks it): agent://host[:port] or agent://[v6][:port].
-const AGENT_ID = /^agent:\/\/([A-Za-z0-9.-]+(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?)$/;
 
 type Decision =
   | { kind: 'approve'; sender: string; inAdvance?: boolean }
@@ -262,10 +262,15 @@ export function Access({ api, data }: PageProps) {
             onRevoke={(sender) => ask({ kind: 'revoke', sender })}
           />
         )}
-        <ApproveInAdvance
+        <AgentIdForm
+          label="Approve an agent in advance"
+          placeholder="agent://friend.example.com"
+          action="Approve"
+          busyAction="Approving…"
+          help="Its calls go through from the first one, under pairing and allowlist alike."
           busy={decide.busy && approving?.inAdvance === true}
           error={advanceError}
-          onApprove={(sender) => run({ kind: 'approve', sender, inAdvance: true })}
+          onSubmit={(sender) => run({ kind: 'approve', sender, inAdvance: true })}
         />
       </Card>
 
@@ -525,64 +530,6 @@ function ApprovedTable({ approved, now, disabled, onRevoke }: ApprovedTableProps
         ))}
       </tbody>
     </table>
-  );
-}
-
-interface ApproveInAdvanceProps {
-  busy: boolean;
-  error: ApiRequestError | null;
-  /** Resolves true when approved. */
-  onApprove: (sender: string) => Promise<boolean>;
-}
-
-/** An agent the operator expects: approved before its first call (the only way in under `allowlist`). */
-function ApproveInAdvance({ busy, error, onApprove }: ApproveInAdvanceProps) {
-  const id = useId();
-  const [value, setValue] = useState('');
-  const [invalid, setInvalid] = useState<string | null>(null);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    const sender = value.trim();
-    if (!AGENT_ID.test(sender)) {
-      setInvalid('An agent id looks like agent://friend.example.com (its host, with a port if not 443).');
-      return;
-    }
-    setInvalid(null);
-    if (await onApprove(sender)) setValue('');
-  };
-  const problem = invalid ?? (error ? error.message : null);
-  return (
-    <form className="advance-form" onSubmit={(event) => void submit(event)} noValidate>
-      <label htmlFor={id}>Approve an agent in advance</label>
-      <div className="token-row">
-        <input
-          id={id}
-          type="text"
-          spellCheck={false}
-          autoComplete="off"
-          placeholder="agent://friend.example.com"
-          value={value}
-          aria-invalid={problem ? true : undefined}
-          aria-describedby={`${id}-help${problem ? ` ${id}-error` : ''}`}
-          onChange={(event) => {
-            setValue(event.target.value);
-            setInvalid(null);
-          }}
-        />
-        <button type="submit" className="button" disabled={busy || value.trim() === ''}>
-          {busy ? 'Approving…' : 'Approve'}
-        </button>
-      </div>
-      <p id={`${id}-help`} className="hint">
-        Its calls go through from the first one, under pairing and allowlist alike.
-      </p>
-      {problem ? (
-        <p id={`${id}-error`} className="field-error" data-testid="field-error">
-          {problem}
-          {!invalid && error?.fix ? ` ${error.fix}` : ''}
-        </p>
-      ) : null}
-    </form>
   );
 }
 
