@@ -172,8 +172,8 @@ export async function receive(
   }
   const caller = { address: input.remoteAddress, forwardedFor: input.forwardedFor };
   try {
-    if (signedByHeaders) await verifyHeaders(deps, input, envelope, caller);
-    if (signedInBody) await verifyInEnvelope(deps, envelope, caller);
+    if (signedByHeaders) await verifyHeaders(deps, input, envelope, sender, caller);
+    if (signedInBody) await verifyInEnvelope(deps, envelope, sender, caller);
   } finally {
     input.onVerified?.();
   }
@@ -188,7 +188,7 @@ export async function receive(
   // 4. Trust tier (an unknown skill is reported at step 7).
   const entry = deps.skills.get(envelope.skill);
   const settings = deps.settings();
-  if (entry) checkTrust(entry, envelope, settings.bearerTokens);
+  if (entry) checkTrust(entry, envelope, sender, settings.bearerTokens);
 
   // 5. Rate limits and the daily token budget.
   checkLimits(deps, sender, settings.tokensPerDay);
@@ -302,6 +302,8 @@ async function verifyHeaders(
   deps: PipelineDeps,
   input: ReceiveInput,
   envelope: Envelope,
+  /** `envelope.from` in its one spelling (normalizeAgentId). */
+  sender: string,
   caller: CallerAddress,
 ): Promise<void> {
   const digest = header(input.headers['content-digest']);
@@ -324,7 +326,7 @@ async function verifyHeaders(
       );
     }
   }
-  const { key } = await deps.keys.resolve(normalizeAgentId(envelope.from), parsed.kid, caller);
+  const { key } = await deps.keys.resolve(sender, parsed.kid, caller);
   const headers: Record<string, string | undefined> = {};
   for (const component of parsed.components) headers[component] = header(input.headers[component]);
   if (!verifyParsedSignature(parsed, { method: input.method, path: input.path, headers }, key)) {
@@ -337,12 +339,14 @@ async function verifyHeaders(
 async function verifyInEnvelope(
   deps: PipelineDeps,
   envelope: Envelope,
+  /** `envelope.from` in its one spelling (normalizeAgentId). */
+  sender: string,
   caller: CallerAddress,
 ): Promise<void> {
   if (typeof envelope.kid !== 'string' || typeof envelope.signature !== 'string') {
     throw authFailed('An in-envelope signature needs both "kid" and "signature".');
   }
-  const { key } = await deps.keys.resolve(normalizeAgentId(envelope.from), envelope.kid, caller);
+  const { key } = await deps.keys.resolve(sender, envelope.kid, caller);
   if (!verifyObjectSignature(envelope as unknown as Record<string, unknown>, key)) {
     throw authFailed(
       `Envelope signature does not verify with key "${envelope.kid}" of ${envelope.from}: sign the canonical JSON of every field but "signature".`,
@@ -350,7 +354,12 @@ async function verifyInEnvelope(
   }
 }
 
-function checkTrust(entry: RegisteredSkill, envelope: Envelope, bearerTokens: string[]): void {
+function checkTrust(
+  entry: RegisteredSkill,
+  envelope: Envelope,
+  sender: string,
+  bearerTokens: string[],
+): void {
   const { skill } = entry;
   if (skill.trust === 'authenticated') {
     const token = envelope.auth?.scheme === 'bearer' ? envelope.auth.token : undefined;
@@ -365,7 +374,7 @@ function checkTrust(entry: RegisteredSkill, envelope: Envelope, bearerTokens: st
     }
   } else if (
     skill.trust === 'trusted-peers' &&
-    !(skill.allowedPeers ?? []).map(normalizeAgentId).includes(normalizeAgentId(envelope.from))
+    !(skill.allowedPeers ?? []).some((peer) => normalizeAgentId(peer) === sender)
   ) {
     throw forbidden(
       `Skill "${skill.id}" is limited to trusted peers and ${envelope.from} is not one; ask the operator to add you to allowedPeers.`,
