@@ -18,7 +18,7 @@ import { sendSigned } from './respond.js';
 import { callerError, operatorDiagnosis, runSkill } from './run-skill.js';
 import type { AgentRuntime } from './runtime.js';
 import { SseWriter } from './sse.js';
-import type { StoredTask } from './task-store.js';
+import type { StoredTask } from '../state/task-store.js';
 
 const newSpanId = () => randomBytes(8).toString('hex');
 

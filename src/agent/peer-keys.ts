@@ -9,7 +9,7 @@ import {
   unfetchableReason,
   type CardFetchOptions,
 } from './card-fetch.js';
-import { RateLimiter } from './rate-limits.js';
+import { RateLimiter } from '../state/rate-limits.js';
 
 export interface ResolvedKey {
   key: KeyObject;

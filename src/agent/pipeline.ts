@@ -20,11 +20,11 @@ import type { AdmissionRule } from '../protocol/console-api.js';
 import type { AccessCheck } from './access-check.js';
 import { checkDelegation } from './delegation.js';
 import type { SignatureFormUsed } from './events.js';
-import type { NonceStore } from './nonce-store.js';
+import type { NonceStore } from '../state/nonce-store.js';
 import type { CallerAddress, PeerKeyResolver } from './peer-keys.js';
-import type { RateLimiter } from './rate-limits.js';
+import type { RateLimiter } from '../state/rate-limits.js';
 import { describeSchemaError, type RegisteredSkill, type SkillRegistry } from './skill-registry.js';
-import type { TokenLedger } from './token-ledger.js';
+import type { TokenLedger } from '../state/token-ledger.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const validateEnvelope = addFormats(new Ajv({ allErrors: false, strict: false })).compile<Envelope>(

@@ -3,7 +3,7 @@ import type { CallbackSender } from './callbacks.js';
 import type { AgentEventSink } from './events.js';
 import type { PipelineDeps } from './pipeline.js';
 import type { SseOptions } from './sse.js';
-import type { TaskStore } from './task-store.js';
+import type { TaskStore } from '../state/task-store.js';
 
 /** What the endpoint handlers share: built once by the server, read on every request. */
 export interface AgentRuntime {

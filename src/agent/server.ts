@@ -9,15 +9,15 @@ import { Intake, type IntakeOptions } from './intake.js';
 import { introMarkdown } from './intro.js';
 import type { AccessCheck } from './access-check.js';
 import { deliverCallback, failHeldTask, handleEnvelope, runHeldTask } from './modes.js';
-import { NonceStore } from './nonce-store.js';
+import { NonceStore } from '../state/nonce-store.js';
 import type { PeerKeyResolver } from './peer-keys.js';
 import type { PayloadScreen, PipelineSettings } from './pipeline.js';
-import { RateLimiter } from './rate-limits.js';
+import { RateLimiter } from '../state/rate-limits.js';
 import { sendSigned } from './respond.js';
 import type { AgentRuntime } from './runtime.js';
 import type { SkillRegistry } from './skill-registry.js';
-import { TaskStore } from './task-store.js';
-import { TokenLedger } from './token-ledger.js';
+import { TaskStore } from '../state/task-store.js';
+import { TokenLedger } from '../state/token-ledger.js';
 
 export interface AgentSettings extends PipelineSettings {
   bodyLimitBytes: number;

@@ -1,12 +1,12 @@
 import { rmSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NonceStore } from '../../src/agent/nonce-store.js';
+import { NonceStore } from '../../src/state/nonce-store.js';
 import { PeerKeyResolver } from '../../src/agent/peer-keys.js';
 import { receive, type PipelineDeps, type ReceiveInput } from '../../src/agent/pipeline.js';
-import { RateLimiter } from '../../src/agent/rate-limits.js';
+import { RateLimiter } from '../../src/state/rate-limits.js';
 import { SkillRegistry } from '../../src/agent/skill-registry.js';
-import { TokenLedger } from '../../src/agent/token-ledger.js';
+import { TokenLedger } from '../../src/state/token-ledger.js';
 import {
   ProtocolError,
   canonicalJson,

@@ -2,9 +2,9 @@ import { appendFileSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isPublicAddress } from '../../src/lib/address-policy.js';
-import { NonceStore } from '../../src/agent/nonce-store.js';
-import { RateLimiter } from '../../src/agent/rate-limits.js';
-import { TokenLedger } from '../../src/agent/token-ledger.js';
+import { NonceStore } from '../../src/state/nonce-store.js';
+import { RateLimiter } from '../../src/state/rate-limits.js';
+import { TokenLedger } from '../../src/state/token-ledger.js';
 import { tempDir } from '../helpers/agents.js';
 
 const dirs: string[] = [];
