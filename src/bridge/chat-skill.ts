@@ -24,8 +24,12 @@ export interface ChatSkillOptions {
   trust?: Skill['trust'];
   allowedPeers?: string[];
   /** Every gateway outcome, so the operator sees whether the gateway works and, if not, the fix. */
-  onGatewayOutcome?(outcome: { ok: true } | { ok: false; error: GatewayError }): void;
+  onGatewayOutcome?(outcome: GatewayOutcome): void;
 }
+
+/** One chat call's outcome; `durationMs` when the gateway was called (not for a call stopped before it). */
+export type GatewayOutcome =
+  { ok: true; durationMs: number } | { ok: false; error: GatewayError; durationMs?: number };
 
 const CHARS_PER_TOKEN = 4;
 function estimateTokens(message: string, reply: string): number {
@@ -76,11 +80,14 @@ export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
       const message = context.payload.message as string;
       const channel = (context.payload.channel as string | undefined) ?? options.defaultChannel();
       const resolved = options.gateway();
+      let started: number | undefined;
+      const elapsed = () => (started === undefined ? {} : { durationMs: performance.now() - started });
       try {
         if (resolved.status !== 'configured')
           throw gatewayError('not-configured', { detail: resolved.status });
         const problem = options.targetProblem?.();
         if (problem) throw problem;
+        started = performance.now();
         const reply = await callGateway(resolved.config, {
           message,
           system: systemMessage({
@@ -93,7 +100,7 @@ export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
           signal: context.signal,
           onDelta: context.mode === 'stream' ? (text) => context.emit(text) : undefined,
         });
-        options.onGatewayOutcome?.({ ok: true });
+        options.onGatewayOutcome?.({ ok: true, durationMs: performance.now() - started });
         // Without usage from the gateway, the sizes stand in (about 4 characters a token), so the daily
         // budget still bounds what a sender can make the gateway produce.
         context.reportUsage(reply.usage?.totalTokens ?? estimateTokens(message, reply.reply));
@@ -101,7 +108,7 @@ export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
       } catch (error) {
         if (!(error instanceof GatewayError)) throw error;
         // A caller leaving is not a gateway problem: do not report it as one.
-        if (error.problem !== 'aborted') options.onGatewayOutcome?.({ ok: false, error });
+        if (error.problem !== 'aborted') options.onGatewayOutcome?.({ ok: false, error, ...elapsed() });
         // Not configured, no agent for callers, or still starting: the bridge is not serving (503).
         const unavailable = ['not-configured', 'agent-missing', 'starting'].includes(error.problem);
         throw new ProtocolError('AGENT_UNAVAILABLE', unavailable ? 503 : 502, error.callerMessage, {

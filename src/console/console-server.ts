@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import Koa, { type Context, type Next } from 'koa';
+import Koa, { type Context } from 'koa';
 import type { AgentBridgeApp, AppEvents } from '../app.js';
 import { errorCode } from '../lib/atomic-file.js';
 import type { TunnelStatus } from '../protocol/console-api.js';
@@ -9,9 +9,11 @@ import type { SettingsStore } from '../settings/store.js';
 import { consoleApi } from './api.js';
 import { newConsoleToken, requireToken, sameOriginOnly } from './auth.js';
 import { CONSOLE_FILE, removeConsoleFile, writeConsoleFile } from './console-file.js';
-import { ConsoleError } from './errors.js';
+import { errorsAsJson } from './error-reply.js';
 import { EventStreams, type EventStreamOptions } from './events-stream.js';
 import { McpConsole } from './mcp-console.js';
+import { METRICS_PATH, metricsRoute } from './metrics-route.js';
+import { createMetrics } from '../metrics/metrics.js';
 import { AGENT_VERSION } from '../app.js';
 import { mcpHandler } from '../mcp/mcp-handler.js';
 import { MCP_PATH } from '../mcp/openclaw-setup.js';
@@ -49,8 +51,9 @@ export interface ConsoleHandle {
 }
 
 /**
- * The operator console (DESIGN.md): a second listener, on loopback only, serving the UI at `/` and the
- * token-protected API at `/api/*`. It writes `<dataDir>/console.json` and prints nothing itself.
+ * The operator console (DESIGN.md): a second listener, on loopback only, serving the UI at `/`, the
+ * token-protected API at `/api/*` and Prometheus metrics at `/metrics` (token too, unless `metricsNoAuth`).
+ * It writes `<dataDir>/console.json` and prints nothing itself.
  */
 export async function startConsole(options: ConsoleOptions): Promise<ConsoleHandle> {
   const { app, dataDir, host = '127.0.0.1' } = options;
@@ -83,6 +86,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     return live.status === 'off' && lastTunnel?.status === 'failed' ? lastTunnel : live;
   };
   const tunnelView = () => ({ ...tunnel(), provider: app.currentSettings.tunnel });
+  const metrics = createMetrics({ app, tunnel });
 
   const unsubscribe = [
     log.subscribe((entry) => events.envelope(entry)),
@@ -102,6 +106,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
       events.state('access');
     }),
     app.keys.onChange(() => events.state('keys')),
+    () => metrics.close(),
   ];
 
   const koa = new Koa();
@@ -133,6 +138,11 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     tokenFile: mcp.token.path,
     onError,
   });
+  const metricsGet = metricsRoute({
+    metrics,
+    requireToken: guardApi,
+    noAuth: () => app.currentSettings.metricsNoAuth,
+  });
   const files = staticFiles(options.staticDir ?? DEFAULT_STATIC_DIR);
   koa.use(securityHeaders);
   koa.use(errorsAsJson(onError));
@@ -140,6 +150,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
   koa.use(async (ctx: Context) => {
     if (ctx.path === '/api' || ctx.path.startsWith('/api/')) return guardApi(ctx, () => api(ctx));
     if (ctx.path === MCP_PATH) return mcpRoute(ctx);
+    if (ctx.path === METRICS_PATH) return metricsGet(ctx);
     return files(ctx);
   });
 
@@ -185,34 +196,6 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
   const movedFrom = mcp.moved;
   const mcpInfo = { url: mcp.currentUrl, file: mcp.token.path, ...(movedFrom ? { movedFrom } : {}) };
   return { url, token, mcp: mcpInfo, close: () => (closing ??= close()) };
-}
-
-/** Every failure answers ApiError JSON; only ConsoleErrors say what went wrong, the rest a generic 500. */
-function errorsAsJson(onError: (error: unknown) => void) {
-  return async (ctx: Context, next: Next): Promise<void> => {
-    try {
-      await next();
-    } catch (error) {
-      // A stream that already started cannot change its status: just end it.
-      if (ctx.headerSent || ctx.respond === false) {
-        ctx.res.destroy();
-        return;
-      }
-      const known =
-        error instanceof ConsoleError
-          ? error
-          : new ConsoleError(
-              500,
-              `The console failed to handle ${ctx.method} ${ctx.path.slice(0, 200)}.`,
-              'The details are in the terminal (stderr) of Agent Bridge; try again, and report it if it repeats.',
-            );
-      if (!(error instanceof ConsoleError)) onError(error);
-      ctx.status = known.status;
-      ctx.set(known.headers);
-      ctx.set('Cache-Control', 'no-store');
-      ctx.body = known.toBody();
-    }
-  };
 }
 
 /** app.on with its matching off, so close() can undo every subscription. */

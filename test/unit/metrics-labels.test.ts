@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import type { GatewayState } from '../../src/app.js';
+import type { EnvelopeEvent } from '../../src/agent/events.js';
+import { envelopeLabels, gatewayHealth } from '../../src/metrics/labels.js';
+import { PIPELINE_STEPS } from '../../src/protocol/console-api.js';
+import { parseServeArgs } from '../../src/settings/flags.js';
+
+const event = (fields: Partial<EnvelopeEvent>): EnvelopeEvent => ({
+  time: '2026-01-01T00:00:00.000Z',
+  endpoint: '/agent/message',
+  signatureForm: 'headers',
+  verdict: 'accepted',
+  status: 200,
+  durationMs: 1,
+  bytesIn: 0,
+  bytesOut: 0,
+  ...fields,
+});
+
+describe('envelopeLabels', () => {
+  it('accepted and held carry step "none"; a refusal names its pipeline step', () => {
+    expect(envelopeLabels(event({ mode: 'sync' }))).toEqual({
+      mode: 'sync',
+      verdict: 'accepted',
+      step: 'none',
+    });
+    expect(envelopeLabels(event({ mode: 'async', held: true }))).toEqual({
+      mode: 'async',
+      verdict: 'held',
+      step: 'none',
+    });
+    for (const step of PIPELINE_STEPS) {
+      expect(envelopeLabels(event({ mode: 'stream', verdict: step }))).toEqual({
+        mode: 'stream',
+        verdict: 'refused',
+        step,
+      });
+    }
+  });
+
+  it('maps what it does not know to "other", and no mode (outbound lookups) to "none"', () => {
+    const odd = event({ mode: 'carrier-pigeon' as never, verdict: 'agent://attacker.example' as never });
+    expect(envelopeLabels(odd)).toEqual({ mode: 'other', verdict: 'refused', step: 'other' });
+    expect(envelopeLabels(event({ mode: undefined })).mode).toBe('none');
+  });
+});
+
+describe('gatewayHealth', () => {
+  const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, seconds)).toISOString();
+  const configured: GatewayState = { status: 'configured' };
+  const failed = { ok: false as const, problem: 'timeout', diagnosis: 'd', fix: 'f' };
+
+  it('not-configured, then unknown until a probe or a call says more', () => {
+    expect(gatewayHealth({ status: 'missing GATEWAY_TOKEN' })).toBe('not-configured');
+    expect(gatewayHealth(configured)).toBe('unknown');
+    expect(gatewayHealth({ ...configured, probe: { live: true, checkedAt: at(1) } })).toBe('up');
+    expect(gatewayHealth({ ...configured, lastCall: { ok: true, at: at(1) } })).toBe('up');
+  });
+
+  it('a failed call is down even with a live probe; a failed probe only when newer than the last good call', () => {
+    const live = { live: true, checkedAt: at(5) };
+    expect(gatewayHealth({ ...configured, probe: live, lastCall: { ...failed, at: at(1) } })).toBe('down');
+    const dead = { live: false, checkedAt: at(5) };
+    expect(gatewayHealth({ ...configured, probe: dead })).toBe('down');
+    expect(gatewayHealth({ ...configured, probe: dead, lastCall: { ok: true, at: at(1) } })).toBe('down');
+    expect(gatewayHealth({ ...configured, probe: dead, lastCall: { ok: true, at: at(9) } })).toBe('up');
+  });
+});
+
+describe('--metrics-no-auth', () => {
+  it('is a switch, also set from AGENT_BRIDGE_METRICS_NO_AUTH; the flag wins', () => {
+    expect(parseServeArgs([], {}).overrides.metricsNoAuth).toBeUndefined();
+    expect(parseServeArgs(['--metrics-no-auth'], {}).overrides.metricsNoAuth).toBe(true);
+    for (const [text, on] of [
+      ['1', true],
+      ['true', true],
+      ['0', false],
+      ['false', false],
+    ] as const) {
+      expect(parseServeArgs([], { AGENT_BRIDGE_METRICS_NO_AUTH: text }).overrides.metricsNoAuth).toBe(on);
+    }
+    expect(
+      parseServeArgs(['--metrics-no-auth'], { AGENT_BRIDGE_METRICS_NO_AUTH: '0' }).overrides.metricsNoAuth,
+    ).toBe(true);
+    expect(() => parseServeArgs([], { AGENT_BRIDGE_METRICS_NO_AUTH: 'maybe' })).toThrow(
+      'AGENT_BRIDGE_METRICS_NO_AUTH: must be 1, true, 0 or false (got "maybe")',
+    );
+  });
+});
