@@ -14,6 +14,7 @@ import type {
 import type { AgentBridgeApp } from '../src/app.js';
 import type { TunnelState } from '../src/tunnel/state.js';
 import { Samples, summarize } from './stats.js';
+import type { LocalCallLimits } from '../src/state/call-limits.js';
 
 const config = JSON.parse(process.argv[2] ?? '{}') as ChildConfig;
 let clockOffset = 0;
@@ -113,7 +114,7 @@ function memory(): ChildMemory {
     anonRss: status.RssAnon,
   };
   if (agent) {
-    result.nonces = agent.app.server.nonces.size;
+    result.nonces = (agent.app.server.limits as LocalCallLimits).nonces.size;
     result.nonceLogBytes = statSync(join(agent.dataDir, 'nonces.log')).size;
   }
   return result;
@@ -156,7 +157,7 @@ process.on('message', (raw) => {
     case 'sweep':
       // Every nonce expires one window after its envelope's timestamp: move the clock past that.
       clockOffset += request.advanceMs;
-      agent?.app.server.nonces.sweep();
+      (agent?.app.server.limits as LocalCallLimits | undefined)?.nonces.sweep();
       clockOffset = 0;
       collectGarbage();
       return reply({ memory: memory() });

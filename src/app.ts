@@ -8,8 +8,8 @@ import type { CallbackOptions } from './agent/callbacks.js';
 import type { CallbackEvent, EnvelopeEvent } from './agent/events.js';
 import { SkillRegistry } from './agent/skill-registry.js';
 import type { Skill } from './agent/skill.js';
-import { createChatSkill } from './bridge/chat-skill.js';
-import type { GatewayError } from './bridge/diagnosis.js';
+import { createChatSkill, type GatewayOutcome } from './bridge/chat-skill.js';
+import type { GatewayProblem } from './bridge/diagnosis.js';
 import { openclawConfigPath, resolveGatewayConfig, type ResolvedGateway } from './bridge/gateway-config.js';
 import { probeGateway } from './bridge/gateway-health.js';
 import { GatewayTarget, agentModel } from './bridge/gateway-target.js';
@@ -27,7 +27,12 @@ import type { TunnelProvider } from './tunnel/provider.js';
 import { checkReachable } from './tunnel/reachability.js';
 import type { TunnelState } from './tunnel/state.js';
 import { TunnelSupervisor, type AddressChange, type SupervisorOptions } from './tunnel/supervisor.js';
+import type { AccessFile } from './access/access-store.js';
+import { SharedState } from './state/shared-state.js';
+import type { StateHealth } from './state/redis-connection.js';
 import packageJson from '../package.json' with { type: 'json' };
+
+export type { StateHealth } from './state/redis-connection.js';
 
 export const AGENT_VERSION: string = packageJson.version;
 const MAX_CARD_KEYS = 16;
@@ -52,6 +57,8 @@ export interface AppOptions {
   accessLimits?: { maxPending?: number; maxHeldPerSender?: number };
   /** Tasks kept per sender and in all (tests use small ones; production: 200 and 5,000). */
   taskLimits?: { maxPerSender?: number; maxTotal?: number };
+  /** How long calls stay refused after Redis comes back without its data (tests shorten the 5 min). */
+  stateWipeHoldMs?: number;
   /** Body budget, read/verify slots and body deadlines (tests use short ones; defaults in agent/intake.ts). */
   intake?: Partial<IntakeOptions>;
   now?: () => number;
@@ -66,12 +73,21 @@ export interface GatewayState {
     { ok: true; at: string } | { ok: false; at: string; problem: string; diagnosis: string; fix: string };
 }
 
+/** One chat call's outcome at the gateway, for metrics; `durationMs` when the gateway was reached. */
+export interface GatewayCallEvent {
+  ok: boolean;
+  problem?: GatewayProblem;
+  durationMs?: number;
+}
+
 export interface AppEvents {
   envelope: [EnvelopeEvent];
   /** A call the operator's own agent made through the bridge (MCP): direction `out`, refusals included. */
   outbound: [EnvelopeEvent];
   callback: [CallbackEvent];
   gateway: [GatewayState];
+  /** Every chat call's gateway outcome (`gateway` only says when the state changes). */
+  gatewayCall: [GatewayCallEvent];
   card: [AgentCard];
   tunnel: [TunnelState];
   address: [AddressChange];
@@ -79,6 +95,8 @@ export interface AppEvents {
   access: [AccessChange];
   /** The agent callers reach on the gateway: existence and tool policy (GatewayTarget). */
   gatewayAgent: [GatewayAgentView];
+  /** Shared state's health (Redis up or down); never emitted with the data dir. */
+  state: [StateHealth];
 }
 
 /**
@@ -110,6 +128,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   private probeTimer: NodeJS.Timeout | undefined;
   /** A tunnel that could not even start (bad settings): kept so `tunnelState` reports it. */
   private tunnelFailure: TunnelState | undefined;
+  /** State shared with other replicas on Redis (`redisUrl`); without it, the data dir holds everything. */
+  readonly shared: SharedState | undefined;
 
   constructor(private readonly options: AppOptions) {
     super();
@@ -120,8 +140,26 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     this.gateway = this.resolveGateway();
     this.gatewayState = { status: this.gateway.status };
     this.listenUrl = `http://127.0.0.1:${this.settings.port}`;
-    this.keys = KeyStore.open(options.dataDir, { cardTTLSeconds: this.settings.cardTTL, now: this.now });
+    this.keys = KeyStore.open(options.dataDir, {
+      cardTTLSeconds: this.settings.cardTTL,
+      now: this.now,
+      path: this.settings.keysFile,
+    });
     this.keys.onChange(() => this.invalidateCard());
+    this.shared = this.settings.redisUrl
+      ? new SharedState({
+          redisUrl: this.settings.redisUrl,
+          limits: { perMinute: this.settings.rpm, perSender: this.settings.perSender },
+          tasks: {
+            ...options.taskLimits,
+            leaseMs: this.settings.taskLeaseSeconds * 1000,
+            retentionMs: () => this.settings.taskRetentionHours * 3600_000,
+          },
+          now: options.now,
+          wipeHoldMs: options.stateWipeHoldMs,
+        })
+      : undefined;
+    const shared = this.shared;
     this.gatewayTarget = new GatewayTarget({
       gateway: () => this.gateway,
       agentId: () => this.settings.gatewayAgent,
@@ -159,6 +197,9 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       registryUrl: () => this.settings.registryUrl,
       checkReachable: (url) => checkReachable(url, this.card()),
       onState: (state) => this.emit('registry', state),
+      shared: shared && {
+        save: (record) => void shared.registration.save({ record: [{ key: 'current', value: record }] }),
+      },
     });
     this.access = new AccessControl({
       dataDir: options.dataDir,
@@ -168,9 +209,10 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       describe: (sender) => peerKeys.describe(sender),
       expiryHours: () => this.settings.pendingExpiryHours,
       heldTasks: {
-        run: (ids) => this.server.runHeld(ids),
-        fail: (ids, message) => this.server.failHeld(ids, message),
+        run: (ids) => void this.server.runHeld(ids).catch(reportHeldFailure),
+        fail: (ids, message) => void this.server.failHeld(ids, message).catch(reportHeldFailure),
       },
+      shared: shared && { save: (file) => void shared.access.save(accessLists(file)) },
       onChange: (change) => this.emit('access', change),
       now: this.now,
       ...options.accessLimits,
@@ -193,6 +235,11 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       access: this.access.gate,
       screen: screenPayload,
       taskLimits: options.taskLimits,
+      state: shared && {
+        limits: shared.limits,
+        tasks: shared.tasks,
+        recoverEveryMs: shared.recoverEveryMs,
+      },
       intake: options.intake,
       gatewayStatus: () => this.gateway.status,
       agentVersion: AGENT_VERSION,
@@ -207,12 +254,54 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       onEvent: (event) => this.emit('outbound', event),
       now: this.now,
     });
-    // Tasks held before a restart whose sender was decided meanwhile (or whose request is gone).
-    this.access.reconcile(this.server.heldTasks());
+    // Tasks held before a restart whose sender was decided meanwhile (or whose request is gone); on Redis,
+    // once the lists are loaded (start).
+    if (!shared) void this.reconcileHeld();
+  }
+
+  private async reconcileHeld(): Promise<void> {
+    try {
+      this.access.reconcile(await this.server.heldTasks());
+    } catch (error) {
+      reportHeldFailure(error);
+    }
+  }
+
+  /** Connects to Redis (refusing to start without it: nothing could be checked) and follows the others. */
+  private async startShared(shared: SharedState): Promise<void> {
+    await shared.connection.connect();
+    await this.reloadShared('access');
+    await this.reloadShared('registration');
+    await this.reconcileHeld();
+    shared.connection.on('change', (topic) => void this.reloadShared(topic));
+    shared.connection.on('health', (health) => {
+      this.emit('state', health);
+      // Back after an outage: what the others changed meanwhile was announced while we could not hear it.
+      if (health.up) void this.reloadShared('access').then(() => this.reloadShared('registration'));
+    });
+    // A rotation at one replica reaches the others' cards within a second (KeyStore.reload reads the file).
+    this.keys.onChange(() => void shared.connection.announce('keys'));
+  }
+
+  private async reloadShared(topic: 'access' | 'registration' | 'keys'): Promise<void> {
+    const shared = this.shared;
+    if (!shared) return;
+    try {
+      if (topic === 'keys') this.keys.reload();
+      else if (topic === 'access')
+        this.access.reload((await shared.access.load()) as unknown as Partial<AccessFile>);
+      else {
+        const { record } = await shared.registration.load();
+        this.registrar.replace(record?.[0] as Registration | undefined);
+      }
+    } catch (error) {
+      console.error(`Agent: could not read the shared ${topic} from Redis: ${(error as Error).message}`);
+    }
   }
 
   /** Starts listening on the agent port, then the tunnel if one is set; resolves with the local URL. */
   async start(): Promise<string> {
+    if (this.shared) await this.startShared(this.shared);
     this.listenUrl = await this.server.listen(this.settings.port, this.settings.host);
     this.invalidateCard();
     if (this.settings.tunnel !== 'none') this.startTunnel();
@@ -327,6 +416,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     this.access.close();
     this.supervisor?.stop();
     await this.server.close(graceMs);
+    this.shared?.close();
   }
 
   get currentSettings(): Settings {
@@ -428,6 +518,11 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     return this.gatewayState;
   }
 
+  /** Where shared state lives and whether it answers: the data dir always does; Redis may be down. */
+  stateHealth(): StateHealth {
+    return this.shared?.health() ?? { backend: 'data-dir', up: true };
+  }
+
   private resolveGateway(): ResolvedGateway {
     return resolveGatewayConfig(
       {
@@ -441,7 +536,13 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     );
   }
 
-  private recordGatewayOutcome(outcome: { ok: true } | { ok: false; error: GatewayError }): void {
+  private recordGatewayOutcome(outcome: GatewayOutcome): void {
+    const { durationMs } = outcome;
+    this.emit('gatewayCall', {
+      ok: outcome.ok,
+      ...(outcome.ok ? {} : { problem: outcome.error.problem }),
+      ...(durationMs === undefined ? {} : { durationMs }),
+    });
     const at = new Date(this.now()).toISOString();
     const lastCall: GatewayState['lastCall'] = outcome.ok
       ? { ok: true, at }
@@ -462,4 +563,17 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   private invalidateCard(): void {
     this.cachedCard = undefined;
   }
+}
+
+// The access lists as shared records: one per sender in each list.
+function accessLists(file: AccessFile) {
+  return {
+    approved: file.approved.map((record) => ({ key: record.sender, value: record })),
+    pending: file.pending.map((record) => ({ key: record.sender, value: record })),
+    denied: file.denied.map((record) => ({ key: record.sender, value: record })),
+  };
+}
+
+function reportHeldFailure(error: unknown): void {
+  console.error(`Agent: held tasks could not be updated: ${(error as Error).message}`);
 }

@@ -6,7 +6,7 @@ import type {
   StatusResponse,
 } from '../protocol/console-api.js';
 import { AccessGate } from './access-gate.js';
-import { AccessStore, type PendingRecord } from './access-store.js';
+import { AccessStore, type AccessFile, type AccessStoreOptions, type PendingRecord } from './access-store.js';
 
 /** What happened to the access lists (the console streams it, the tray notifies on `new-sender`). */
 export type AccessChange = { kind: 'new-sender'; pending: PendingSenderView } | { kind: 'changed' };
@@ -36,6 +36,8 @@ export interface AccessControlOptions {
   now?: () => number;
   maxPending?: number;
   maxHeldPerSender?: number;
+  /** The lists shared with other replicas (Redis), instead of `access.json`. */
+  shared?: AccessStoreOptions['shared'];
 }
 
 const AGENT_ID = /^agent:\/\/([A-Za-z0-9.-]+(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?)$/;
@@ -58,6 +60,7 @@ export class AccessControl {
       now: this.now,
       maxPending: options.maxPending,
       maxHeldPerSender: options.maxHeldPerSender,
+      shared: options.shared,
     });
     const changed = () => options.onChange?.({ kind: 'changed' });
     this.gate = new AccessGate({
@@ -196,6 +199,12 @@ export class AccessControl {
   }
 
   /** After a restart: held tasks whose sender is no longer waiting are run (approved) or failed. */
+  /** The lists as the replicas share them now (another replica changed them): the console is told. */
+  reload(file: Partial<AccessFile>): void {
+    this.store.replace(file);
+    this.options.onChange?.({ kind: 'changed' });
+  }
+
   reconcile(heldTaskIds: Map<string, string>): void {
     const waiting = new Set(this.store.pending().flatMap((record) => record.heldTasks));
     const run: string[] = [];

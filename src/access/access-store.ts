@@ -39,7 +39,7 @@ interface DeniedRecord {
   until: number;
 }
 
-interface AccessFile {
+export interface AccessFile {
   approved: ApprovedRecord[];
   pending: PendingRecord[];
   denied: DeniedRecord[];
@@ -51,6 +51,11 @@ export interface AccessStoreOptions {
   maxPending?: number;
   /** Async tasks held per waiting sender. */
   maxHeldPerSender?: number;
+  /**
+   * Where the lists are kept when several replicas share them (Redis): each change is handed over here
+   * instead of `access.json`, and `replace` loads what the other replicas wrote.
+   */
+  shared?: { save(file: AccessFile): void };
 }
 
 export type AskOutcome =
@@ -72,6 +77,7 @@ export class AccessStore {
   private readonly deniedBySender = new Map<string, DeniedRecord>();
   private readonly path: string;
   private readonly now: () => number;
+  private readonly shared: AccessStoreOptions['shared'];
   readonly maxPending: number;
   readonly maxHeldPerSender: number;
 
@@ -80,10 +86,19 @@ export class AccessStore {
     this.now = options.now ?? Date.now;
     this.maxPending = options.maxPending ?? 100;
     this.maxHeldPerSender = options.maxHeldPerSender ?? 3;
-    const saved = readAccessFile(this.path);
-    for (const record of saved.approved) this.approvedBySender.set(record.sender, record);
-    for (const record of saved.pending) this.pendingBySender.set(record.sender, record);
-    for (const record of saved.denied) this.deniedBySender.set(record.sender, record);
+    this.shared = options.shared;
+    if (!this.shared) this.replace(readAccessFile(this.path));
+  }
+
+  /** Takes the lists as another replica left them (shared state), dropping what this one knew. */
+  replace(file: Partial<AccessFile>): void {
+    const valid = validAccessFile(file);
+    this.approvedBySender.clear();
+    this.pendingBySender.clear();
+    this.deniedBySender.clear();
+    for (const record of valid.approved) this.approvedBySender.set(record.sender, record);
+    for (const record of valid.pending) this.pendingBySender.set(record.sender, record);
+    for (const record of valid.denied) this.deniedBySender.set(record.sender, record);
   }
 
   isApproved(sender: string): boolean {
@@ -232,7 +247,8 @@ export class AccessStore {
       pending: this.pending(),
       denied: [...this.deniedBySender.values()],
     };
-    writeFileAtomic(this.path, JSON.stringify(file));
+    if (this.shared) this.shared.save(file);
+    else writeFileAtomic(this.path, JSON.stringify(file));
   }
 }
 
@@ -250,6 +266,10 @@ function readAccessFile(path: string): AccessFile {
     }
     throw error;
   }
+  return validAccessFile(saved);
+}
+
+function validAccessFile(saved: Partial<AccessFile> | undefined): AccessFile {
   const list = <T>(value: unknown, valid: (item: T) => boolean): T[] =>
     Array.isArray(value)
       ? (value as T[]).filter((item) => item && typeof item === 'object' && valid(item))

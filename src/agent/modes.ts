@@ -78,7 +78,7 @@ export async function handleEnvelope(ctx: Context, runtime: AgentRuntime, mode: 
       trace,
     );
     if (mode === 'sync') await replySync(ctx, runtime, accepted, controller.signal, log);
-    else if (mode === 'async') replyTask(ctx, runtime, accepted, log);
+    else if (mode === 'async') await replyTask(ctx, runtime, accepted, log);
     else await replyStream(ctx, runtime, accepted, controller.signal, log);
   } catch (error) {
     const refusal = callerError(error);
@@ -145,7 +145,7 @@ async function replySync(
   });
 }
 
-function replyTask(ctx: Context, runtime: AgentRuntime, accepted: Accepted, log: Log): void {
+async function replyTask(ctx: Context, runtime: AgentRuntime, accepted: Accepted, log: Log): Promise<void> {
   const { envelope, held } = accepted;
   try {
     if (envelope.callbackUrl) {
@@ -156,8 +156,8 @@ function replyTask(ctx: Context, runtime: AgentRuntime, accepted: Accepted, log:
         throw error;
       }
     }
-    runtime.tasks.admit(accepted.sender, runtime.retentionMs());
-    const task = runtime.tasks.create(
+    await runtime.tasks.admit(accepted.sender, runtime.retentionMs());
+    const task = await runtime.tasks.create(
       {
         sender: accepted.sender,
         skill: envelope.skill,
@@ -210,12 +210,12 @@ function callerFields(from: Pick<Accepted, 'callerName' | 'onBehalfOf' | 'delega
 }
 
 /** The operator approved a held task's sender: it runs now, as if it had just been accepted. */
-export function runHeldTask(runtime: AgentRuntime, task: StoredTask): void {
+export async function runHeldTask(runtime: AgentRuntime, task: StoredTask): Promise<void> {
   const held = task.held;
-  const envelope = runtime.tasks.heldEnvelope(task);
+  const envelope = await runtime.tasks.heldEnvelope(task);
   const entry = held ? runtime.pipeline.skills.get(task.skill) : undefined;
   if (!held || !envelope || !entry) {
-    failHeldTask(runtime, task, 'The skill this task asked for is no longer offered; submit it again.');
+    await failHeldTask(runtime, task, 'The skill this task asked for is no longer offered; submit it again.');
     return;
   }
   const accepted: Accepted = {
@@ -231,8 +231,9 @@ export function runHeldTask(runtime: AgentRuntime, task: StoredTask): void {
 }
 
 /** A held task whose sender was denied, or whose request expired: `failed` with AUTH_FAILED. */
-export function failHeldTask(runtime: AgentRuntime, task: StoredTask, message: string): void {
-  runtime.tasks.finish(task, { error: { code: 'AUTH_FAILED', message } });
+export async function failHeldTask(runtime: AgentRuntime, task: StoredTask, message: string): Promise<void> {
+  // Every replica may see a request expire: only the one that finished the task sends its callback.
+  if (!(await runtime.tasks.finish(task, { error: { code: 'AUTH_FAILED', message } }))) return;
   const envelope = errorBody('AUTH_FAILED', message, task.traceId, task.spanId);
   if (task.callbackUrl) {
     deliverCallback(runtime, task, envelope).catch((error: unknown) =>
@@ -246,14 +247,16 @@ async function runTask(runtime: AgentRuntime, accepted: Accepted, task: StoredTa
   const controller = new AbortController();
   runtime.inflight.add(controller);
   let envelopeOut: object;
+  // False when another replica failed the task first (this one's lease had lapsed): its callback is theirs.
+  let finished: boolean;
   try {
-    runtime.tasks.setStatus(task, 'running');
+    await runtime.tasks.setStatus(task, 'running');
     const result = await runSkill(accepted, 'async', {
       signal: controller.signal,
       progress: (fraction) => runtime.tasks.setProgress(task, fraction),
       reportUsage: usageReporter(runtime, accepted),
     });
-    runtime.tasks.finish(task, { result });
+    finished = await runtime.tasks.finish(task, { result });
     envelopeOut = okResponse(task.traceId, task.spanId, result);
   } catch (error) {
     const failure = controller.signal.aborted
@@ -263,7 +266,7 @@ async function runTask(runtime: AgentRuntime, accepted: Accepted, task: StoredTa
           'The agent shut down before this task finished; submit it again.',
         )
       : callerError(error);
-    runtime.tasks.finish(task, { error: { code: failure.code, message: failure.message } });
+    finished = await runtime.tasks.finish(task, { error: { code: failure.code, message: failure.message } });
     envelopeOut = errorBody(failure.code, failure.message, task.traceId, task.spanId);
     runtime.events.envelope?.({
       time: new Date().toISOString(),
@@ -287,7 +290,7 @@ async function runTask(runtime: AgentRuntime, accepted: Accepted, task: StoredTa
   } finally {
     runtime.inflight.delete(controller);
   }
-  if (task.callbackUrl) await deliverCallback(runtime, task, envelopeOut);
+  if (finished && task.callbackUrl) await deliverCallback(runtime, task, envelopeOut);
 }
 
 export async function deliverCallback(
@@ -304,7 +307,7 @@ export async function deliverCallback(
     made + 1,
   );
   // Interrupted by a shutdown: still owed, resumed after the restart from the next attempt.
-  runtime.tasks.setCallback(task, outcome === 'interrupted' ? 'pending' : outcome, attempts);
+  await runtime.tasks.setCallback(task, outcome === 'interrupted' ? 'pending' : outcome, attempts);
 }
 
 async function replyStream(
@@ -377,7 +380,7 @@ function preview(
 }
 
 function usageReporter(runtime: AgentRuntime, accepted: Accepted) {
-  return (tokens: number) => runtime.pipeline.ledger.add(accepted.sender, tokens);
+  return (tokens: number) => runtime.pipeline.limits.addTokens(accepted.sender, tokens);
 }
 
 function forwardedFor(ctx: Context): string | undefined {

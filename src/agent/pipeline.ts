@@ -20,11 +20,9 @@ import type { AdmissionRule } from '../protocol/console-api.js';
 import type { AccessCheck } from './access-check.js';
 import { checkDelegation } from './delegation.js';
 import type { SignatureFormUsed } from './events.js';
-import type { NonceStore } from '../state/nonce-store.js';
 import type { CallerAddress, PeerKeyResolver } from './peer-keys.js';
-import type { RateLimiter } from '../state/rate-limits.js';
 import { describeSchemaError, type RegisteredSkill, type SkillRegistry } from './skill-registry.js';
-import type { TokenLedger } from '../state/token-ledger.js';
+import type { CallCheck, CallLimits, CallVerdict } from '../state/call-limits.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const validateEnvelope = addFormats(new Ajv({ allErrors: false, strict: false })).compile<Envelope>(
@@ -50,10 +48,8 @@ export interface PipelineDeps {
   ownId(): string;
   skills: SkillRegistry;
   keys: PeerKeyResolver;
-  nonces: NonceStore;
-  globalLimit: RateLimiter;
-  senderLimit: RateLimiter;
-  ledger: TokenLedger;
+  /** Request limits, daily token budget and nonce window: in the data dir, or shared on Redis. */
+  limits: CallLimits;
   settings(): PipelineSettings;
   /** Who may reach the skills; without one every verified sender is admitted (`open`). */
   access?: AccessCheck;
@@ -190,23 +186,14 @@ export async function receive(
   const settings = deps.settings();
   if (entry) checkTrust(entry, envelope, sender, settings.bearerTokens);
 
-  // 5. Rate limits and the daily token budget.
-  checkLimits(deps, sender, settings.tokensPerDay);
-
-  // 6. Nonce: recorded only now that the request is genuine and within limits.
-  if (deps.nonces.full)
-    throw new ProtocolError('AGENT_UNAVAILABLE', 503, 'The agent is overloaded; retry shortly.', {
-      step: 'nonce',
-      retryAfterSeconds: 5,
-    });
-  if (!deps.nonces.record(sender, envelope.nonce, sentAt + MAX_AGE_MS + 1000)) {
-    throw new ProtocolError(
-      'REPLAY_DETECTED',
-      401,
-      `Nonce "${envelope.nonce}" was already used; every envelope needs a fresh nonce.`,
-      { step: 'nonce' },
-    );
-  }
+  // 5. Rate limits and the daily token budget, then 6. the nonce: recorded only now that the request is
+  // genuine and within limits (one step for the state they share, one round trip when it is on Redis).
+  await checkLimits(deps, {
+    sender,
+    nonce: envelope.nonce,
+    nonceExpiresAt: sentAt + MAX_AGE_MS + 1000,
+    tokensPerDay: settings.tokensPerDay,
+  });
 
   // 7. Skill, mode and input (the injection screen is part of the input check).
   const checked = checkInput(entry, envelope, input.mode);
@@ -387,37 +374,48 @@ function sameSecret(a: string, b: string): boolean {
   return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 }
 
-function checkLimits(deps: PipelineDeps, sender: string, tokensPerDay: number): void {
-  // Both limits are checked before either counts, so a refused request costs no one's allowance.
-  const globalWait = deps.globalLimit.wait('*');
-  if (globalWait > 0) {
-    throw new ProtocolError(
-      'RATE_LIMITED',
-      429,
-      `This agent is at its limit of requests per minute; retry in ${globalWait} s.`,
-      { step: 'rate-limit', retryAfterSeconds: globalWait },
-    );
+async function checkLimits(deps: PipelineDeps, call: CallCheck): Promise<void> {
+  const pending = deps.limits.check(call);
+  // The data-dir version answers at once: no promise to wait for on the single-process path.
+  const verdict: CallVerdict = pending instanceof Promise ? await pending : pending;
+  if (verdict.ok) return;
+  const { sender } = call;
+  const wait = verdict.waitSeconds;
+  switch (verdict.refusal) {
+    case 'global':
+      throw new ProtocolError(
+        'RATE_LIMITED',
+        429,
+        `This agent is at its limit of requests per minute; retry in ${wait} s.`,
+        { step: 'rate-limit', retryAfterSeconds: wait },
+      );
+    case 'sender':
+      throw new ProtocolError(
+        'RATE_LIMITED',
+        429,
+        `${sender} is over its per-sender limit of requests per minute; retry in ${wait} s.`,
+        { step: 'rate-limit', retryAfterSeconds: wait },
+      );
+    case 'budget':
+      throw new ProtocolError(
+        'TOKEN_BUDGET_EXCEEDED',
+        429,
+        `${sender} has used its ${call.tokensPerDay} tokens for today; the budget resets at UTC midnight (in ${wait} s).`,
+        { step: 'rate-limit', retryAfterSeconds: wait },
+      );
+    case 'full':
+      throw new ProtocolError('AGENT_UNAVAILABLE', 503, 'The agent is overloaded; retry shortly.', {
+        step: 'nonce',
+        retryAfterSeconds: wait,
+      });
+    case 'replay':
+      throw new ProtocolError(
+        'REPLAY_DETECTED',
+        401,
+        `Nonce "${call.nonce}" was already used; every envelope needs a fresh nonce.`,
+        { step: 'nonce' },
+      );
   }
-  const senderWait = deps.senderLimit.wait(sender);
-  if (senderWait > 0) {
-    throw new ProtocolError(
-      'RATE_LIMITED',
-      429,
-      `${sender} is over its per-sender limit of requests per minute; retry in ${senderWait} s.`,
-      { step: 'rate-limit', retryAfterSeconds: senderWait },
-    );
-  }
-  if (tokensPerDay > 0 && deps.ledger.spent(sender) >= tokensPerDay) {
-    const wait = deps.ledger.secondsUntilReset();
-    throw new ProtocolError(
-      'TOKEN_BUDGET_EXCEEDED',
-      429,
-      `${sender} has used its ${tokensPerDay} tokens for today; the budget resets at UTC midnight (in ${wait} s).`,
-      { step: 'rate-limit', retryAfterSeconds: wait },
-    );
-  }
-  deps.globalLimit.take('*');
-  deps.senderLimit.take(sender);
 }
 
 function checkInput(entry: RegisteredSkill | undefined, envelope: Envelope, mode: Mode): RegisteredSkill {
@@ -443,13 +441,13 @@ function checkInput(entry: RegisteredSkill | undefined, envelope: Envelope, mode
  * The reference SDK's bare `{skill, payload}` calls: refused unless the operator allows them, and then only
  * for public skills, rate-limited per caller address (PROTOCOL.md §4).
  */
-function acceptUnsigned(
+async function acceptUnsigned(
   deps: PipelineDeps,
   input: ReceiveInput,
   body: Record<string, unknown>,
   trace: ReceiveTrace,
   now: number,
-): Accepted {
+): Promise<Accepted> {
   trace.form = 'unsigned';
   if (!deps.settings().allowUnsigned) {
     throw authFailed(
@@ -473,7 +471,7 @@ function acceptUnsigned(
   }
   const sender = `unsigned:${input.remoteAddress}`;
   trace.sender = sender;
-  checkLimits(deps, sender, deps.settings().tokensPerDay);
+  await checkLimits(deps, { sender, nonceExpiresAt: 0, tokensPerDay: deps.settings().tokensPerDay });
   const traceId = typeof body.traceId === 'string' ? body.traceId : randomBytes(8).toString('hex');
   trace.traceId = traceId;
   const payload = body.payload;

@@ -3,12 +3,12 @@ import type { CallbackSender } from './callbacks.js';
 import type { AgentEventSink } from './events.js';
 import type { PipelineDeps } from './pipeline.js';
 import type { SseOptions } from './sse.js';
-import type { TaskStore } from '../state/task-store.js';
+import type { TaskState } from '../state/tasks.js';
 
 /** What the endpoint handlers share: built once by the server, read on every request. */
 export interface AgentRuntime {
   pipeline: PipelineDeps;
-  tasks: TaskStore;
+  tasks: TaskState;
   callbacks: CallbackSender;
   events: AgentEventSink;
   signer(): Signer;

@@ -1,7 +1,14 @@
 import Koa, { type Context } from 'koa';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { errorBody, okResponse, type AgentCard, type Mode, type Signer } from '../protocol/index.js';
+import {
+  ProtocolError,
+  errorBody,
+  okResponse,
+  type AgentCard,
+  type Mode,
+  type Signer,
+} from '../protocol/index.js';
 import { CallbackSender, type CallbackOptions } from './callbacks.js';
 import type { AgentEventSink } from './events.js';
 import { healthBody } from './health.js';
@@ -9,15 +16,15 @@ import { Intake, type IntakeOptions } from './intake.js';
 import { introMarkdown } from './intro.js';
 import type { AccessCheck } from './access-check.js';
 import { deliverCallback, failHeldTask, handleEnvelope, runHeldTask } from './modes.js';
-import { NonceStore } from '../state/nonce-store.js';
 import type { PeerKeyResolver } from './peer-keys.js';
 import type { PayloadScreen, PipelineSettings } from './pipeline.js';
-import { RateLimiter } from '../state/rate-limits.js';
 import { sendSigned } from './respond.js';
 import type { AgentRuntime } from './runtime.js';
 import type { SkillRegistry } from './skill-registry.js';
+import { LocalCallLimits, type CallLimits } from '../state/call-limits.js';
 import { TaskStore } from '../state/task-store.js';
-import { TokenLedger } from '../state/token-ledger.js';
+import type { StoredTask } from '../state/task-store.js';
+import type { TaskState } from '../state/tasks.js';
 
 export interface AgentSettings extends PipelineSettings {
   bodyLimitBytes: number;
@@ -44,6 +51,11 @@ export interface AgentServerOptions {
   screen?: PayloadScreen;
   /** Tasks kept per sender and in all (tests use small ones). */
   taskLimits?: { maxPerSender?: number; maxTotal?: number };
+  /**
+   * Shared state (Redis): the limits, budget and nonces, and the tasks. Without it both live in the data
+   * dir, for this process alone.
+   */
+  state?: { limits: CallLimits; tasks: TaskState; recoverEveryMs?: number };
   callbacks?: Partial<CallbackOptions>;
   keepAliveMs?: number;
   /** What an envelope may cost before its sender is verified (intake.ts); tests shorten the deadlines. */
@@ -75,27 +87,26 @@ export const LISTENER_LIMITS = {
  */
 export class AgentServer {
   readonly app = new Koa();
-  readonly nonces: NonceStore;
-  readonly tasks: TaskStore;
-  readonly globalLimit: RateLimiter;
-  readonly senderLimit: RateLimiter;
-  readonly ledger: TokenLedger;
+  readonly limits: CallLimits;
+  readonly tasks: TaskState;
   /** Bytes and slots taken by envelopes not yet verified; its gauges are what the tests watch. */
   readonly intake: Intake;
   private readonly runtime: AgentRuntime;
   private readonly startedAt = Date.now();
   private server: Server | undefined;
   private readonly sweeper: NodeJS.Timeout;
+  private recoverer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(private readonly options: AgentServerOptions) {
     const now = options.now ?? Date.now;
     const card = options.card();
-    this.nonces = new NonceStore(options.dataDir, { now });
-    this.tasks = new TaskStore(options.dataDir, { now, ...options.taskLimits });
-    this.ledger = new TokenLedger(options.dataDir, now);
-    this.globalLimit = new RateLimiter(card.rateLimit.requestsPerMinute, now);
-    this.senderLimit = new RateLimiter(card.rateLimit.requestsPerSender, now);
+    const limits = {
+      perMinute: card.rateLimit.requestsPerMinute,
+      perSender: card.rateLimit.requestsPerSender,
+    };
+    this.limits = options.state?.limits ?? new LocalCallLimits(options.dataDir, limits, now);
+    this.tasks = options.state?.tasks ?? new TaskStore(options.dataDir, { now, ...options.taskLimits });
     this.intake = new Intake(options.intake);
     const events = options.events ?? {};
     this.runtime = {
@@ -104,10 +115,7 @@ export class AgentServer {
         ownId: () => options.card().id,
         skills: options.skills,
         keys: options.peerKeys,
-        nonces: this.nonces,
-        globalLimit: this.globalLimit,
-        senderLimit: this.senderLimit,
-        ledger: this.ledger,
+        limits: this.limits,
         settings: options.settings,
         access: options.access,
         screen: options.screen,
@@ -131,7 +139,12 @@ export class AgentServer {
     };
     this.app.silent = true;
     this.app.use((ctx) => this.route(ctx));
-    this.resumeTasks();
+    this.recoverTasks();
+    const recoverEvery = options.state?.recoverEveryMs;
+    if (recoverEvery) {
+      this.recoverer = setInterval(() => this.recoverTasks(), recoverEvery);
+      this.recoverer.unref();
+    }
     // A failed write in a sweep (a full disk) is reported, never thrown out of the timer (that ends the process).
     this.sweeper = setInterval(() => {
       try {
@@ -146,28 +159,28 @@ export class AgentServer {
   /** Applies changed card limits live. */
   applyLimits(): void {
     const { rateLimit } = this.options.card();
-    this.globalLimit.setLimit(rateLimit.requestsPerMinute);
-    this.senderLimit.setLimit(rateLimit.requestsPerSender);
+    this.limits.setLimits(rateLimit.requestsPerMinute, rateLimit.requestsPerSender);
   }
 
   /** Tasks waiting for the operator's approval of their sender: task id to sender. */
-  heldTasks(): Map<string, string> {
-    return new Map(this.tasks.heldTasks().map((task) => [task.taskId, task.sender]));
+  async heldTasks(): Promise<Map<string, string>> {
+    const held = await this.tasks.heldTasks();
+    return new Map(held.map((task) => [task.taskId, task.sender]));
   }
 
   /** The operator approved their sender: these held tasks run now. */
-  runHeld(taskIds: string[]): void {
+  async runHeld(taskIds: string[]): Promise<void> {
     for (const id of taskIds) {
-      const task = this.tasks.get(id);
-      if (task?.held) runHeldTask(this.runtime, task);
+      const task = await this.tasks.get(id);
+      if (task?.held) await runHeldTask(this.runtime, task);
     }
   }
 
   /** Denied or expired: these held tasks fail with AUTH_FAILED (and their callbacks are sent). */
-  failHeld(taskIds: string[], message: string): void {
+  async failHeld(taskIds: string[], message: string): Promise<void> {
     for (const id of taskIds) {
-      const task = this.tasks.get(id);
-      if (task?.held) failHeldTask(this.runtime, task, message);
+      const task = await this.tasks.get(id);
+      if (task?.held) await failHeldTask(this.runtime, task, message);
     }
   }
 
@@ -217,6 +230,7 @@ export class AgentServer {
   private async shutdown(graceMs: number): Promise<void> {
     this.runtime.draining = true;
     clearInterval(this.sweeper);
+    clearInterval(this.recoverer);
     const closed = this.server
       ? new Promise<void>((resolve) => this.server?.close(() => resolve()))
       : Promise.resolve();
@@ -229,8 +243,8 @@ export class AgentServer {
     this.server?.closeAllConnections();
     await closed;
     this.runtime.callbacks.close();
-    this.nonces.close();
-    this.ledger.flush();
+    await this.limits.close();
+    await this.tasks.close();
   }
 
   private async route(ctx: Context): Promise<void> {
@@ -274,9 +288,9 @@ export class AgentServer {
     return handleEnvelope(ctx, this.runtime, mode);
   }
 
-  private get(ctx: Context, serve: () => void): void {
+  private get(ctx: Context, serve: () => void | Promise<void>): void | Promise<void> {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return this.methodNotAllowed(ctx, 'GET');
-    serve();
+    return serve();
   }
 
   private methodNotAllowed(ctx: Context, allow: string): void {
@@ -305,49 +319,61 @@ export class AgentServer {
     });
   }
 
-  private serveTask(ctx: Context, taskId: string): void {
-    const task = this.tasks.get(taskId);
+  private async serveTask(ctx: Context, taskId: string): Promise<void> {
     ctx.set('Cache-Control', 'no-store');
-    if (!task) {
-      sendSigned(
-        ctx,
-        this.options.signer(),
-        404,
-        errorBody(
-          'SKILL_NOT_FOUND',
-          `No task "${taskId.slice(0, 80)}": it never existed or its result has expired.`,
-        ),
-      );
-      return;
+    const signer = this.options.signer();
+    try {
+      const task = await this.tasks.get(taskId);
+      if (!task) {
+        const message = `No task "${taskId.slice(0, 80)}": it never existed or its result has expired.`;
+        sendSigned(ctx, signer, 404, errorBody('SKILL_NOT_FOUND', message));
+        return;
+      }
+      sendSigned(ctx, signer, 200, await this.tasks.view(task));
+    } catch (error) {
+      // Shared state that does not answer (Redis down): the caller polls again later.
+      if (!(error instanceof ProtocolError)) throw error;
+      if (error.retryAfterSeconds) ctx.set('Retry-After', String(error.retryAfterSeconds));
+      sendSigned(ctx, signer, error.httpStatus, errorBody(error.code, error.message));
     }
-    sendSigned(ctx, this.options.signer(), 200, this.tasks.view(task));
   }
 
-  /** After a restart: interrupted tasks become `failed`, and callbacks that were owed are sent. */
-  private resumeTasks(): void {
-    this.tasks.failInterrupted();
-    for (const task of this.tasks.undeliveredCallbacks()) {
+  /**
+   * Interrupted tasks become `failed` and owed callbacks are sent: after a restart, and on Redis whenever
+   * another replica's lease on a task has run out.
+   */
+  private recoverTasks(): void {
+    const deliver = (owed: StoredTask[]) => {
+      for (const task of owed) void this.deliverOwed(task);
+    };
+    const owed = this.tasks.recover();
+    if (owed instanceof Promise)
+      owed.then(deliver, (error: Error) => console.error(`Agent: recovering tasks failed: ${error.message}`));
+    else deliver(owed);
+  }
+
+  private async deliverOwed(task: StoredTask): Promise<void> {
+    try {
       const envelope =
         task.status === 'done'
-          ? okResponse(task.traceId, task.spanId, this.tasks.result(task))
+          ? okResponse(task.traceId, task.spanId, await this.tasks.result(task))
           : errorBody(
               task.error?.code ?? 'AGENT_UNAVAILABLE',
               task.error?.message ?? 'Task failed.',
               task.traceId,
               task.spanId,
             );
-      deliverCallback(this.runtime, task, envelope).catch((error: unknown) =>
-        console.error(`Callback for task ${task.taskId}: ${(error as Error).message}`),
-      );
+      await deliverCallback(this.runtime, task, envelope);
+    } catch (error) {
+      console.error(`Callback for task ${task.taskId}: ${(error as Error).message}`);
     }
   }
 
   private sweep(): void {
-    this.nonces.sweep();
-    this.globalLimit.sweep();
-    this.senderLimit.sweep();
+    this.limits.sweep();
     this.options.peerKeys.sweep();
-    this.tasks.sweep(this.options.settings().taskRetentionHours * 3600_000);
+    const swept = this.tasks.sweep(this.options.settings().taskRetentionHours * 3600_000);
+    if (swept instanceof Promise) swept.catch(() => undefined);
   }
 }
 

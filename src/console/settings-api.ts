@@ -22,6 +22,9 @@ const RESTART_SETTINGS = ['port', 'host', 'consolePort'] as const satisfies Sett
 const READ_ONLY: Record<ConsoleReadOnlySetting, { why: string; flag: string }> = {
   tunnelCommand: { why: 'it runs a program on this machine', flag: '--tunnel-command' },
   tunnelUrlPattern: { why: 'it goes with the tunnel command', flag: '--tunnel-url-pattern' },
+  metricsNoAuth: { why: 'it opens /metrics to every local user and process', flag: '--metrics-no-auth' },
+  redisUrl: { why: 'every replica must use the same one, read at start', flag: '--redis-url' },
+  keysFile: { why: "it is the agent's identity, read at start", flag: '--keys-file' },
 };
 
 /** What `withoutPassword` shows in place of the gateway URL's password. */
@@ -67,6 +70,7 @@ export class ConsoleSettings {
     );
     // The URL's password is a secret too (http://user:pass@host), masked as /api/status does.
     if (settings.gatewayUrl !== undefined) shown.gatewayUrl = withoutPassword(settings.gatewayUrl);
+    if (settings.redisUrl !== undefined) shown.redisUrl = withoutPassword(settings.redisUrl);
     return {
       settings: structuredClone(shown),
       secrets: {

@@ -39,6 +39,8 @@ export class KeyStoreError extends Error {
 export interface KeyStoreOptions {
   cardTTLSeconds: number;
   now?: () => number;
+  /** The key file; default `<dataDir>/keys.json`. Replicas share one (on shared storage). */
+  path?: string;
 }
 
 /**
@@ -70,7 +72,7 @@ export class KeyStore {
     const now = options.now ?? Date.now;
     checkTTL(options.cardTTLSeconds);
     ensureDir(dataDir);
-    const path = join(dataDir, KEY_FILE_NAME);
+    const path = options.path ?? join(dataDir, KEY_FILE_NAME);
     const existing = loadKeyFile(path);
     if (existing) return new KeyStore(path, existing, options);
     const first = initialKeyFile(now());
@@ -126,6 +128,20 @@ export class KeyStore {
     this.#commit({ ...base, keys });
     this.#emit();
     return this.#info(keys.find((key) => key.kid === kid) as StoredKey, now);
+  }
+
+  /**
+   * Reads the key file again: another replica sharing it rotated or revoked a key. Returns true (and tells
+   * the listeners) when the keys changed.
+   */
+  reload(): boolean {
+    const fresh = loadKeyFile(this.#path);
+    if (!fresh || JSON.stringify(fresh) === JSON.stringify(this.#data)) return false;
+    this.#indexPublicKeys(fresh);
+    if (fresh.signingKey.kid !== this.#signer.kid) this.#signer = signerOf(fresh);
+    this.#data = fresh;
+    this.#emit();
+    return true;
   }
 
   /** Applies to later rotations; keys already retired keep the grace period they were given. */

@@ -14,6 +14,8 @@ export interface RegistrarOptions {
   /** Proves the public URL serves our card before asking the registry to fetch it. */
   checkReachable(url: string): Promise<void>;
   onState?(state: RegistryState): void;
+  /** Where the record is kept when replicas share it (Redis), instead of `registration.json`. */
+  shared?: { save(record: Registration): void };
 }
 
 /**
@@ -27,8 +29,15 @@ export class Registrar {
 
   constructor(private readonly options: RegistrarOptions) {
     this.path = join(options.dataDir, 'registration.json');
-    const saved = readJsonFile<Registration>(this.path);
+    const saved = options.shared ? undefined : readJsonFile<Registration>(this.path);
     this.state = saved ? { status: 'registered', record: saved } : { status: 'unregistered' };
+  }
+
+  /** The record another replica registered (shared state). */
+  replace(record: Registration | undefined): void {
+    if (this.state.status === 'registering') return;
+    if (JSON.stringify(record) === JSON.stringify(this.record)) return;
+    this.setState(record ? { status: 'registered', record } : { status: 'unregistered' });
   }
 
   get current(): RegistryState {
@@ -54,7 +63,8 @@ export class Registrar {
       }
       const registry = this.options.registryUrl();
       const record: Registration = { ...(await registerWithRegistry(registry, url)), registry, url };
-      writeFileAtomic(this.path, JSON.stringify(record, null, 2));
+      if (this.options.shared) this.options.shared.save(record);
+      else writeFileAtomic(this.path, JSON.stringify(record, null, 2));
       this.setState({ status: 'registered', record });
       return record;
     } catch (error) {

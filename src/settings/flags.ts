@@ -37,6 +37,12 @@ interface FlagSpec {
 }
 
 const toNumber = (raw: string[]): unknown => numberOrText(last(raw));
+// A switch set from the environment: 1/true/yes/on or 0/false/no/off; anything else is left for validation.
+const toSwitch = (raw: string[]): unknown => {
+  const text = last(raw).trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(text)) return true;
+  return ['0', 'false', 'no', 'off'].includes(text) ? false : last(raw);
+};
 const toList = (raw: string[]): string[] =>
   last(raw)
     .split(',')
@@ -260,6 +266,35 @@ const FLAGS: FlagSpec[] = [
     setting: 'shutdownGraceSeconds',
     value: 'SECONDS',
     help: 'on SIGINT/SIGTERM, how long in-flight work may finish before it is failed',
+  },
+  {
+    flag: 'metrics-no-auth',
+    setting: 'metricsNoAuth',
+    env: 'AGENT_BRIDGE_METRICS_NO_AUTH',
+    convert: toSwitch,
+    rule: 'must be 1, true, 0 or false',
+    help: "serve /metrics on the console's loopback port without the console token (a local Prometheus)",
+  },
+  {
+    flag: 'redis-url',
+    setting: 'redisUrl',
+    value: 'URL',
+    env: 'REDIS_URL',
+    help: 'share nonces, limits, tasks and approvals with other replicas on this Redis',
+    defaultText: 'none: the data dir',
+  },
+  {
+    flag: 'keys-file',
+    setting: 'keysFile',
+    value: 'PATH',
+    help: 'the identity key file (replicas share one, e.g. on shared storage)',
+    defaultText: '<data dir>/keys.json',
+  },
+  {
+    flag: 'task-lease',
+    setting: 'taskLeaseSeconds',
+    value: 'SECONDS',
+    help: 'with --redis-url: how long before other replicas fail the tasks of one that stopped',
   },
   {
     flag: 'register',

@@ -71,11 +71,26 @@ export type Settings = {
   outboundTimeoutMs: number;
   /** The largest reply (or collected stream) an outbound call accepts. */
   outboundMaxReplyBytes: number;
+  /** GET /metrics on the console's loopback port without the console token (a local Prometheus). */
+  metricsNoAuth: boolean;
+  /** Shared state for several replicas (nonces, limits, budget, tasks, approvals, registration); none: the data dir. */
+  redisUrl?: string;
+  /** The identity key file (shared storage, so replicas sign as one agent); none: `<dataDir>/keys.json`. */
+  keysFile?: string;
+  /** On Redis: how long a replica may go silent before the others fail its running tasks. */
+  taskLeaseSeconds: number;
 };
 
 export type SettingName = keyof Settings;
 type OptionalSetting =
-  'gatewayUrl' | 'gatewayToken' | 'gatewayModel' | 'subdomain' | 'tunnelCommand' | 'publicUrl';
+  | 'gatewayUrl'
+  | 'gatewayToken'
+  | 'gatewayModel'
+  | 'subdomain'
+  | 'tunnelCommand'
+  | 'publicUrl'
+  | 'redisUrl'
+  | 'keysFile';
 
 export const DEFAULT_SETTINGS: Readonly<Omit<Settings, OptionalSetting>> = {
   port: 8787,
@@ -117,6 +132,8 @@ export const DEFAULT_SETTINGS: Readonly<Omit<Settings, OptionalSetting>> = {
   // Below the MCP SDK's own 60 s request timeout, which clients such as OpenClaw keep by default.
   outboundTimeoutMs: 45_000,
   outboundMaxReplyBytes: 262_144,
+  metricsNoAuth: false,
+  taskLeaseSeconds: 30,
 };
 
 /** Settings that are write-only: never logged, never sent back to the console. */
@@ -126,9 +143,16 @@ export type SecretSetting = (typeof SECRET_SETTINGS)[number];
 /**
  * Settings the console shows but may not change: the tunnel command is run by a shell, so a console token
  * that could set it would be a remote shell (the pattern goes with the command: it reads that command's
- * output). The operator sets them on the machine: flags or settings.json.
+ * output); `metricsNoAuth` would let a token holder open /metrics to every local user and process. The
+ * operator sets them on the machine: flags or settings.json.
  */
-export const CONSOLE_READ_ONLY_SETTINGS = ['tunnelCommand', 'tunnelUrlPattern'] as const;
+export const CONSOLE_READ_ONLY_SETTINGS = [
+  'tunnelCommand',
+  'tunnelUrlPattern',
+  'metricsNoAuth',
+  'redisUrl',
+  'keysFile',
+] as const;
 export type ConsoleReadOnlySetting = (typeof CONSOLE_READ_ONLY_SETTINGS)[number];
 
 type ValueSchema = Schema<Settings>[SettingName];
@@ -241,6 +265,13 @@ const FIELDS: { [K in SettingName]-?: Field } = {
   outboundPerMinute: integer(1, 10_000),
   outboundTimeoutMs: integer(1000, 600_000, 'milliseconds'),
   outboundMaxReplyBytes: integer(1024, 8_388_608, 'bytes'),
+  metricsNoAuth: boolean(),
+  redisUrl: {
+    schema: { type: 'string', pattern: '^rediss?://[^\\s]+$', maxLength: 2048 },
+    rule: 'must be a redis:// or rediss:// URL, like redis://127.0.0.1:6379/0',
+  },
+  keysFile: text(1, 4096, 'must be a file path'),
+  taskLeaseSeconds: integer(1, 3600, 'seconds'),
 };
 
 export const SETTING_NAMES = Object.keys(FIELDS) as SettingName[];

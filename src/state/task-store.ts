@@ -1,14 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  ProtocolError,
-  type Envelope,
-  type ErrorCode,
-  type TaskRecord,
-  type TaskStatus,
-} from '../protocol/index.js';
+import { ProtocolError, type Envelope, type TaskRecord, type TaskStatus } from '../protocol/index.js';
 import { ensureDir, readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
+import type { TaskOutcome, TaskState } from './tasks.js';
 
 export interface StoredTask extends TaskRecord {
   createdAt: number;
@@ -50,7 +45,7 @@ export interface TaskStoreOptions {
  * disk only (read back when polled), and the number of tasks kept is capped per sender and in all, so a
  * caller cannot grow memory or disk by submitting tasks (whatever the gateway reports as usage).
  */
-export class TaskStore {
+export class TaskStore implements TaskState {
   private readonly tasks = new Map<string, StoredTask>();
   private readonly perSender = new Map<string, number>();
   private readonly dir: string;
@@ -152,10 +147,9 @@ export class TaskStore {
     task.progress = Math.min(1, Math.max(0, fraction));
   }
 
-  finish(
-    task: StoredTask,
-    outcome: { result: unknown } | { error: { code: ErrorCode; message: string } },
-  ): void {
+  finish(task: StoredTask, outcome: TaskOutcome): boolean {
+    // The first outcome stands (the contract Redis keeps across replicas).
+    if (task.status === 'done' || task.status === 'failed') return false;
     if ('result' in outcome) {
       task.status = 'done';
       task.result = outcome.result;
@@ -169,6 +163,7 @@ export class TaskStore {
     this.save(task);
     // Written with the file; the copy in memory goes (a result may be megabytes, and thousands are kept).
     delete task.result;
+    return true;
   }
 
   /** A finished task's result, from its file. */
@@ -212,6 +207,14 @@ export class TaskStore {
       (t) => t.finishedAt !== undefined && t.callback?.state === 'pending',
     );
   }
+
+  /** At start: interrupted tasks fail, and the callbacks still owed are handed back to be delivered. */
+  recover(): StoredTask[] {
+    this.failInterrupted();
+    return this.undeliveredCallbacks();
+  }
+
+  close(): void {}
 
   get activeCount(): number {
     let count = 0;

@@ -44,8 +44,7 @@ export class TokenLedger {
 
   /** Seconds until the budget resets at UTC midnight. */
   secondsUntilReset(): number {
-    const now = this.now();
-    return Math.max(1, Math.ceil((nextUtcMidnight(now) - now) / 1000));
+    return secondsUntilUtcMidnight(this.now());
   }
 
   flush(): void {
@@ -67,7 +66,12 @@ export class TokenLedger {
   }
 }
 
-function utcDay(time: number): string {
+/** Seconds until the daily budgets reset at UTC midnight (at least one). */
+export function secondsUntilUtcMidnight(now: number): number {
+  return Math.max(1, Math.ceil((nextUtcMidnight(now) - now) / 1000));
+}
+
+export function utcDay(time: number): string {
   return new Date(time).toISOString().slice(0, 10);
 }
 

@@ -162,7 +162,7 @@ describe('pairing (the default): a new sender waits for the operator', () => {
     expect(file).not.toContain('caller-secret-token');
     expect(file).not.toContain(padding);
     expect(file.length).toBeLessThan(5000);
-    expect(agent.app.server.tasks.get(taskId)?.held).not.toHaveProperty('envelope');
+    expect((await agent.app.server.tasks.get(taskId))?.held).not.toHaveProperty('envelope');
     agent.app.access.approve(stranger.id);
     await until(async () => (await task(agent, taskId)).status === 'done', 3000, 'the held task to run');
     expect((await task(agent, taskId)).result).toEqual({ reply: 'echo: keep me small', channel: 'samvad' });

@@ -12,6 +12,7 @@ import { freePort, startChildAgent } from '../helpers/child-agent.js';
 import { PATHS, envelope, post, sign, type Reply } from '../helpers/envelopes.js';
 import { until } from '../helpers/polling.js';
 import { expectError } from '../helpers/verify.js';
+import type { TaskStore } from '../../src/state/task-store.js';
 
 let gateway: GatewayDouble;
 const pool = agentPool(() => ({ gatewayUrl: gateway.url, gatewayToken: gateway.token }));
@@ -177,7 +178,7 @@ describe('4. task results are capped and kept on disk', () => {
       const poll = async (id: string) =>
         (await (await fetch(`${agent.url}/agent/task/${id}`)).json()) as Record<string, unknown>;
       await until(async () => (await Promise.all(ids.map(poll))).every((t) => t.status === 'done'));
-      const inMemory = ids.map((id) => agent.app.server.tasks.get(id));
+      const inMemory = ids.map((id) => (agent.app.server.tasks as TaskStore).get(id));
       expect(inMemory.every((task) => task && !('result' in task))).toBe(true);
       const result = (await poll(ids[0]!)).result as { reply: string };
       expect(result.reply.length).toBeGreaterThan(2000);
@@ -192,7 +193,7 @@ describe('4. task results are capped and kept on disk', () => {
         status: 'done',
         result,
       });
-      expect(again.app.server.tasks.get(ids[0]!)).not.toHaveProperty('result');
+      expect((again.app.server.tasks as TaskStore).get(ids[0]!)).not.toHaveProperty('result');
       // Still at the cap after the restart: the count is rebuilt from the files.
       expectError(await genuine(again, caller, 'async'), 429, 'RATE_LIMITED');
     } finally {

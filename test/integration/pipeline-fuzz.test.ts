@@ -1,12 +1,9 @@
 import { rmSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NonceStore } from '../../src/state/nonce-store.js';
 import { PeerKeyResolver } from '../../src/agent/peer-keys.js';
 import { receive, type PipelineDeps, type ReceiveInput } from '../../src/agent/pipeline.js';
-import { RateLimiter } from '../../src/state/rate-limits.js';
 import { SkillRegistry } from '../../src/agent/skill-registry.js';
-import { TokenLedger } from '../../src/state/token-ledger.js';
 import {
   ProtocolError,
   canonicalJson,
@@ -18,6 +15,7 @@ import {
 } from '../../src/protocol/index.js';
 import { startAgent, tempDir, type TestAgent } from '../helpers/agents.js';
 import { PATHS, envelope, sign, type Form } from '../helpers/envelopes.js';
+import { LocalCallLimits } from '../../src/state/call-limits.js';
 
 // Thousands of random and mutated envelopes at the one receive pipeline: it must never throw anything but
 // a ProtocolError below 500, and never accept an unsigned or altered envelope.
@@ -51,16 +49,13 @@ beforeAll(() => {
     skills,
     // The sender's key is pinned, so no card is fetched: the pipeline alone is under test.
     keys: new PeerKeyResolver({ pinned: { [SENDER]: keys.publicKey } }),
-    nonces: new NonceStore(dataDir),
-    globalLimit: new RateLimiter(1e9),
-    senderLimit: new RateLimiter(1e9),
-    ledger: new TokenLedger(dataDir),
+    limits: new LocalCallLimits(dataDir, { perMinute: 1e9, perSender: 1e9 }),
     settings: () => ({ tokensPerDay: 1e9, bearerTokens: [], allowUnsigned: false, injectionScreen: 'off' }),
   };
 });
 
 afterAll(() => {
-  deps.nonces.close();
+  void deps.limits.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -235,7 +235,7 @@ describe('callbacks across a restart', () => {
     await until(() => events.some((e) => e.outcome === 'delivered'));
     expect(events).toEqual([{ outcome: 'delivered', attempt: 2 }]);
     expect(attempts).toHaveLength(2);
-    expect(again.app.server.tasks.get(accepted.json.taskId as string)?.callback).toEqual({
+    expect((await again.app.server.tasks.get(accepted.json.taskId as string))?.callback).toEqual({
       state: 'delivered',
       attempts: 2,
     });

@@ -4,6 +4,7 @@ import { startGatewayDouble, type GatewayDouble } from '../fixtures/gateway-doub
 import { agentPool, startAgent, type TestAgent } from '../helpers/agents.js';
 import { envelope, post, sign } from '../helpers/envelopes.js';
 import { expectError } from '../helpers/verify.js';
+import type { LocalCallLimits } from '../../src/state/call-limits.js';
 
 let gateway: GatewayDouble;
 let peer: TestAgent;
@@ -148,7 +149,7 @@ describe('daily token budget', () => {
       const agent = await agentWith({ settings: { tokensPerDay: 300 } });
       const message = 'x'.repeat(400);
       expect((await call(agent, peer, 'chat', {}, { message })).status).toBe(200);
-      expect(agent.app.server.ledger.spent(peer.id)).toBe(202);
+      expect((agent.app.server.limits as LocalCallLimits).ledger.spent(peer.id)).toBe(202);
       expect((await call(agent, peer, 'chat', {}, { message })).status).toBe(200);
       expectError(await call(agent, peer, 'chat', {}, { message }), 429, 'TOKEN_BUDGET_EXCEEDED');
     } finally {

@@ -1,0 +1,97 @@
+import { NonceStore } from './nonce-store.js';
+import { RateLimiter } from './rate-limits.js';
+import { TokenLedger } from './token-ledger.js';
+
+/** One verified call, at the pipeline's limits and nonce steps. */
+export interface CallCheck {
+  sender: string;
+  /** Absent for the unsigned calls some SDKs make (they carry no nonce). */
+  nonce?: string;
+  /** When the nonce may be forgotten: its envelope's timestamp has left the acceptance window by then. */
+  nonceExpiresAt: number;
+  /** 0: no daily token budget. */
+  tokensPerDay: number;
+}
+
+export type CallRefusal = 'global' | 'sender' | 'budget' | 'replay' | 'full';
+
+/** `waitSeconds`: when the caller may try again (rate limits and budget); 0 when retrying will not help. */
+export type CallVerdict = { ok: true } | { ok: false; refusal: CallRefusal; waitSeconds: number };
+
+/**
+ * The shared counters every verified call passes: the request limits (all senders, and per sender), the
+ * daily token budget, and the nonce window. `check` counts the call only when it passes every limit, and
+ * records the nonce only then. The data-dir version answers at once; the Redis one in one round trip.
+ */
+export interface CallLimits {
+  check(call: CallCheck): CallVerdict | Promise<CallVerdict>;
+  /** Tokens a sender spent (as the gateway reported them, or estimated from the reply's size). */
+  addTokens(sender: string, tokens: number): void;
+  setLimits(perMinute: number, perSender: number): void;
+  /** Seconds until the daily budget resets (UTC midnight). */
+  secondsUntilReset(): number;
+  sweep(): void;
+  close(): void | Promise<void>;
+}
+
+const OK: CallVerdict = { ok: true };
+
+/** The single-process version: in memory, with the nonces and the ledger kept in the data dir. */
+export class LocalCallLimits implements CallLimits {
+  readonly nonces: NonceStore;
+  readonly ledger: TokenLedger;
+  readonly globalLimit: RateLimiter;
+  readonly senderLimit: RateLimiter;
+
+  constructor(
+    dataDir: string,
+    limits: { perMinute: number; perSender: number },
+    now: () => number = Date.now,
+  ) {
+    this.nonces = new NonceStore(dataDir, { now });
+    this.ledger = new TokenLedger(dataDir, now);
+    this.globalLimit = new RateLimiter(limits.perMinute, now);
+    this.senderLimit = new RateLimiter(limits.perSender, now);
+  }
+
+  check(call: CallCheck): CallVerdict {
+    // Both limits are checked before either counts, so a refused request costs no one's allowance.
+    const globalWait = this.globalLimit.wait('*');
+    if (globalWait > 0) return { ok: false, refusal: 'global', waitSeconds: globalWait };
+    const senderWait = this.senderLimit.wait(call.sender);
+    if (senderWait > 0) return { ok: false, refusal: 'sender', waitSeconds: senderWait };
+    if (call.tokensPerDay > 0 && this.ledger.spent(call.sender) >= call.tokensPerDay)
+      return { ok: false, refusal: 'budget', waitSeconds: this.ledger.secondsUntilReset() };
+    this.globalLimit.take('*');
+    this.senderLimit.take(call.sender);
+    if (call.nonce === undefined) return OK;
+    if (this.nonces.full) return { ok: false, refusal: 'full', waitSeconds: 5 };
+    if (!this.nonces.record(call.sender, call.nonce, call.nonceExpiresAt))
+      return { ok: false, refusal: 'replay', waitSeconds: 0 };
+    return OK;
+  }
+
+  addTokens(sender: string, tokens: number): void {
+    this.ledger.add(sender, tokens);
+  }
+
+  setLimits(perMinute: number, perSender: number): void {
+    this.globalLimit.setLimit(perMinute);
+    this.senderLimit.setLimit(perSender);
+  }
+
+  secondsUntilReset(): number {
+    return this.ledger.secondsUntilReset();
+  }
+
+  sweep(): void {
+    this.nonces.sweep();
+    this.globalLimit.sweep();
+    this.senderLimit.sweep();
+  }
+
+  close(): void {
+    this.nonces.close();
+    this.ledger.flush();
+  }
+}

@@ -1,0 +1,50 @@
+import { RedisCallLimits } from './redis-call-limits.js';
+import { RedisConnection, type StateHealth } from './redis-connection.js';
+import { RedisRecords } from './redis-records.js';
+import { RedisTaskStore } from './redis-task-store.js';
+
+export interface SharedStateOptions {
+  redisUrl: string;
+  limits: { perMinute: number; perSender: number };
+  tasks: { maxPerSender?: number; maxTotal?: number; leaseMs: number; retentionMs(): number };
+  now?: () => number;
+  /** Tests shorten how long calls stay refused after Redis comes back empty. */
+  wipeHoldMs?: number;
+}
+
+/**
+ * Everything several replicas of one agent share on one Redis: the call limits and nonce window, the
+ * tasks with their leases, the access lists and the registration record. The identity key is shared as a
+ * file (`--keys-file`), not here: a private key never goes to Redis.
+ */
+export class SharedState {
+  readonly connection: RedisConnection;
+  readonly limits: RedisCallLimits;
+  readonly tasks: RedisTaskStore;
+  readonly access: RedisRecords;
+  readonly registration: RedisRecords;
+  /** How often each replica looks for lapsed leases: twice per lease, so a task is failed soon after. */
+  readonly recoverEveryMs: number;
+
+  constructor(options: SharedStateOptions) {
+    this.connection = new RedisConnection({
+      url: options.redisUrl,
+      now: options.now,
+      wipeHoldMs: options.wipeHoldMs,
+    });
+    this.limits = new RedisCallLimits(this.connection, options.limits, options.now);
+    this.tasks = new RedisTaskStore(this.connection, { ...options.tasks, now: options.now });
+    this.access = new RedisRecords(this.connection, 'access', ['approved', 'pending', 'denied']);
+    this.registration = new RedisRecords(this.connection, 'registration', ['record']);
+    this.recoverEveryMs = Math.max(200, Math.floor(options.tasks.leaseMs / 2));
+  }
+
+  health(): StateHealth {
+    return this.connection.health();
+  }
+
+  close(): void {
+    this.tasks.close();
+    this.connection.disconnect();
+  }
+}

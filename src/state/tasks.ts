@@ -1,0 +1,42 @@
+import type { Envelope, ErrorCode, TaskRecord, TaskStatus } from '../protocol/index.js';
+import type { StoredTask } from './task-store.js';
+
+export type Awaitable<T> = T | Promise<T>;
+
+export type TaskOutcome = { result: unknown } | { error: { code: ErrorCode; message: string } };
+
+/**
+ * Where async tasks live: one file each in the data dir, or on Redis, where every replica can answer a poll
+ * and a task whose replica stopped is failed by another once its lease runs out. The data-dir version
+ * answers at once; callers await either.
+ */
+export interface TaskState {
+  readonly maxPerSender: number;
+  readonly maxTotal: number;
+  /** Throws when `sender` may not submit another task now (429 at its own cap, 503 at the store's). */
+  admit(sender: string, retentionMs: number): Awaitable<void>;
+  create(
+    meta: Pick<StoredTask, 'sender' | 'skill' | 'traceId' | 'spanId' | 'callbackUrl' | 'held'>,
+    taskId?: string,
+  ): Awaitable<StoredTask>;
+  get(taskId: string): Awaitable<StoredTask | undefined>;
+  /** The exact public shape of PROTOCOL.md §6. */
+  view(task: StoredTask): Awaitable<TaskRecord>;
+  setStatus(task: StoredTask, status: TaskStatus): Awaitable<void>;
+  heldEnvelope(task: StoredTask): Awaitable<Envelope | undefined>;
+  heldTasks(): Awaitable<StoredTask[]>;
+  setProgress(task: StoredTask, fraction: number): void;
+  /** True when this call finished the task; false when it had finished already (another replica did). */
+  finish(task: StoredTask, outcome: TaskOutcome): Awaitable<boolean>;
+  result(task: StoredTask): Awaitable<unknown>;
+  setCallback(task: StoredTask, state: 'pending' | 'delivered' | 'failed', attempts: number): Awaitable<void>;
+  /**
+   * Tasks cut short (by this process's restart, or on Redis by a replica whose lease ran out) become
+   * `failed`; returns the finished tasks whose callback is owed and now this process's to deliver.
+   */
+  recover(): Awaitable<StoredTask[]>;
+  /** Tasks waiting or running here. */
+  readonly activeCount: number;
+  sweep(retentionMs: number): Awaitable<void>;
+  close(): Awaitable<void>;
+}
