@@ -12,6 +12,7 @@ import { startConsole, type ConsoleHandle } from './console/console-server.js';
 import { defaultDataDir } from './settings/data-dir.js';
 import { printable } from './lib/text.js';
 import { SERVE_HELP, parseServeArgs } from './settings/flags.js';
+import { maskedRedisUrl } from './state/redis-connection.js';
 import { openSettingsStore, type SettingsStore } from './settings/store.js';
 
 async function main(argv: string[]): Promise<void> {
@@ -59,6 +60,13 @@ async function main(argv: string[]): Promise<void> {
     lastTarget = line;
   });
 
+  app.on('state', (health) =>
+    say(
+      health.up
+        ? 'Shared state: Redis answering again; calls are checked and accepted.'
+        : `Shared state: ${health.problem}`,
+    ),
+  );
   app.on('tunnel', (state) => say(describeTunnel(state)));
   app.on('address', (change) => {
     say(
@@ -93,6 +101,10 @@ async function main(argv: string[]): Promise<void> {
   if (settings.publicUrl) console.log(`  Public URL: ${app.agentUrl}`);
   console.log(`  Card:       ${localUrl}/.well-known/agent.json`);
   console.log(`  Data dir:   ${dataDir}`);
+  if (app.shared) {
+    const shared = `  State:      Redis at ${maskedRedisUrl(settings.redisUrl ?? '')}, shared with the other replicas`;
+    console.log(printable(`${shared}${settings.keysFile ? `; keys in ${settings.keysFile}` : ''}`));
+  }
   const operatorConsole = await openConsole(
     app,
     store,

@@ -454,6 +454,7 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
         policySnippet:
           '{\n  agents: {\n    entries: {\n      public: {\n        tools: {\n          deny: ["agent-bridge__*"],\n        },\n      },\n    },\n  },\n}',
       },
+      state: { backend: 'data-dir', up: true },
     };
   };
 

@@ -139,9 +139,10 @@ export class AgentServer {
     };
     this.app.silent = true;
     this.app.use((ctx) => this.route(ctx));
-    this.recoverTasks();
+    // On Redis, the first look happens once connected, then every half lease (another replica may stop).
     const recoverEvery = options.state?.recoverEveryMs;
-    if (recoverEvery) {
+    if (!recoverEvery) this.recoverTasks();
+    else {
       this.recoverer = setInterval(() => this.recoverTasks(), recoverEvery);
       this.recoverer.unref();
     }
@@ -347,8 +348,12 @@ export class AgentServer {
       for (const task of owed) void this.deliverOwed(task);
     };
     const owed = this.tasks.recover();
+    // While shared state is down the console says so already; the next look tries again.
     if (owed instanceof Promise)
-      owed.then(deliver, (error: Error) => console.error(`Agent: recovering tasks failed: ${error.message}`));
+      owed.then(deliver, (error: Error) => {
+        if (!(error instanceof ProtocolError))
+          console.error(`Agent: recovering tasks failed: ${error.message}`);
+      });
     else deliver(owed);
   }
 

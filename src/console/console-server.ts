@@ -105,6 +105,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
       if (change.kind === 'new-sender') events.access(change);
       events.state('access');
     }),
+    on(app, 'state', () => events.state('state')),
     app.keys.onChange(() => events.state('keys')),
     () => metrics.close(),
   ];

@@ -38,6 +38,7 @@ export function buildStatus({
   // Callers reach no agent, or one with the operator's shell and files: not healthy, whatever else works.
   const unsafeTarget =
     gateway.agent.check === 'missing' || gateway.agent.tools.verdict === 'exposes-host-tools';
+  const state = app.stateHealth();
   return {
     agent: {
       id: card.id,
@@ -47,7 +48,7 @@ export function buildStatus({
       protocolVersion: card.protocolVersion,
       uptimeSeconds: Math.max(0, Math.round((now - startedAt) / 1000)),
       health:
-        gateway.status === 'configured' && !gateway.problem && !tunnelTrouble && !unsafeTarget
+        gateway.status === 'configured' && !gateway.problem && !tunnelTrouble && !unsafeTarget && state.up
           ? 'ok'
           : 'degraded',
       activeRequests: app.server.activeRequests,
@@ -62,6 +63,7 @@ export function buildStatus({
     restartNeeded,
     access: app.access.summary(),
     mcp,
+    state,
   };
 }
 

@@ -257,11 +257,16 @@ export interface StatusResponse {
     newest?: Pick<PendingSenderView, 'sender' | 'name' | 'code' | 'firstAt'>;
   };
   mcp: McpStatusView;
+  /**
+   * Where shared state lives: the data dir (one process), or Redis (replicas). While Redis does not answer,
+   * `up` is false, calls are refused with 503, and `problem` says why and what to do.
+   */
+  state: { backend: 'data-dir' | 'redis'; up: boolean; problem?: string };
 }
 
 /** GET /api/events (SSE): `event: envelope` with a TrafficEntry; `event: state` when anything in the status changed. */
 export interface StateEvent {
-  kind: 'agent' | 'gateway' | 'tunnel' | 'registry' | 'keys' | 'settings' | 'access' | 'mcp';
+  kind: 'agent' | 'gateway' | 'tunnel' | 'registry' | 'keys' | 'settings' | 'access' | 'mcp' | 'state';
 }
 
 /** GET /api/events: `event: access` when a new sender asks (policy `pairing`). */

@@ -171,6 +171,7 @@ export function status(overrides: Partial<StatusResponse> = {}): StatusResponse 
       toolGlob: 'agent-bridge__*',
       policySnippet: '{ agents: { entries: { public: { tools: { deny: ["agent-bridge__*"] } } } } }',
     },
+    state: { backend: 'data-dir', up: true },
     ...overrides,
   };
 }

@@ -165,3 +165,22 @@ describe('Overview: access', () => {
     expect(screen.queryByTestId('open-warning')).toBeNull();
   });
 });
+
+describe('Overview: shared state on Redis', () => {
+  it('says first that callers are refused while Redis does not answer, and why', () => {
+    const problem =
+      'Redis at redis://127.0.0.1:6379/0 does not answer (connect ECONNREFUSED): calls are refused with 503 until it does. Start Redis; the agent reconnects by itself.';
+    show(status({ state: { backend: 'redis', up: false, problem } }));
+    const notice = screen.getByTestId('state-down');
+    expect(notice.textContent).toContain('Callers are refused');
+    expect(notice.textContent).toContain(problem);
+  });
+
+  it('shows nothing about it while Redis or the data dir answers', () => {
+    show(status({ state: { backend: 'redis', up: true } }));
+    expect(screen.queryByTestId('state-down')).toBeNull();
+    cleanup();
+    show(status());
+    expect(screen.queryByTestId('state-down')).toBeNull();
+  });
+});

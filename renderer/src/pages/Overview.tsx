@@ -35,6 +35,7 @@ export function Overview({ api, data }: PageProps) {
         <OpenAccessWarning agent={agentName(status.gateway.agent)} link />
       ) : null}
       <PendingNotice access={status.access} />
+      <StateNotice state={status.state} />
       <GettingStarted status={status} mcpView={mcpView} />
       <div className="grid">
         <IdentityCard agent={status.agent} />
@@ -48,6 +49,19 @@ export function Overview({ api, data }: PageProps) {
         </Card>
       </div>
     </div>
+  );
+}
+
+/** Replicas on Redis: while it does not answer, every call is refused, so it comes first. */
+function StateNotice({ state }: { state: StatusResponse['state'] }) {
+  if (state.up) return null;
+  return (
+    <Notice
+      tone="error"
+      title="Callers are refused: shared state is unavailable"
+      message={state.problem ?? 'Redis does not answer.'}
+      testId="state-down"
+    />
   );
 }
 

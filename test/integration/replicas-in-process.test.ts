@@ -1,0 +1,147 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startGatewayDouble, type GatewayDouble } from '../fixtures/gateway-double.js';
+import { startRedisServer, type RedisServer } from '../fixtures/redis-server.js';
+import { startRegistryDouble, type RegistryDouble } from '../fixtures/registry-double.js';
+import { startAgent, tempDir, type TestAgent, type TestAgentOptions } from '../helpers/agents.js';
+import { envelope, post, sign } from '../helpers/envelopes.js';
+import { until } from '../helpers/polling.js';
+
+// Replicas as apps in this process (the CLI processes are in replicas.test.ts): what needs a test seam a
+// child process cannot take (loopback callbacks), a registry, or reading a replica's own state.
+let redis: RedisServer;
+let admin: Redis;
+let gateway: GatewayDouble;
+let registry: RegistryDouble;
+const open: TestAgent[] = [];
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  redis = await startRedisServer();
+  admin = new Redis(redis.url);
+  gateway = await startGatewayDouble({ token: 'gw-token-123' });
+  registry = await startRegistryDouble();
+});
+
+afterEach(async () => {
+  for (const agent of open.splice(0)) await agent.close().catch(() => undefined);
+  gateway.set({ behaviour: 'ok' });
+});
+
+afterAll(async () => {
+  admin.disconnect();
+  await registry.close();
+  await gateway.close();
+  await redis.close();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** `count` replicas on a fresh Redis database, sharing one key file; the first creates the key. */
+async function replicas(count: number, options: TestAgentOptions = {}): Promise<TestAgent[]> {
+  await admin.flushall();
+  const keysDir = tempDir();
+  dirs.push(keysDir);
+  const started: TestAgent[] = [];
+  for (let i = 0; i < count; i++) {
+    const agent = await startAgent({
+      gatewayProbeMs: 0,
+      ...options,
+      env: { GATEWAY_URL: gateway.url, GATEWAY_TOKEN: 'gw-token-123' },
+      settings: {
+        redisUrl: redis.url,
+        keysFile: join(keysDir, 'keys.json'),
+        publicUrl: 'http://127.0.0.1:9',
+        taskLeaseSeconds: 1,
+        ...options.settings,
+      },
+    });
+    open.push(agent);
+    started.push(agent);
+  }
+  return started;
+}
+
+describe('replicas in one process', () => {
+  it('deliver the callback of a stopped replica’s task once, from one of the others', async () => {
+    const received: string[] = [];
+    const hook: Server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        received.push(body);
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+    try {
+      // The loopback receiver stands in for a public https endpoint (no public host can be reached here).
+      const [a, b, c] = await replicas(3, {
+        callbacks: { allowHttp: true, isAllowedAddress: () => true, backoffMs: [] },
+      });
+      const peer = await startAgent();
+      open.push(peer);
+      gateway.set({ behaviour: 'hang' });
+      const callbackUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/done`;
+      const accepted = await post(
+        a!.url,
+        '/agent/task',
+        sign(envelope(peer.id, a!.id, 'async', { message: 'slow' }, { callbackUrl }), peer.app.keys.signer),
+      );
+      expect(accepted.status, accepted.text).toBe(202);
+      const taskId = accepted.json.taskId as string;
+      await until(async () => (await b!.app.server.tasks.get(taskId))?.status === 'running', 3000, 'running');
+
+      // a goes silent as a crashed replica would: no more lease renewals, no more Redis.
+      a!.app.shared!.close();
+      await until(() => received.length > 0, 5000, 'the callback');
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // two more looks by b and c
+      expect(received).toHaveLength(1);
+      expect(JSON.parse(received[0]!)).toMatchObject({
+        status: 'error',
+        error: {
+          code: 'AGENT_UNAVAILABLE',
+          message: expect.stringMatching(/replica running this task stopped/),
+        },
+      });
+      expect(await c!.app.server.tasks.get(taskId)).toMatchObject({
+        status: 'failed',
+        callback: { state: 'delivered' },
+      });
+    } finally {
+      await new Promise((resolve) => hook.close(resolve));
+    }
+  });
+
+  it('run a task held at one replica when the operator approves its sender at another', async () => {
+    const [a, b] = await replicas(2, { settings: { access: 'pairing' } });
+    const peer = await startAgent();
+    open.push(peer);
+    const accepted = await post(
+      b!.url,
+      '/agent/task',
+      sign(envelope(peer.id, b!.id, 'async', { message: 'held' }), peer.app.keys.signer),
+    );
+    expect(accepted.status, accepted.text).toBe(202);
+    const taskId = accepted.json.taskId as string;
+    await until(() => a!.app.access.summary().pending === 1, 3000, "the request on a's list");
+    a!.app.access.approve(peer.id);
+    await until(async () => (await b!.app.server.tasks.get(taskId))?.status === 'done', 5000, 'done');
+    const done = await b!.app.server.tasks.get(taskId);
+    expect(await b!.app.server.tasks.view(done!)).toMatchObject({ result: { reply: 'echo: held' } });
+    await until(() => b!.app.access.summary().pending === 0, 3000, "the request gone from b's list");
+  });
+
+  it('share the registration: registered at one replica, shown registered by the other', async () => {
+    const [a, b] = await replicas(2, { settings: { registryUrl: registry.url } });
+    // The registry reads the card at the public URL: here, a's own address stands for the balancer's.
+    a!.app.updateSettings({ publicUrl: a!.url });
+    b!.app.updateSettings({ publicUrl: a!.url });
+    const record = await a!.app.register();
+    await until(() => b!.app.registrar.current.status === 'registered', 3000, "b's registration");
+    expect(b!.app.registrar.record).toEqual(record);
+  });
+});
