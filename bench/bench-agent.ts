@@ -22,6 +22,8 @@ export interface BenchAgentOptions {
    * supervisor timings (backoff 1 s doubling to 30 s, 10 s per step), which the restart figures are about.
    */
   tunnelHost?: string;
+  /** Shared state on Redis (as replicas run) instead of the data dir. */
+  redisUrl?: string;
 }
 
 export async function startBenchAgent(options: BenchAgentOptions): Promise<TestAgent> {
@@ -32,6 +34,7 @@ export async function startBenchAgent(options: BenchAgentOptions): Promise<TestA
       gatewayUrl: options.gatewayUrl,
       gatewayToken: options.gatewayToken,
       ...(options.tunnelHost ? { tunnel: 'localtunnel', tunnelHost: options.tunnelHost } : {}),
+      ...(options.redisUrl ? { redisUrl: options.redisUrl } : {}),
       // Comparing one feature's cost: e.g. BENCH_AGENT_SETTINGS='{"injectionScreen":"off"}'.
       ...(JSON.parse(process.env.BENCH_AGENT_SETTINGS ?? '{}') as Partial<Settings>),
     },

@@ -15,6 +15,8 @@ export type ChildConfig =
       approved: string[];
       tunnelHost?: string;
       console?: boolean;
+      /** Shared state on this Redis (as replicas run), instead of the data dir. */
+      redisUrl?: string;
     }
   | { role: 'echo' }
   | { role: 'gateway'; token: string }

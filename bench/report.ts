@@ -11,6 +11,8 @@ import type { BenchResults } from './suite.js';
 export const TARGETS = {
   /** Signed throughput as a share of the Koa echo ceiling. */
   minEchoRatio: 0.4,
+  /** The same with shared state on Redis on loopback (one round trip more per call). */
+  minRedisEchoRatio: 0.3,
   /** p50 at c=1 through the agent minus p50 of the gateway called directly, ms. */
   maxAddedLatencyMs: 1,
   /** p50 of the gateway-delta to caller-chunk delay, ms. */
@@ -63,6 +65,7 @@ export function buildRows(r: BenchResults): Row[] {
     { label: '2. Koa JSON echo (ceiling), c=32', result: load(r.echo.c32) },
     ratioRow('2. Signed / echo req/s, c=1', ratioC1),
     ratioRow('2. Signed / echo req/s, c=32', ratioC32),
+    ...redisRows(r),
     { label: '3. Gateway called directly, c=1', result: load(r.direct) },
     {
       label: '3. Bridge added latency (p50, c=1)',
@@ -395,6 +398,24 @@ export function formatReport(r: BenchResults): string {
 
 export function missedTargets(r: BenchResults): number {
   return buildRows(r).filter((row) => row.pass === false).length;
+}
+
+function redisRows(r: BenchResults): Row[] {
+  if ('error' in r.redis)
+    return [{ label: '1r. Signed chat, state on Redis, c=32', result: `not measured: ${r.redis.error}` }];
+  const ratio = r.redis.c32.rps / r.echo.c32.rps;
+  return [
+    {
+      label: '1r. Signed chat, state on Redis, c=32',
+      result: `${load(r.redis.c32)}; redis-server ${us(r.redis.redisCpuUsPerCall)}/call`,
+    },
+    {
+      label: '1r. Signed (Redis) / echo req/s, c=32',
+      result: pct(ratio),
+      target: `>= ${pct(TARGETS.minRedisEchoRatio)}`,
+      pass: ratio >= TARGETS.minRedisEchoRatio,
+    },
+  ];
 }
 
 function ratioRow(label: string, ratio: number): Row {

@@ -35,6 +35,7 @@ async function start() {
         gatewayToken: config.gatewayToken,
         approved: config.approved,
         tunnelHost: config.tunnelHost,
+        redisUrl: config.redisUrl,
         now: () => Date.now() + clockOffset,
       });
       if (config.tunnelHost) {

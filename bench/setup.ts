@@ -75,9 +75,9 @@ export async function setupBench(options: SetupOptions = {}): Promise<BenchEnv> 
 
 export async function startAgentChild(
   gateway: GatewayRef,
-  options: SpawnOptions & { approved: string[]; tunnelHost?: string; console?: boolean },
+  options: SpawnOptions & { approved: string[]; tunnelHost?: string; console?: boolean; redisUrl?: string },
 ): Promise<ServerChild & { id: string }> {
-  const { tunnelHost, console: withConsole, approved, ...spawn } = options;
+  const { tunnelHost, console: withConsole, approved, redisUrl, ...spawn } = options;
   const child = await spawnServer(
     {
       role: 'agent',
@@ -86,6 +86,7 @@ export async function startAgentChild(
       approved,
       ...(tunnelHost ? { tunnelHost } : {}),
       ...(withConsole ? { console: true } : {}),
+      ...(redisUrl ? { redisUrl } : {}),
     },
     spawn,
   );

@@ -19,6 +19,7 @@ import {
 } from './measure-console.js';
 import { measureMcp, type McpFailure, type McpOptions, type McpResult } from './measure-mcp.js';
 import { measureMemory, type MemoryOptions, type MemoryResult } from './measure-memory.js';
+import { measureWithRedis, type RedisFailure, type RedisResult } from './measure-redis.js';
 import { measureStream, type StreamOptions, type StreamResult } from './measure-stream.js';
 import {
   measureTunnel,
@@ -92,6 +93,8 @@ export interface BenchResults {
   signing: SigningCost;
   signed: { c1: Measured; c32: Measured };
   echo: { c1: Measured; c32: Measured };
+  /** 1r: the signed path with shared state on a redis-server on loopback; or why it was not measured. */
+  redis: RedisResult | RedisFailure;
   direct: Measured;
   stream: StreamResult;
   memory: MemoryResult;
@@ -137,6 +140,8 @@ export async function runSuite(
     const echoC1 = await measureEcho(env, phase(1));
     progress('2. Koa echo, concurrency 32');
     const echoC32 = await measureEcho(env, phase(32));
+    progress('1r. signed chat with shared state on Redis, concurrency 32');
+    const redis = await measureWithRedis(env, phase(32), config.cpuProfileDir);
     progress('4. stream deltas');
     const stream = await measureStream(env, config.stream);
     progress(
@@ -164,6 +169,7 @@ export async function runSuite(
       signing,
       signed: { c1: signedC1, c32: signedC32 },
       echo: { c1: echoC1, c32: echoC32 },
+      redis,
       direct,
       stream,
       memory,

@@ -45,6 +45,8 @@ export class RedisCallLimits implements CallLimits {
   private perMinute: number;
   private perSender: number;
   private warnedUsage = false;
+  private unwritten = new Map<string, number>();
+  private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly redis: RedisConnection,
@@ -93,20 +95,45 @@ export class RedisCallLimits implements CallLimits {
     return { ok: false, refusal, waitSeconds: 0 };
   }
 
+  /**
+   * Counted in memory and written every 200 ms, one pipeline for every sender: a command per call would cost
+   * more than the check itself. The budget is checked before a call and counted after it, so a lag of a
+   * fraction of a second changes nothing a caller could use.
+   */
   addTokens(sender: string, tokens: number): void {
     if (!(tokens > 0)) return;
-    const key = budgetKey(this.now(), sender);
-    this.client
-      .multi()
-      .incrby(key, Math.ceil(tokens))
-      .expire(key, 2 * 86_400)
-      .exec()
-      .catch((error: Error) => {
-        // The call was answered already; its usage is lost for today's budget, which the operator should know.
-        if (this.warnedUsage) return;
-        this.warnedUsage = true;
-        console.error(`Agent: could not count ${sender}'s tokens in Redis (${error.message}).`);
-      });
+    this.unwritten.set(sender, (this.unwritten.get(sender) ?? 0) + Math.ceil(tokens));
+    this.flushTimer ??= setTimeout(() => void this.flush(), 200).unref();
+  }
+
+  /** Writes the tokens counted since the last write; kept for the next one when Redis does not answer. */
+  async flush(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.unwritten.size === 0) return;
+    const batch = this.unwritten;
+    this.unwritten = new Map();
+    const now = this.now();
+    const write = this.client.pipeline();
+    for (const [sender, tokens] of batch) {
+      const key = budgetKey(now, sender);
+      write.incrby(key, tokens).expire(key, 2 * 86_400);
+    }
+    try {
+      const replies = (await write.exec()) ?? [];
+      const failed = replies.find(([error]) => error);
+      if (failed) throw failed[0];
+      this.warnedUsage = false;
+    } catch (error) {
+      for (const [sender, tokens] of batch)
+        this.unwritten.set(sender, (this.unwritten.get(sender) ?? 0) + tokens);
+      this.flushTimer ??= setTimeout(() => void this.flush(), 1000).unref();
+      if (this.warnedUsage) return;
+      this.warnedUsage = true;
+      console.error(
+        `Agent: could not count tokens in Redis (${(error as Error).message}); kept, and written when it answers.`,
+      );
+    }
   }
 
   setLimits(perMinute: number, perSender: number): void {
@@ -121,7 +148,9 @@ export class RedisCallLimits implements CallLimits {
   /** Redis expires buckets, budgets and nonces by itself. */
   sweep(): void {}
 
-  close(): void {}
+  close(): Promise<void> {
+    return this.flush();
+  }
 }
 
 function budgetKey(now: number, sender: string): string {
