@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { join } from 'node:path';
 import { AccessControl, type AccessChange } from './access/access-control.js';
 import { screenPayload } from './access/injection-screen.js';
 import { PeerKeyResolver } from './agent/peer-keys.js';
@@ -14,12 +15,17 @@ import { openclawConfigPath, resolveGatewayConfig, type ResolvedGateway } from '
 import { probeGateway } from './bridge/gateway-health.js';
 import { GatewayTarget, agentModel } from './bridge/gateway-target.js';
 import { KeyStore } from './keys/keystore.js';
-import { ensureDir } from './lib/atomic-file.js';
+import { ensureDir, readJsonFile } from './lib/atomic-file.js';
 import { OutboundCalls } from './mcp/outbound.js';
 import { buildCard, type AgentCard } from './protocol/index.js';
 import type { GatewayAgentView } from './protocol/console-api.js';
 import type { Settings } from './settings/schema.js';
-import { Registrar, type Registration, type RegistryState } from './registry/registration.js';
+import {
+  REGISTRATION_FILE,
+  Registrar,
+  type Registration,
+  type RegistryState,
+} from './registry/registration.js';
 import { runSelfTest, type SelfTestReport } from './self-test.js';
 import { CommandProvider } from './tunnel/command-provider.js';
 import { LocaltunnelProvider } from './tunnel/localtunnel-provider.js';
@@ -27,7 +33,7 @@ import type { TunnelProvider } from './tunnel/provider.js';
 import { checkReachable } from './tunnel/reachability.js';
 import type { TunnelState } from './tunnel/state.js';
 import { TunnelSupervisor, type AddressChange, type SupervisorOptions } from './tunnel/supervisor.js';
-import type { AccessFile } from './access/access-store.js';
+import { ACCESS_FILE, readAccessFile, type AccessFile } from './access/access-store.js';
 import { SharedState } from './state/shared-state.js';
 import type { StateHealth } from './state/redis-connection.js';
 import packageJson from '../package.json' with { type: 'json' };
@@ -270,6 +276,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   /** Connects to Redis (refusing to start without it: nothing could be checked) and follows the others. */
   private async startShared(shared: SharedState): Promise<void> {
     await shared.connection.connect();
+    await this.importToShared(shared);
     await this.reloadShared('access');
     await this.reloadShared('registration');
     await this.reconcileHeld();
@@ -281,6 +288,24 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     });
     // A rotation at one replica reaches the others' cards within a second (KeyStore.reload reads the file).
     this.keys.onChange(() => void shared.connection.announce('keys'));
+  }
+
+  /**
+   * The first replica on an empty Redis brings what this data dir knew (an agent that ran alone before):
+   * its approvals, requests and denials, and its registration, so moving to replicas loses none of them.
+   */
+  private async importToShared(shared: SharedState): Promise<void> {
+    const lists = await shared.access.load();
+    const file = readAccessFile(join(this.options.dataDir, ACCESS_FILE));
+    const known = file.approved.length + file.pending.length + file.denied.length;
+    if (Object.values(lists).every((list) => list.length === 0) && known > 0) {
+      await shared.access.save(accessLists(file));
+      console.log(`Agent: imported ${file.approved.length} approved senders from ${ACCESS_FILE} into Redis.`);
+    }
+    const { record } = await shared.registration.load();
+    const registered = readJsonFile<Registration>(join(this.options.dataDir, REGISTRATION_FILE));
+    if ((record ?? []).length === 0 && registered)
+      await shared.registration.save({ record: [{ key: 'current', value: registered }] });
   }
 
   private async reloadShared(topic: 'access' | 'registration' | 'keys'): Promise<void> {

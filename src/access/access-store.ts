@@ -252,7 +252,7 @@ export class AccessStore {
   }
 }
 
-function readAccessFile(path: string): AccessFile {
+export function readAccessFile(path: string): AccessFile {
   let saved: Partial<AccessFile> | undefined;
   try {
     saved = readJsonFile<Partial<AccessFile>>(path);

@@ -8,6 +8,9 @@ export type Registration = RegistryRecordView;
 
 export type RegistryState = RegistryStatus;
 
+/** The record in the data dir (when no Redis holds it for every replica). */
+export const REGISTRATION_FILE = 'registration.json';
+
 export interface RegistrarOptions {
   dataDir: string;
   registryUrl(): string;
@@ -28,7 +31,7 @@ export class Registrar {
   private readonly path: string;
 
   constructor(private readonly options: RegistrarOptions) {
-    this.path = join(options.dataDir, 'registration.json');
+    this.path = join(options.dataDir, REGISTRATION_FILE);
     const saved = options.shared ? undefined : readJsonFile<Registration>(this.path);
     this.state = saved ? { status: 'registered', record: saved } : { status: 'unregistered' };
   }

@@ -135,6 +135,34 @@ describe('replicas in one process', () => {
     await until(() => b!.app.access.summary().pending === 0, 3000, "the request gone from b's list");
   });
 
+  it('bring the approvals of an agent that ran alone into an empty Redis, for every replica', async () => {
+    const alone = await startAgent({ settings: { access: 'pairing' } });
+    dirs.push(alone.dataDir);
+    const peer = await startAgent();
+    open.push(peer);
+    alone.app.access.approve(peer.id);
+    await alone.stop();
+    await admin.flushall();
+    const first = await startAgent({
+      dataDir: alone.dataDir,
+      env: { GATEWAY_URL: gateway.url, GATEWAY_TOKEN: 'gw-token-123' },
+      settings: { access: 'pairing', redisUrl: redis.url },
+    });
+    open.push(first);
+    const second = await startAgent({
+      env: { GATEWAY_URL: gateway.url, GATEWAY_TOKEN: 'gw-token-123' },
+      settings: { access: 'pairing', redisUrl: redis.url, keysFile: join(alone.dataDir, 'keys.json') },
+    });
+    open.push(second);
+    expect(second.app.access.store.isApproved(peer.id)).toBe(true);
+    const reply = await post(
+      second.url,
+      '/agent/message',
+      sign(envelope(peer.id, second.id, 'sync', { message: 'still approved' }), peer.app.keys.signer),
+    );
+    expect(reply.status, reply.text).toBe(200);
+  });
+
   it('share the registration: registered at one replica, shown registered by the other', async () => {
     const [a, b] = await replicas(2, { settings: { registryUrl: registry.url } });
     // The registry reads the card at the public URL: here, a's own address stands for the balancer's.
