@@ -300,7 +300,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     const known = file.approved.length + file.pending.length + file.denied.length;
     if (Object.values(lists).every((list) => list.length === 0) && known > 0) {
       await shared.access.save(accessLists(file));
-      console.log(`Agent: imported ${file.approved.length} approved senders from ${ACCESS_FILE} into Redis.`);
+      console.error(`Agent: imported ${file.approved.length} approved senders from ${ACCESS_FILE} into Redis.`);
     }
     const { record } = await shared.registration.load();
     const registered = readJsonFile<Registration>(join(this.options.dataDir, REGISTRATION_FILE));
