@@ -311,6 +311,9 @@ describe('two replicas on one Redis', () => {
       'refusals',
     );
     const acceptedBefore = accepted.length;
+    // Prometheus sees it too.
+    const metrics = async () => (await consoleCall(0, 'GET', '/metrics')).text();
+    expect(await metrics()).toMatch(/^agent_bridge_state_backend_up\{backend="redis"\} 0$/m);
     await redis.restart();
     await until(() => accepted.length >= acceptedBefore + 20, 10_000, 'calls going through again');
     running = false;
@@ -327,6 +330,7 @@ describe('two replicas on one Redis', () => {
     // Nothing was accepted without its nonce being recorded: every accepted envelope is now a replay.
     for (const body of accepted)
       expectError(await post(proxy.url, '/agent/message', body), 401, 'REPLAY_DETECTED');
+    expect(await metrics()).toMatch(/^agent_bridge_state_backend_up\{backend="redis"\} 1$/m);
     // Each replica said so in its output, and its console says Redis is up again.
     for (const index of [0, 1]) {
       const output = replicas[index]!.child.output();
