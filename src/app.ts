@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { AccessControl, type AccessChange } from './access/access-control.js';
 import { screenPayload } from './access/injection-screen.js';
@@ -15,7 +16,7 @@ import { openclawConfigPath, resolveGatewayConfig, type ResolvedGateway } from '
 import { probeGateway } from './bridge/gateway-health.js';
 import { GatewayTarget, agentModel } from './bridge/gateway-target.js';
 import { KeyStore } from './keys/keystore.js';
-import { ensureDir, readJsonFile } from './lib/atomic-file.js';
+import { ensureDir, errorCode, readJsonFile } from './lib/atomic-file.js';
 import { OutboundCalls } from './mcp/outbound.js';
 import { buildCard, type AgentCard } from './protocol/index.js';
 import type { GatewayAgentView } from './protocol/console-api.js';
@@ -136,6 +137,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   private tunnelFailure: TunnelState | undefined;
   /** State shared with other replicas on Redis (`redisUrl`); without it, the data dir holds everything. */
   readonly shared: SharedState | undefined;
+  private sharedTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: AppOptions) {
     super();
@@ -163,6 +165,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
           },
           now: options.now,
           wipeHoldMs: options.stateWipeHoldMs,
+          memoryFile: join(options.dataDir, 'redis-sentinel'),
         })
       : undefined;
     const shared = this.shared;
@@ -215,8 +218,14 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       describe: (sender) => peerKeys.describe(sender),
       expiryHours: () => this.settings.pendingExpiryHours,
       heldTasks: {
+        // On Redis, each replica then reconciles every held task with the lists it reloads (reloadShared):
+        // a replica's copy of a request may miss a task another replica held at the same moment.
         run: (ids) => void this.server.runHeld(ids).catch(reportHeldFailure),
         fail: (ids, message) => void this.server.failHeld(ids, message).catch(reportHeldFailure),
+      },
+      unwritable: () => {
+        const health = shared?.health();
+        return health && !health.up ? health.problem : undefined;
       },
       shared: shared && { save: (file) => void shared.access.save(accessLists(file)) },
       onChange: (change) => this.emit('access', change),
@@ -248,6 +257,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       },
       intake: options.intake,
       gatewayStatus: () => this.gateway.status,
+      stateUp: () => this.stateHealth().up,
       agentVersion: AGENT_VERSION,
       events: { envelope: (e) => this.emit('envelope', e), callback: (e) => this.emit('callback', e) },
       callbacks: options.callbacks,
@@ -277,35 +287,55 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   private async startShared(shared: SharedState): Promise<void> {
     await shared.connection.connect();
     await this.importToShared(shared);
-    await this.reloadShared('access');
-    await this.reloadShared('registration');
-    await this.reconcileHeld();
+    await this.refreshShared();
     shared.connection.on('change', (topic) => void this.reloadShared(topic));
     shared.connection.on('health', (health) => {
       this.emit('state', health);
       // Back after an outage: what the others changed meanwhile was announced while we could not hear it.
-      if (health.up) void this.reloadShared('access').then(() => this.reloadShared('registration'));
+      if (health.up) void this.refreshShared();
     });
     // A rotation at one replica reaches the others' cards within a second (KeyStore.reload reads the file).
     this.keys.onChange(() => void shared.connection.announce('keys'));
+    // And in case an announcement was missed all the same (the subscriber reconnecting): a look every 30 s.
+    this.sharedTimer = setInterval(() => void this.refreshShared(), 30_000);
+    this.sharedTimer.unref();
+  }
+
+  /** Everything replicas share, read again: keys, access lists, registration, then held tasks. */
+  private async refreshShared(): Promise<void> {
+    await this.reloadShared('keys');
+    await this.reloadShared('access');
+    await this.reloadShared('registration');
   }
 
   /**
    * The first replica on an empty Redis brings what this data dir knew (an agent that ran alone before):
    * its approvals, requests and denials, and its registration, so moving to replicas loses none of them.
+   * Once only: a marker in Redis says it was done, and the files are renamed, so a later start (or a Redis
+   * that lost its data) never brings back an approval revoked since.
    */
   private async importToShared(shared: SharedState): Promise<void> {
+    if (!(await shared.connection.firstImport())) return;
+    const accessPath = join(this.options.dataDir, ACCESS_FILE);
+    const file = readAccessFile(accessPath);
     const lists = await shared.access.load();
-    const file = readAccessFile(join(this.options.dataDir, ACCESS_FILE));
-    const known = file.approved.length + file.pending.length + file.denied.length;
-    if (Object.values(lists).every((list) => list.length === 0) && known > 0) {
+    if (
+      Object.values(lists).every((list) => list.length === 0) &&
+      file.approved.length + file.pending.length > 0
+    ) {
       await shared.access.save(accessLists(file));
-      console.error(`Agent: imported ${file.approved.length} approved senders from ${ACCESS_FILE} into Redis.`);
+      retireFile(accessPath);
+      console.error(
+        `Agent: imported ${file.approved.length} approved senders from ${ACCESS_FILE} into Redis (the file is now ${ACCESS_FILE}.imported).`,
+      );
     }
+    const registrationPath = join(this.options.dataDir, REGISTRATION_FILE);
+    const registered = readJsonFile<Registration>(registrationPath);
     const { record } = await shared.registration.load();
-    const registered = readJsonFile<Registration>(join(this.options.dataDir, REGISTRATION_FILE));
-    if ((record ?? []).length === 0 && registered)
+    if ((record ?? []).length === 0 && registered) {
       await shared.registration.save({ record: [{ key: 'current', value: registered }] });
+      retireFile(registrationPath);
+    }
   }
 
   private async reloadShared(topic: 'access' | 'registration' | 'keys'): Promise<void> {
@@ -313,14 +343,17 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     if (!shared) return;
     try {
       if (topic === 'keys') this.keys.reload();
-      else if (topic === 'access')
+      else if (topic === 'access') {
         this.access.reload((await shared.access.load()) as unknown as Partial<AccessFile>);
-      else {
+        await this.reconcileHeld();
+      } else {
         const { record } = await shared.registration.load();
         this.registrar.replace(record?.[0] as Registration | undefined);
       }
     } catch (error) {
-      console.error(`Agent: could not read the shared ${topic} from Redis: ${(error as Error).message}`);
+      // Redis down: the console says so already; the next look (or Redis's return) reads it again.
+      if (shared.health().up)
+        console.error(`Agent: could not read the shared ${topic}: ${(error as Error).message}`);
     }
   }
 
@@ -438,6 +471,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   /** Stops cleanly: in-flight work gets `shutdownGraceSeconds` (or `graceMs`) to finish, then fails. */
   async stop(graceMs = this.settings.shutdownGraceSeconds * 1000): Promise<void> {
     clearInterval(this.probeTimer);
+    clearInterval(this.sharedTimer);
     this.access.close();
     this.supervisor?.stop();
     await this.server.close(graceMs);
@@ -601,4 +635,13 @@ function accessLists(file: AccessFile) {
 
 function reportHeldFailure(error: unknown): void {
   console.error(`Agent: held tasks could not be updated: ${(error as Error).message}`);
+}
+
+// Renamed, not deleted: the operator keeps a copy, and it is never read again.
+function retireFile(path: string): void {
+  try {
+    renameSync(path, `${path}.imported`);
+  } catch (error) {
+    if (errorCode(error) !== 'ENOENT') throw error;
+  }
 }

@@ -14,7 +14,7 @@ export type AccessChange = { kind: 'new-sender'; pending: PendingSenderView } | 
 /** A request about a sender that cannot be done; the message and fix are for the operator. */
 export class AccessError extends Error {
   constructor(
-    readonly status: 400 | 404 | 409,
+    readonly status: 400 | 404 | 409 | 503,
     message: string,
     readonly fix: string,
   ) {
@@ -38,6 +38,11 @@ export interface AccessControlOptions {
   maxHeldPerSender?: number;
   /** The lists shared with other replicas (Redis), instead of `access.json`. */
   shared?: AccessStoreOptions['shared'];
+  /**
+   * Why the operator's decisions cannot be saved now (shared state that does not answer), if so: a
+   * decision made then would hold at this replica only, so it is refused and made again later.
+   */
+  unwritable?(): string | undefined;
 }
 
 const AGENT_ID = /^agent:\/\/([A-Za-z0-9.-]+(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?)$/;
@@ -144,6 +149,7 @@ export class AccessControl {
   /** Approves a sender (waiting or not: the operator may approve an id ahead of its first call). */
   approve(id: string): number {
     checkId(id);
+    this.checkWritable();
     const sender = normalizeAgentId(id);
     const tasks = this.store.approve(sender, this.options.describe(sender)?.keys ?? []);
     this.options.heldTasks.run(tasks);
@@ -154,6 +160,7 @@ export class AccessControl {
   /** Turns a waiting sender down: its held tasks fail, and it cannot ask again until its request would have expired. */
   deny(id: string): number {
     checkId(id);
+    this.checkWritable();
     const sender = normalizeAgentId(id);
     const tasks = this.store.deny(sender, this.options.expiryHours() * 3600_000);
     if (!tasks) {
@@ -170,6 +177,7 @@ export class AccessControl {
 
   revoke(id: string): void {
     checkId(id);
+    this.checkWritable();
     const sender = normalizeAgentId(id);
     if (this.store.revoke(sender)) {
       this.options.onChange?.({ kind: 'changed' });
@@ -205,12 +213,16 @@ export class AccessControl {
     this.options.onChange?.({ kind: 'changed' });
   }
 
+  /**
+   * Held tasks whose sender was decided while they were not on its request (a restart, or on Redis another
+   * replica's copy of the request): those of approved senders run, those of senders neither approved nor
+   * waiting fail. A task of a sender still waiting keeps waiting, listed or not.
+   */
   reconcile(heldTaskIds: Map<string, string>): void {
-    const waiting = new Set(this.store.pending().flatMap((record) => record.heldTasks));
     const run: string[] = [];
     const fail: string[] = [];
     for (const [taskId, sender] of heldTaskIds) {
-      if (waiting.has(taskId)) continue;
+      if (this.store.pendingOf(sender)) continue;
       (this.store.isApproved(sender) ? run : fail).push(taskId);
     }
     if (run.length > 0) this.options.heldTasks.run(run);
@@ -221,6 +233,11 @@ export class AccessControl {
 
   close(): void {
     clearInterval(this.sweeper);
+  }
+
+  private checkWritable(): void {
+    const problem = this.options.unwritable?.();
+    if (problem) throw new AccessError(503, `Not saved: ${problem}`, 'Decide again once Redis answers.');
   }
 }
 

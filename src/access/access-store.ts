@@ -99,6 +99,11 @@ export class AccessStore {
     for (const record of valid.approved) this.approvedBySender.set(record.sender, record);
     for (const record of valid.pending) this.pendingBySender.set(record.sender, record);
     for (const record of valid.denied) this.deniedBySender.set(record.sender, record);
+    // Replicas racing (a request written at one as the operator approves at another) can leave a sender
+    // both approved and waiting: the approval stands, and its held tasks run (AccessControl.reconcile).
+    const settled = [...this.pendingBySender.keys()].filter((sender) => this.approvedBySender.has(sender));
+    for (const sender of settled) this.pendingBySender.delete(sender);
+    if (settled.length > 0 && this.shared) this.save();
   }
 
   isApproved(sender: string): boolean {

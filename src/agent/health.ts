@@ -1,6 +1,8 @@
 import { PROTOCOL_VERSION } from '../protocol/index.js';
 
 export interface HealthInput {
+  /** False while shared state (Redis) does not answer: every call is refused then. */
+  stateUp?: boolean;
   agentId: string;
   agentVersion: string;
   startedAt: number;
@@ -14,7 +16,7 @@ export interface HealthInput {
 /** `GET /agent/health` (PROTOCOL.md §8). Public: no URLs, tokens or local paths. */
 export function healthBody(input: HealthInput) {
   return {
-    status: input.gateway === 'configured' && !input.draining ? 'ok' : 'degraded',
+    status: input.gateway === 'configured' && !input.draining && input.stateUp !== false ? 'ok' : 'degraded',
     agent: input.agentId,
     protocolVersion: PROTOCOL_VERSION,
     agentVersion: input.agentVersion,

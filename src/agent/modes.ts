@@ -250,7 +250,9 @@ async function runTask(runtime: AgentRuntime, accepted: Accepted, task: StoredTa
   // False when another replica failed the task first (this one's lease had lapsed): its callback is theirs.
   let finished: boolean;
   try {
-    await runtime.tasks.setStatus(task, 'running');
+    // Another replica started it already (a held task approved at two consoles at once): it is theirs.
+    // A store that cannot say (Redis down) fails it below, once it answers again.
+    if (!(await runtime.tasks.start(task))) return;
     const result = await runSkill(accepted, 'async', {
       signal: controller.signal,
       progress: (fraction) => runtime.tasks.setProgress(task, fraction),

@@ -43,6 +43,8 @@ export interface AgentServerOptions {
   settings(): AgentSettings;
   /** Health's gateway line: `configured`, `missing GATEWAY_URL` or `missing GATEWAY_TOKEN`. */
   gatewayStatus(): string;
+  /** Whether shared state answers (always, in the data dir): health says `degraded` while it does not. */
+  stateUp?(): boolean;
   agentVersion: string;
   events?: AgentEventSink;
   /** Who may reach the skills (the operator's consent); without one, every verified sender. */
@@ -314,6 +316,7 @@ export class AgentServer {
       agentVersion: this.options.agentVersion,
       startedAt: this.startedAt,
       gateway: this.options.gatewayStatus(),
+      stateUp: this.options.stateUp?.(),
       activeRequests: this.runtime.inflight.size,
       queuedTasks: this.tasks.activeCount,
       draining: this.runtime.draining,

@@ -13,6 +13,7 @@ import {
 } from '../settings/schema.js';
 import { SettingsError, type SettingsStore } from '../settings/store.js';
 import { ConsoleError, type FieldProblem } from './errors.js';
+import { maskedRedisUrl } from '../state/redis-connection.js';
 import { withoutPassword } from './status.js';
 
 /** Settings read when the process starts listening: a change takes effect only at the next start. */
@@ -70,7 +71,7 @@ export class ConsoleSettings {
     );
     // The URL's password is a secret too (http://user:pass@host), masked as /api/status does.
     if (settings.gatewayUrl !== undefined) shown.gatewayUrl = withoutPassword(settings.gatewayUrl);
-    if (settings.redisUrl !== undefined) shown.redisUrl = withoutPassword(settings.redisUrl);
+    if (settings.redisUrl !== undefined) shown.redisUrl = maskedRedisUrl(settings.redisUrl);
     return {
       settings: structuredClone(shown),
       secrets: {

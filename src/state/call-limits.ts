@@ -55,6 +55,10 @@ export class LocalCallLimits implements CallLimits {
   }
 
   check(call: CallCheck): CallVerdict {
+    // A replay is refused before it costs its sender anything: a captured envelope sent again must not
+    // use up the real sender's allowance.
+    if (call.nonce !== undefined && this.nonces.has(call.sender, call.nonce))
+      return { ok: false, refusal: 'replay', waitSeconds: 0 };
     // Both limits are checked before either counts, so a refused request costs no one's allowance.
     const globalWait = this.globalLimit.wait('*');
     if (globalWait > 0) return { ok: false, refusal: 'global', waitSeconds: globalWait };

@@ -39,6 +39,12 @@ export class NonceStore {
     return this.seen.size >= this.maxEntries;
   }
 
+  /** Whether the pair was seen within its window (a replay), without recording anything. */
+  has(sender: string, nonce: string): boolean {
+    const known = this.seen.get(`${sender} ${nonce}`);
+    return known !== undefined && known > this.now();
+  }
+
   /** Records the pair; false when it was already seen (a replay). */
   record(sender: string, nonce: string, expiresAt: number): boolean {
     const key = `${sender} ${nonce}`;

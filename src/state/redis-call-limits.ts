@@ -1,16 +1,25 @@
 import type { Redis } from 'ioredis';
 import type { CallCheck, CallLimits, CallRefusal, CallVerdict } from './call-limits.js';
-import { KEY_PREFIX, unavailable, type RedisConnection } from './redis-connection.js';
+import { HOLD, KEY_PREFIX, SENTINEL, unavailable, type RedisConnection } from './redis-connection.js';
 import { secondsUntilUtcMidnight, utcDay } from './token-ledger.js';
 
 /**
- * One round trip per call, atomic across replicas: both token buckets are read, then the budget; only when
- * all pass are the buckets charged and the nonce set (SET NX: a second replica seeing the same nonce gets
- * nothing back, which is a replay). Buckets refill continuously, as the data-dir version does.
- * Returns {code, tokensLeft}: 0 ok, 1 all senders' limit, 2 this sender's, 3 budget, 4 replay.
+ * One round trip per call, atomic across replicas, on Redis's own clock (replicas' clocks may differ).
+ * First what makes every check meaningless: the sentinel gone (Redis lost its data: code 5) or the hold
+ * after such a loss (6, with its remaining ms). Then a replay (4) costs no allowance; then both token
+ * buckets and the budget are read, and only when all pass are the buckets charged and the nonce set (SET NX:
+ * a second replica seeing the same nonce at the same moment gets nothing back, a replay too).
+ * KEYS: sentinel, hold, all senders' bucket, this sender's bucket, budget[, nonce].
+ * ARGV: all senders' per minute, this sender's, budget, nonce TTL ms.
+ * Returns {code, detail}: 0 ok, 1 all senders' limit, 2 this sender's (detail: tokens left), 3 budget.
  */
 const CHECK_SCRIPT = `
-local now = tonumber(ARGV[1])
+if redis.call('EXISTS', KEYS[1]) == 0 then return {5, '0'} end
+local hold = redis.call('PTTL', KEYS[2])
+if hold > 0 then return {6, tostring(hold)} end
+if #KEYS == 6 and redis.call('EXISTS', KEYS[6]) == 1 then return {4, '0'} end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local function level(key, per)
   local bucket = redis.call('HMGET', key, 't', 'u')
   if not bucket[1] then return per end
@@ -18,21 +27,27 @@ local function level(key, per)
   if t > per then t = per end
   return t
 end
-local gper = tonumber(ARGV[2])
-local sper = tonumber(ARGV[3])
-local g = level(KEYS[1], gper)
+local gper = tonumber(ARGV[1])
+local sper = tonumber(ARGV[2])
+local g = level(KEYS[3], gper)
 if g < 1 then return {1, tostring(g)} end
-local s = level(KEYS[2], sper)
+local s = level(KEYS[4], sper)
 if s < 1 then return {2, tostring(s)} end
-local budget = tonumber(ARGV[4])
-if budget > 0 and tonumber(redis.call('GET', KEYS[3]) or '0') >= budget then return {3, '0'} end
-redis.call('HSET', KEYS[1], 't', tostring(g - 1), 'u', ARGV[1])
-redis.call('PEXPIRE', KEYS[1], 120000)
-redis.call('HSET', KEYS[2], 't', tostring(s - 1), 'u', ARGV[1])
-redis.call('PEXPIRE', KEYS[2], 120000)
-if #KEYS == 4 and not redis.call('SET', KEYS[4], '1', 'PX', ARGV[5], 'NX') then return {4, '0'} end
+local budget = tonumber(ARGV[3])
+if budget > 0 and tonumber(redis.call('GET', KEYS[5]) or '0') >= budget then return {3, '0'} end
+redis.call('HSET', KEYS[3], 't', tostring(g - 1), 'u', tostring(now))
+redis.call('PEXPIRE', KEYS[3], 120000)
+redis.call('HSET', KEYS[4], 't', tostring(s - 1), 'u', tostring(now))
+redis.call('PEXPIRE', KEYS[4], 120000)
+if #KEYS == 6 and not redis.call('SET', KEYS[6], '1', 'PX', ARGV[4], 'NX') then return {4, '0'} end
 return {0, '0'}
 `;
+
+/**
+ * The nonce outlives its envelope's acceptance window by the 60 s a timestamp may be ahead, so a replica
+ * whose clock runs behind the one that stored it cannot accept a replay in between.
+ */
+const NONCE_MARGIN_MS = 60_000;
 
 const REFUSALS: Record<number, CallRefusal> = { 1: 'global', 2: 'sender', 3: 'budget', 4: 'replay' };
 const OK: CallVerdict = { ok: true };
@@ -47,6 +62,7 @@ export class RedisCallLimits implements CallLimits {
   private warnedUsage = false;
   private unwritten = new Map<string, number>();
   private flushTimer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(
     private readonly redis: RedisConnection,
@@ -63,18 +79,19 @@ export class RedisCallLimits implements CallLimits {
     this.redis.assertUp();
     const now = this.now();
     const keys = [
+      SENTINEL,
+      HOLD,
       `${KEY_PREFIX}rate:*`,
       `${KEY_PREFIX}rate:sender:${call.sender}`,
       budgetKey(now, call.sender),
     ];
     if (call.nonce !== undefined) keys.push(`${KEY_PREFIX}nonce:${call.sender} ${call.nonce}`);
-    const ttl = Math.max(1000, call.nonceExpiresAt - now);
+    const ttl = Math.max(1000, call.nonceExpiresAt - now) + NONCE_MARGIN_MS;
     let reply: [number, string];
     try {
       reply = await (this.client.agentBridgeCheck as CheckCommand)(
         keys.length,
         ...keys,
-        now,
         this.perMinute,
         this.perSender,
         call.tokensPerDay,
@@ -84,6 +101,8 @@ export class RedisCallLimits implements CallLimits {
       // Unchecked is never accepted: Redis did not answer, so neither the nonce nor the limits are known.
       throw unavailable();
     }
+    if (reply[0] === 5) throw await this.redis.lostState();
+    if (reply[0] === 6) throw await this.redis.lostState(Number(reply[1]));
     const [code, left] = reply;
     if (code === 0) return OK;
     const refusal = REFUSALS[code] ?? 'replay';
@@ -102,8 +121,10 @@ export class RedisCallLimits implements CallLimits {
    */
   addTokens(sender: string, tokens: number): void {
     if (!(tokens > 0)) return;
-    this.unwritten.set(sender, (this.unwritten.get(sender) ?? 0) + Math.ceil(tokens));
-    this.flushTimer ??= setTimeout(() => void this.flush(), 200).unref();
+    // Keyed by the day of the call, not of the write (a call just before midnight counts for its own day).
+    const key = budgetKey(this.now(), sender);
+    this.unwritten.set(key, (this.unwritten.get(key) ?? 0) + Math.ceil(tokens));
+    if (!this.closed) this.flushTimer ??= setTimeout(() => void this.flush(), 200).unref();
   }
 
   /** Writes the tokens counted since the last write; kept for the next one when Redis does not answer. */
@@ -113,21 +134,18 @@ export class RedisCallLimits implements CallLimits {
     if (this.unwritten.size === 0) return;
     const batch = this.unwritten;
     this.unwritten = new Map();
-    const now = this.now();
     const write = this.client.pipeline();
-    for (const [sender, tokens] of batch) {
-      const key = budgetKey(now, sender);
-      write.incrby(key, tokens).expire(key, 2 * 86_400);
-    }
+    for (const [key, tokens] of batch) write.incrby(key, tokens).expire(key, 2 * 86_400);
     try {
       const replies = (await write.exec()) ?? [];
       const failed = replies.find(([error]) => error);
       if (failed) throw failed[0];
       this.warnedUsage = false;
     } catch (error) {
-      for (const [sender, tokens] of batch)
-        this.unwritten.set(sender, (this.unwritten.get(sender) ?? 0) + tokens);
-      this.flushTimer ??= setTimeout(() => void this.flush(), 1000).unref();
+      // Kept for the next write (a timed-out write that Redis did apply is then counted twice: the budget
+      // errs on the caller's side of strict).
+      for (const [key, tokens] of batch) this.unwritten.set(key, (this.unwritten.get(key) ?? 0) + tokens);
+      if (!this.closed) this.flushTimer ??= setTimeout(() => void this.flush(), 1000).unref();
       if (this.warnedUsage) return;
       this.warnedUsage = true;
       console.error(
@@ -148,8 +166,12 @@ export class RedisCallLimits implements CallLimits {
   /** Redis expires buckets, budgets and nonces by itself. */
   sweep(): void {}
 
-  close(): Promise<void> {
-    return this.flush();
+  /** A last write of the counted tokens; then no timer is left behind, whether Redis answered or not. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.flush();
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
   }
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { ProtocolError, type Envelope, type TaskRecord, type TaskStatus } from '../protocol/index.js';
+import { ProtocolError, type Envelope, type TaskRecord } from '../protocol/index.js';
 import { KEY_PREFIX, unavailable, type RedisConnection } from './redis-connection.js';
 import type { StoredTask } from './task-store.js';
 import type { TaskOutcome, TaskState } from './tasks.js';
@@ -31,11 +31,37 @@ else redis.call('SET', KEYS[1], ARGV[1]) end
 return 1
 `;
 
+// Redis's own clock, in ms: the replicas' clocks may differ, and a lease is compared across them.
+const NOW = `local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)`;
+
 /**
- * Finishes a task once: the first replica to finish it wins. KEYS: task, all, sender, held, leases, owners.
- * ARGV: json, ttl ms, id, expiry score, keep lease (1 when a callback is still owed). Returns 1 when finished.
+ * Starts a task, once, for this replica: only a `pending` task whose lease is free, lapsed or ours (a held
+ * task approved at two replicas at once runs at one). KEYS: task, leases, owners, held.
+ * ARGV: json (running), id, replica, lease ms. Returns 1 when this replica runs it.
+ */
+const START = `
+${NOW}
+local current = redis.call('GET', KEYS[1])
+if not current or cjson.decode(current).status ~= 'pending' then return 0 end
+local owner = redis.call('HGET', KEYS[3], ARGV[2])
+local score = redis.call('ZSCORE', KEYS[2], ARGV[2])
+if owner and owner ~= ARGV[3] and score and tonumber(score) > now then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[3])
+redis.call('SREM', KEYS[4], ARGV[2])
+return 1
+`;
+
+/**
+ * Finishes a task once: the first replica to finish it wins, and only the winner takes the lease for the
+ * callback it owes (a late replica never touches the lease of one that is delivering). KEYS: task, all,
+ * sender, held, leases, owners. ARGV: json, ttl ms, id, expiry score, owes a callback ('1'), replica, lease
+ * ms. Returns 1 when finished.
  */
 const FINISH = `
+${NOW}
 local current = redis.call('GET', KEYS[1])
 if current then
   local status = cjson.decode(current).status
@@ -46,29 +72,50 @@ redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[3])
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
 redis.call('SREM', KEYS[4], ARGV[3])
-if ARGV[5] ~= '1' then
+if ARGV[5] == '1' then
+  redis.call('ZADD', KEYS[5], now + tonumber(ARGV[7]), ARGV[3])
+  redis.call('HSET', KEYS[6], ARGV[3], ARGV[6])
+else
   redis.call('ZREM', KEYS[5], ARGV[3])
   redis.call('HDEL', KEYS[6], ARGV[3])
 end
 return 1
 `;
 
-/**
- * Takes over a task whose lease ran out. KEYS: leases, owners. ARGV: id, now, new lease end, replica.
- * Returns 1 when this replica now holds it.
- */
-const CLAIM = `
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not score or tonumber(score) > tonumber(ARGV[2]) then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[4])
+/** Lets a lease go, if it is still ours. KEYS: leases, owners. ARGV: id, replica. */
+const RELEASE = `
+if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
 return 1
 `;
 
-/** Extends the leases this replica still holds. KEYS: leases, owners. ARGV: new lease end, replica, ids... */
+/** Lapsed leases, oldest first. KEYS: leases. ARGV: how many. */
+const LAPSED = `
+${NOW}
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, ARGV[1])
+`;
+
+/**
+ * Takes over a task whose lease ran out. KEYS: leases, owners. ARGV: id, replica, lease ms.
+ * Returns 1 when this replica now holds it.
+ */
+const CLAIM = `
+${NOW}
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) > now then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return 1
+`;
+
+/** Extends the leases this replica still holds. KEYS: leases, owners. ARGV: lease ms, replica, ids... */
 const RENEW = `
+${NOW}
 for i = 3, #ARGV do
-  if redis.call('HGET', KEYS[2], ARGV[i]) == ARGV[2] then redis.call('ZADD', KEYS[1], 'XX', ARGV[1], ARGV[i]) end
+  if redis.call('HGET', KEYS[2], ARGV[i]) == ARGV[2] then
+    redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), ARGV[i])
+  end
 end
 return 1
 `;
@@ -76,7 +123,10 @@ return 1
 type Script = (...keysThenArgs: (string | number)[]) => Promise<number>;
 interface ScriptedRedis extends Redis {
   agentBridgeSaveActive: Script;
+  agentBridgeStart: Script;
   agentBridgeFinish: Script;
+  agentBridgeRelease: Script;
+  agentBridgeLapsed: (...keysThenArgs: (string | number)[]) => Promise<string[]>;
   agentBridgeClaim: Script;
   agentBridgeRenew: Script;
 }
@@ -105,6 +155,7 @@ export class RedisTaskStore implements TaskState {
   /** Tasks this replica holds a lease on (running here, or delivering their callback). */
   private readonly held = new Set<string>();
   private readonly renewTimer: NodeJS.Timeout;
+  private closed = false;
   readonly maxPerSender: number;
   readonly maxTotal: number;
 
@@ -118,7 +169,10 @@ export class RedisTaskStore implements TaskState {
     this.leaseMs = options.leaseMs ?? 30_000;
     const client = redis.client;
     client.defineCommand('agentBridgeSaveActive', { numberOfKeys: 1, lua: SAVE_ACTIVE });
+    client.defineCommand('agentBridgeStart', { numberOfKeys: 4, lua: START });
     client.defineCommand('agentBridgeFinish', { numberOfKeys: 6, lua: FINISH });
+    client.defineCommand('agentBridgeRelease', { numberOfKeys: 2, lua: RELEASE });
+    client.defineCommand('agentBridgeLapsed', { numberOfKeys: 1, lua: LAPSED });
     client.defineCommand('agentBridgeClaim', { numberOfKeys: 2, lua: CLAIM });
     client.defineCommand('agentBridgeRenew', { numberOfKeys: 2, lua: RENEW });
     this.client = client as ScriptedRedis;
@@ -171,10 +225,13 @@ export class RedisTaskStore implements TaskState {
         .set(taskKey(taskId), JSON.stringify(task), 'NX')
         .zadd(ALL, UNFINISHED, taskId)
         .zadd(senderKey(task.sender), UNFINISHED, taskId);
-      // A held task waits for the operator, not for a replica: no lease until it runs.
+      // A held task waits for the operator, not for a replica: no lease until it runs. Any other is this
+      // replica's from now: if it stops before the task starts, the others fail it once the lease lapses.
       if (task.held) write.sadd(HELD, taskId);
+      else write.zadd(LEASES, this.now() + this.leaseMs, taskId).hset(OWNERS, taskId, this.replica);
       return write.exec();
     });
+    if (!task.held) this.held.add(taskId);
     return task;
   }
 
@@ -192,12 +249,26 @@ export class RedisTaskStore implements TaskState {
     return record;
   }
 
-  async setStatus(task: StoredTask, status: TaskStatus): Promise<void> {
-    task.status = status;
-    if (status !== 'pending') delete task.held;
-    if (status === 'running') await this.lease(task.taskId);
-    await this.run((c) => c.agentBridgeSaveActive(taskKey(task.taskId), JSON.stringify(task), 0));
-    await this.run((c) => c.srem(HELD, task.taskId));
+  async start(task: StoredTask): Promise<boolean> {
+    const running: StoredTask = { ...task, status: 'running' };
+    delete running.held;
+    const started = await this.run((c) =>
+      c.agentBridgeStart(
+        taskKey(task.taskId),
+        LEASES,
+        OWNERS,
+        HELD,
+        JSON.stringify(running),
+        task.taskId,
+        this.replica,
+        this.leaseMs,
+      ),
+    );
+    if (started !== 1) return false;
+    task.status = 'running';
+    delete task.held;
+    this.held.add(task.taskId);
+    return true;
   }
 
   heldEnvelope(task: StoredTask): Envelope | undefined {
@@ -216,6 +287,11 @@ export class RedisTaskStore implements TaskState {
     this.client.agentBridgeSaveActive(taskKey(task.taskId), JSON.stringify(task), 0).catch(() => undefined);
   }
 
+  /**
+   * Records the outcome, waiting for Redis if it does not answer (the lease is renewed meanwhile, so the
+   * others do not fail a task that ended well). False when the task had finished already (another replica
+   * failed it after this one's lease lapsed): the callback is then theirs.
+   */
   async finish(task: StoredTask, outcome: TaskOutcome): Promise<boolean> {
     if ('result' in outcome) {
       task.status = 'done';
@@ -229,23 +305,26 @@ export class RedisTaskStore implements TaskState {
     task.finishedAt = this.now();
     const retention = Math.max(1000, this.options.retentionMs());
     const owesCallback = task.callback?.state === 'pending';
-    if (owesCallback) await this.lease(task.taskId);
-    const finished = await this.run((c) =>
-      c.agentBridgeFinish(
+    const json = JSON.stringify(task);
+    const finished = await this.persist(() =>
+      this.client.agentBridgeFinish(
         taskKey(task.taskId),
         ALL,
         senderKey(task.sender),
         HELD,
         LEASES,
         OWNERS,
-        JSON.stringify(task),
+        json,
         retention,
         task.taskId,
         task.finishedAt! + retention,
         owesCallback ? '1' : '0',
+        this.replica,
+        this.leaseMs,
       ),
     );
-    if (!owesCallback || finished !== 1) this.held.delete(task.taskId);
+    if (finished === 1 && owesCallback) this.held.add(task.taskId);
+    else this.held.delete(task.taskId);
     return finished === 1;
   }
 
@@ -253,27 +332,26 @@ export class RedisTaskStore implements TaskState {
     return task.status === 'done' ? task.result : undefined;
   }
 
+  /** Written once Redis answers: a delivery left unrecorded would be made again by another replica. */
   async setCallback(
     task: StoredTask,
     state: 'pending' | 'delivered' | 'failed',
     attempts: number,
   ): Promise<void> {
     task.callback = { state, attempts };
-    await this.run((c) => {
-      const write = c.multi().set(taskKey(task.taskId), JSON.stringify(task), 'KEEPTTL');
-      if (state !== 'pending') write.zrem(LEASES, task.taskId).hdel(OWNERS, task.taskId);
-      return write.exec();
-    });
-    if (state !== 'pending') this.held.delete(task.taskId);
+    const json = JSON.stringify(task);
+    await this.persist(() => this.client.set(taskKey(task.taskId), json, 'KEEPTTL'));
+    if (state === 'pending') return;
+    await this.persist(() => this.client.agentBridgeRelease(LEASES, OWNERS, task.taskId, this.replica));
+    this.held.delete(task.taskId);
   }
 
   async recover(): Promise<StoredTask[]> {
-    const now = this.now();
-    const lapsed = await this.run((c) => c.zrangebyscore(LEASES, '-inf', now, 'LIMIT', 0, 100));
+    const lapsed = await this.run((c) => c.agentBridgeLapsed(LEASES, 100));
     const owed: StoredTask[] = [];
     for (const id of lapsed) {
       const claimed = await this.run((c) =>
-        c.agentBridgeClaim(LEASES, OWNERS, id, now, now + this.leaseMs, this.replica),
+        c.agentBridgeClaim(LEASES, OWNERS, id, this.replica, this.leaseMs),
       );
       if (claimed !== 1) continue;
       this.held.add(id);
@@ -283,6 +361,8 @@ export class RedisTaskStore implements TaskState {
         continue;
       }
       if (task.status === 'pending' || task.status === 'running') {
+        // Claimed, so ours to fail: a plain write (FINISH would refuse nothing here) that keeps the lease
+        // when the callback is owed.
         const failed = await this.finish(task, {
           error: {
             code: 'AGENT_UNAVAILABLE',
@@ -305,30 +385,34 @@ export class RedisTaskStore implements TaskState {
   sweep(): void {}
 
   close(): void {
+    this.closed = true;
     clearInterval(this.renewTimer);
-  }
-
-  private async lease(id: string): Promise<void> {
-    this.held.add(id);
-    await this.run((c) =>
-      c
-        .multi()
-        .zadd(LEASES, this.now() + this.leaseMs, id)
-        .hset(OWNERS, id, this.replica)
-        .exec(),
-    );
+    this.held.clear();
   }
 
   private async release(id: string): Promise<void> {
     this.held.delete(id);
-    await this.run((c) => c.multi().zrem(LEASES, id).hdel(OWNERS, id).exec());
+    await this.run((c) => c.agentBridgeRelease(LEASES, OWNERS, id, this.replica));
   }
 
   private async renew(): Promise<void> {
     if (this.held.size === 0) return;
     await this.client
-      .agentBridgeRenew(LEASES, OWNERS, this.now() + this.leaseMs, this.replica, ...this.held)
+      .agentBridgeRenew(LEASES, OWNERS, this.leaseMs, this.replica, ...this.held)
       .catch(() => undefined); // Redis down: the next renewal tries again; the lease outlives a short gap.
+  }
+
+  /** Retries a write that must not be lost until Redis answers (or the store closes: then it throws). */
+  private async persist<T>(write: () => Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        this.redis.assertUp();
+        return await write();
+      } catch (error) {
+        if (this.closed) throw error instanceof ProtocolError ? error : unavailable();
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
   }
 
   // Every command fails at once while Redis is down; the caller turns that into a 503.

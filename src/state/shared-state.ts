@@ -10,6 +10,8 @@ export interface SharedStateOptions {
   now?: () => number;
   /** Tests shorten how long calls stay refused after Redis comes back empty. */
   wipeHoldMs?: number;
+  /** Where this replica remembers which Redis data it saw (RedisConnectionOptions.memoryFile). */
+  memoryFile?: string;
 }
 
 /**
@@ -31,6 +33,7 @@ export class SharedState {
       url: options.redisUrl,
       now: options.now,
       wipeHoldMs: options.wipeHoldMs,
+      memoryFile: options.memoryFile,
     });
     this.limits = new RedisCallLimits(this.connection, options.limits, options.now);
     this.tasks = new RedisTaskStore(this.connection, { ...options.tasks, now: options.now });
@@ -45,6 +48,8 @@ export class SharedState {
 
   close(): void {
     this.tasks.close();
+    this.access.close();
+    this.registration.close();
     this.connection.disconnect();
   }
 }

@@ -127,6 +127,12 @@ export class TaskStore implements TaskState {
     this.save(task);
   }
 
+  start(task: StoredTask): boolean {
+    if (task.status !== 'pending') return false;
+    this.setStatus(task, 'running');
+    return true;
+  }
+
   /** A held task's verified envelope, from its file (memory keeps none: see `held`). */
   heldEnvelope(task: StoredTask): Envelope | undefined {
     if (!task.held) return undefined;

@@ -1,4 +1,4 @@
-import type { Envelope, ErrorCode, TaskRecord, TaskStatus } from '../protocol/index.js';
+import type { Envelope, ErrorCode, TaskRecord } from '../protocol/index.js';
 import type { StoredTask } from './task-store.js';
 
 export type Awaitable<T> = T | Promise<T>;
@@ -22,7 +22,11 @@ export interface TaskState {
   get(taskId: string): Awaitable<StoredTask | undefined>;
   /** The exact public shape of PROTOCOL.md §6. */
   view(task: StoredTask): Awaitable<TaskRecord>;
-  setStatus(task: StoredTask, status: TaskStatus): Awaitable<void>;
+  /**
+   * Marks a `pending` task `running` for this process; false when it is not pending any more (a held task
+   * approved at two replicas at once starts at one of them).
+   */
+  start(task: StoredTask): Awaitable<boolean>;
   heldEnvelope(task: StoredTask): Awaitable<Envelope | undefined>;
   heldTasks(): Awaitable<StoredTask[]>;
   setProgress(task: StoredTask, fraction: number): void;

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayDouble, type GatewayDouble } from '../fixtures/gateway-double.js';
@@ -161,6 +161,62 @@ describe('replicas in one process', () => {
       sign(envelope(peer.id, second.id, 'sync', { message: 'still approved' }), peer.app.keys.signer),
     );
     expect(reply.status, reply.text).toBe(200);
+
+    // Imported once: the file is set aside, so a revocation made since stays revoked after a restart.
+    expect(existsSync(join(alone.dataDir, 'access.json'))).toBe(false);
+    expect(existsSync(join(alone.dataDir, 'access.json.imported'))).toBe(true);
+    second.app.access.revoke(peer.id);
+    await until(() => !first.app.access.store.isApproved(peer.id), 3000, 'the revocation at the first');
+    await first.stop();
+    const again = await startAgent({
+      dataDir: alone.dataDir,
+      env: { GATEWAY_URL: gateway.url, GATEWAY_TOKEN: 'gw-token-123' },
+      settings: { access: 'pairing', redisUrl: redis.url },
+    });
+    open.push(again);
+    expect(again.app.access.store.isApproved(peer.id)).toBe(false);
+  });
+
+  it('refuse an operator decision while Redis is down, and carry decisions made before to every replica after', async () => {
+    const [a, b] = await replicas(2, { settings: { access: 'pairing' } });
+    const peer = await startAgent();
+    open.push(peer);
+    a!.app.access.approve(peer.id);
+    await until(() => b!.app.access.store.isApproved(peer.id), 3000, 'the approval at b');
+    await redis.stop();
+    await until(() => !a!.app.stateHealth().up, 5000, 'down');
+    expect(() => a!.app.access.revoke(peer.id)).toThrow(expect.objectContaining({ status: 503 }));
+    // A key rotated meanwhile (the key file is shared storage, Redis only carries the news).
+    const { kid } = a!.app.keys.rotate();
+    await redis.restart();
+    await until(() => b!.app.stateHealth().up, 10_000, 'back up');
+    await until(() => b!.app.card().publicKeys[0]?.kid === kid, 3000, "the new key on b's card");
+    expect(a!.app.access.store.isApproved(peer.id)).toBe(true);
+    expect(b!.app.access.store.isApproved(peer.id)).toBe(true);
+  });
+
+  it('run every held task of a sender approved at one replica, wherever it was held', async () => {
+    const [a, b] = await replicas(2, { settings: { access: 'pairing' } });
+    const peer = await startAgent();
+    open.push(peer);
+    const submit = (agent: TestAgent, message: string) =>
+      post(
+        agent.url,
+        '/agent/task',
+        sign(envelope(peer.id, agent.id, 'async', { message }), peer.app.keys.signer),
+      );
+    // Both at once: each replica writes its copy of the one pending request.
+    const [atA, atB] = await Promise.all([submit(a!, 'one'), submit(b!, 'two')]);
+    expect(atA.status, atA.text).toBe(202);
+    expect(atB.status, atB.text).toBe(202);
+    await until(() => a!.app.access.summary().pending === 1, 3000, 'the request');
+    a!.app.access.approve(peer.id);
+    for (const id of [atA.json.taskId as string, atB.json.taskId as string])
+      await until(
+        async () => (await a!.app.server.tasks.get(id))?.status === 'done',
+        5000,
+        `task ${id} done`,
+      );
   });
 
   it('share the registration: registered at one replica, shown registered by the other', async () => {

@@ -313,6 +313,8 @@ describe('two replicas on one Redis', () => {
     const acceptedBefore = accepted.length;
     // Prometheus sees it too.
     const metrics = async () => (await consoleCall(0, 'GET', '/metrics')).text();
+    // The public health says so too, for a balancer's health check.
+    expect(await (await fetch(`${backends[1]}/agent/health`)).json()).toMatchObject({ status: 'degraded' });
     expect(await metrics()).toMatch(/^agent_bridge_state_backend_up\{backend="redis"\} 0$/m);
     await redis.restart();
     await until(() => accepted.length >= acceptedBefore + 20, 10_000, 'calls going through again');

@@ -1,10 +1,11 @@
 import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ProtocolError } from '../../src/protocol/index.js';
 import { LocalCallLimits, type CallLimits, type CallVerdict } from '../../src/state/call-limits.js';
 import { RedisCallLimits } from '../../src/state/redis-call-limits.js';
-import { RedisConnection } from '../../src/state/redis-connection.js';
+import { RedisConnection, maskedRedisUrl } from '../../src/state/redis-connection.js';
 import { RedisTaskStore } from '../../src/state/redis-task-store.js';
 import { TaskStore } from '../../src/state/task-store.js';
 import type { TaskState } from '../../src/state/tasks.js';
@@ -21,6 +22,7 @@ const cleanups: (() => unknown)[] = [];
 beforeAll(async () => {
   redis = await startRedisServer();
   admin = new Redis(redis.url);
+  admin.on('error', () => undefined); // the tests stop Redis on purpose
 });
 
 afterEach(async () => {
@@ -32,7 +34,9 @@ afterAll(async () => {
   await redis.close();
 });
 
-async function connection(options: { wipeHoldMs?: number } = {}): Promise<RedisConnection> {
+async function connection(
+  options: { wipeHoldMs?: number; memoryFile?: string } = {},
+): Promise<RedisConnection> {
   const made = new RedisConnection({ url: redis.url, ...options });
   await made.connect();
   cleanups.push(() => made.disconnect());
@@ -143,6 +147,14 @@ describe.each(homes)('call limits in %s', (_name, make) => {
     expect(await limits.check(call('agent://b.example', fresh(), 100))).toEqual({ ok: true });
   });
 
+  it("refuses a replay before it costs the real sender's allowance", async () => {
+    const limits = await (await make()).limits(100, 2);
+    expect(await limits.check(call('agent://a.example', 'captured'))).toEqual({ ok: true });
+    for (let i = 0; i < 3; i++)
+      expect(await limits.check(call('agent://a.example', 'captured'))).toMatchObject({ refusal: 'replay' });
+    expect(await limits.check(call('agent://a.example', fresh()))).toEqual({ ok: true });
+  });
+
   it('checks unsigned calls (no nonce) against the limits only', async () => {
     const limits = await (await make()).limits(100, 2);
     expect(await limits.check(call('unsigned:127.0.0.1'))).toEqual({ ok: true });
@@ -165,7 +177,7 @@ describe.each(homes)('tasks in %s', (_name, make) => {
     const task = await tasks.create(meta('agent://a.example'));
     const polled = await tasks.get(task.taskId);
     expect(await tasks.view(polled!)).toEqual({ taskId: task.taskId, status: 'pending' });
-    await tasks.setStatus(task, 'running');
+    expect(await tasks.start(task)).toBe(true);
     tasks.setProgress(task, 0.5);
     await until(
       async () => (await tasks.view((await tasks.get(task.taskId))!)).progress === 0.5,
@@ -181,7 +193,7 @@ describe.each(homes)('tasks in %s', (_name, make) => {
   it('lets only the first outcome stand', async () => {
     const tasks = await (await make()).tasks();
     const task = await tasks.create(meta('agent://a.example'));
-    await tasks.setStatus(task, 'running');
+    expect(await tasks.start(task)).toBe(true);
     const copy = (await tasks.get(task.taskId))!;
     expect(await tasks.finish(task, { result: 'first' })).toBe(true);
     expect(await tasks.finish(copy, { error: { code: 'AGENT_UNAVAILABLE', message: 'late' } })).toBe(false);
@@ -217,7 +229,7 @@ describe.each(homes)('tasks in %s', (_name, make) => {
     const held = await tasks.create(meta('agent://a.example', { held: { code: 'ABCD-EFGH' } }));
     await tasks.create(meta('agent://b.example'));
     expect((await tasks.heldTasks()).map((task) => task.taskId)).toEqual([held.taskId]);
-    await tasks.setStatus(held, 'running');
+    expect(await tasks.start(held)).toBe(true);
     expect(await tasks.heldTasks()).toEqual([]);
   });
 });
@@ -230,8 +242,9 @@ describe('Redis: what replicas share', () => {
     expect(await a.check(call('agent://p.example', 'shared'))).toEqual({ ok: true });
     expect(await b.check(call('agent://p.example', 'shared'))).toMatchObject({ refusal: 'replay' });
     expect(await b.check(call('agent://p.example', fresh()))).toEqual({ ok: true });
-    expect(await a.check(call('agent://p.example', fresh()))).toMatchObject({ refusal: 'sender' });
+    expect(await a.check(call('agent://p.example', fresh()))).toEqual({ ok: true });
     expect(await b.check(call('agent://p.example', fresh()))).toMatchObject({ refusal: 'sender' });
+    expect(await a.check(call('agent://p.example', fresh()))).toMatchObject({ refusal: 'sender' });
   });
 
   it("fails a stopped replica's running task once its lease runs out, and hands its callback to one replica", async () => {
@@ -245,9 +258,9 @@ describe('Redis: what replicas share', () => {
       () => c.close(),
     );
     const task = await a.create(meta('agent://a.example', { callbackUrl: 'https://caller.example/cb' }));
-    await a.setStatus(task, 'running');
+    expect(await a.start(task)).toBe(true);
     const other = await a.create(meta('agent://a.example'));
-    await a.setStatus(other, 'running');
+    expect(await a.start(other)).toBe(true);
     // While a renews, nobody takes it.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await b.recover()).toEqual([]);
@@ -309,5 +322,128 @@ describe('Redis: what replicas share', () => {
     });
     await until(() => shared.health().up, 5000, 'the hold over');
     expect(await limits.check(call('agent://p.example', fresh()))).toEqual({ ok: true });
+  });
+});
+
+describe('Redis: losing its data, outages and late replicas (review findings)', () => {
+  it('a flush while every replica runs is noticed at the next call, and the hold reaches every replica', async () => {
+    await admin.flushall();
+    const a = new RedisCallLimits(await connection({ wipeHoldMs: 1500 }), {
+      perMinute: 1000,
+      perSender: 1000,
+    });
+    const bConnection = await connection({ wipeHoldMs: 1500 });
+    const b = new RedisCallLimits(bConnection, { perMinute: 1000, perSender: 1000 });
+    expect(await a.check(call('agent://p.example', 'spent'))).toEqual({ ok: true });
+    await admin.flushall(); // no reconnection: only the calls can tell
+    for (const replica of [a, b])
+      await expect(
+        Promise.resolve().then(() => replica.check(call('agent://p.example', 'spent'))),
+      ).rejects.toMatchObject({
+        code: 'AGENT_UNAVAILABLE',
+        httpStatus: 503,
+      });
+    expect(bConnection.health().problem).toMatch(/without its data/);
+    const passes = () =>
+      b.check(call('agent://p.example', fresh())).then(
+        (verdict) => verdict.ok,
+        () => false,
+      );
+    await until(passes, 5000, 'the hold over');
+  });
+
+  it('a replica restarted after a wipe remembers the data it saw, and holds', async () => {
+    await admin.flushall();
+    const memoryFile = join(dataDir(), 'redis-sentinel');
+    const before = await connection({ wipeHoldMs: 1500, memoryFile });
+    expect(before.health().up).toBe(true);
+    before.disconnect();
+    await admin.flushall();
+    const after = await connection({ wipeHoldMs: 1500, memoryFile });
+    expect(after.health()).toMatchObject({ up: false, problem: expect.stringMatching(/without its data/) });
+    const limits = new RedisCallLimits(after, { perMinute: 1000, perSender: 1000 });
+    await expect(
+      Promise.resolve().then(() => limits.check(call('agent://p.example', fresh()))),
+    ).rejects.toMatchObject({
+      code: 'AGENT_UNAVAILABLE',
+    });
+    // A replica that never saw this Redis trusts a first start on it.
+    await admin.flushall();
+    expect(
+      (await connection({ wipeHoldMs: 1500, memoryFile: join(dataDir(), 'redis-sentinel') })).health().up,
+    ).toBe(true);
+  });
+
+  it('records a task that finishes while Redis is down once it is back, not as failed', async () => {
+    await admin.flushall();
+    const shared = await connection();
+    const tasks = new RedisTaskStore(shared, { retentionMs: () => 3600_000, leaseMs: 3000 });
+    cleanups.push(() => tasks.close());
+    const task = await tasks.create(meta('agent://a.example'));
+    expect(await tasks.start(task)).toBe(true);
+    await redis.stop();
+    await until(() => !shared.health().up, 5000, 'down');
+    const finishing = tasks.finish(task, { result: 'made it' });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await redis.restart();
+    expect(await finishing).toBe(true);
+    expect(await tasks.view((await tasks.get(task.taskId))!)).toEqual({
+      taskId: task.taskId,
+      status: 'done',
+      result: 'made it',
+    });
+    expect(tasks.activeCount).toBe(0);
+  });
+
+  it('a replica that finishes after its lease was taken over leaves the callback to the one that took it', async () => {
+    await admin.flushall();
+    const lease = { retentionMs: () => 3600_000, leaseMs: 300 };
+    const a = new RedisTaskStore(await connection(), lease);
+    const b = new RedisTaskStore(await connection(), lease);
+    const c = new RedisTaskStore(await connection(), lease);
+    cleanups.push(
+      () => a.close(),
+      () => b.close(),
+      () => c.close(),
+    );
+    const task = await a.create(meta('agent://a.example', { callbackUrl: 'https://caller.example/cb' }));
+    expect(await a.start(task)).toBe(true);
+    // a stalls (its renewals stop reaching Redis) long enough for b to take over and owe the callback.
+    const renew = (a as unknown as { held: Set<string> }).held;
+    renew.clear();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect((await b.recover()).map((t) => t.taskId)).toEqual([task.taskId]);
+    expect(await a.finish(task, { result: 'late' })).toBe(false);
+    // b keeps its lease while it delivers: nobody else takes the callback over.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(await c.recover()).toEqual([]);
+    expect(await a.recover()).toEqual([]);
+  });
+
+  it('starts a held task at one replica only, however many approve it', async () => {
+    await admin.flushall();
+    const a = new RedisTaskStore(await connection(), { retentionMs: () => 3600_000 });
+    const b = new RedisTaskStore(await connection(), { retentionMs: () => 3600_000 });
+    cleanups.push(
+      () => a.close(),
+      () => b.close(),
+    );
+    const held = await a.create(meta('agent://a.example', { held: { code: 'ABCD-EFGH' } }));
+    const [atA, atB] = await Promise.all([a.start({ ...held }), b.start({ ...held })]);
+    expect([atA, atB].filter(Boolean)).toHaveLength(1);
+  });
+
+  it('never shows the password of a Redis URL, wherever it is written', () => {
+    for (const url of [
+      'redis://:s3cret@10.0.0.5:6379/0',
+      'redis://user:s3cret@10.0.0.5:6379/0',
+      'redis://10.0.0.5:6379/0?password=s3cret',
+      'rediss://10.0.0.5:6379?username=u&password=s3cret',
+    ]) {
+      const shown = maskedRedisUrl(url);
+      expect(shown).not.toContain('s3cret');
+      expect(shown).toContain('10.0.0.5:6379');
+    }
+    expect(maskedRedisUrl('redis://10.0.0.5:6379/2')).toBe('redis://10.0.0.5:6379/2');
   });
 });
