@@ -110,10 +110,12 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
     try {
       await Promise.all([this.client.connect(), this.subscriber.connect()]);
       await this.onReady();
+      // Reached, but not usable (a wrong password, a read-only replica): say why rather than start refusing.
+      if (!this.connected) throw new Error(this.lastError ?? 'Redis did not answer');
     } catch (error) {
       this.disconnect();
       throw new Error(
-        `Cannot reach Redis at ${maskedRedisUrl(this.options.url)} (${(error as Error).message}): start Redis, or fix --redis-url.`,
+        `Cannot reach Redis at ${maskedRedisUrl(this.options.url)} (${this.lastError ?? (error as Error).message}): start Redis, or fix --redis-url.`,
         { cause: error },
       );
     }
