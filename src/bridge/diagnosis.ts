@@ -268,7 +268,9 @@ export function diagnoseConnectionError(error: unknown, url: string): GatewayErr
 function describeCode(code: string): string {
   if (code === 'ECONNREFUSED') return 'connection refused';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host name not found';
-  if (code === 'ECONNRESET' || code === 'EPIPE') return 'connection closed by the server';
+  // UND_ERR_SOCKET: undici's word (the gateway client's) for a connection the other side closed.
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET')
+    return 'connection closed by the server';
   if (CONNECTION_CODES.has(code)) return code;
   return `connection failed: ${code}`;
 }

@@ -432,6 +432,38 @@ describe('wire-level edge cases', () => {
     expect(error.diagnosis).toContain('closed before the reply was complete');
   });
 
+  // The keep-alive race: the server closes an idle connection just as the next call goes out on it.
+  const resetting = (shouldReset: (requestOnSocket: number) => boolean, seen: string[]): RequestListener => {
+    const counts = new WeakMap<object, number>();
+    return (req, res) => {
+      const count = (counts.get(req.socket) ?? 0) + 1;
+      counts.set(req.socket, count);
+      seen.push(`${count}`);
+      if (shouldReset(count)) return req.socket.destroy();
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'ok' } }] }));
+    };
+  };
+
+  it('sends a call again, once, when a reused connection is closed before any answer', async () => {
+    const seen: string[] = [];
+    const target = await serve(resetting((count) => count === 2, seen));
+    await callGateway(target, call);
+    await new Promise((r) => setTimeout(r, 20)); // the first connection is idle again
+    await expect(callGateway(target, call)).resolves.toMatchObject({ reply: 'ok' });
+    // The second call went out on the first connection, was cut, then went out on a new one.
+    expect(seen).toEqual(['1', '2', '1']);
+  });
+
+  it('never sends a call again when a new connection is closed before any answer', async () => {
+    const seen: string[] = [];
+    const target = await serve(resetting(() => true, seen));
+    const error = await failure(callGateway(target, call));
+    expect(error.problem).toBe('unreachable');
+    expect(error.diagnosis).toContain('connection closed by the server');
+    expect(seen).toEqual(['1']);
+  });
+
   it('never repeats a token that the gateway echoes in an error', async () => {
     const target = await serve((req, res) => {
       res.writeHead(400, { 'Content-Type': 'application/json' });
