@@ -1,5 +1,4 @@
-import type { Context } from 'koa';
-import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   ProtocolError,
   errorBody,
@@ -9,51 +8,69 @@ import {
   type Envelope,
   type Mode,
 } from '../protocol/index.js';
+import { randomHex } from '../lib/random-hex.js';
 import { readRawBody } from './body.js';
 import { ticketFor } from './intake.js';
 import { CallbackUrlError } from './callbacks.js';
 import type { EnvelopeEvent } from './events.js';
 import { receive, type Accepted, type ReceiveTrace } from './pipeline.js';
-import { sendSigned } from './respond.js';
+import { writeSigned } from './respond.js';
 import { callerError, operatorDiagnosis, runSkill } from './run-skill.js';
 import type { AgentRuntime } from './runtime.js';
 import { SseWriter } from './sse.js';
 import type { StoredTask } from '../state/task-store.js';
 
-const newSpanId = () => randomBytes(8).toString('hex');
+const newSpanId = () => randomHex(8);
+
+/** One envelope request: the node request and response, and its path without the query (Form A's `@path`). */
+export interface EnvelopeExchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  path: string;
+}
 
 /**
  * POST /agent/message, /agent/task and /agent/stream: one receive pipeline, then the mode's own delivery.
- * Every envelope ends in exactly one operator log event.
+ * Every envelope ends in exactly one operator log event. The replies are written on the node response
+ * (the server sends these requests here without a Koa context).
  */
-export async function handleEnvelope(ctx: Context, runtime: AgentRuntime, mode: Mode): Promise<void> {
+export async function handleEnvelope(
+  exchange: EnvelopeExchange,
+  runtime: AgentRuntime,
+  mode: Mode,
+): Promise<void> {
+  const { req, res, path } = exchange;
   const started = performance.now();
   const trace: ReceiveTrace = { form: 'none' };
   const controller = new AbortController();
   // The caller going away aborts the handler (and so the gateway call) in sync and stream modes.
-  const onClose = () => {
-    if (!ctx.res.writableFinished) controller.abort(new Error('caller disconnected'));
-  };
-  ctx.res.once('close', onClose);
+  (res as Carrier)[CONTROLLER] = controller;
+  res.on('close', callerLeft);
   runtime.inflight.add(controller);
   let bytesIn = 0;
-  const log = (fields: Partial<EnvelopeEvent> & Pick<EnvelopeEvent, 'verdict' | 'status'>) =>
-    runtime.events.envelope?.({
+  // Built field by field (every envelope comes here once): spreading the optional parts cost µs per call.
+  const log: Log = (fields) => {
+    const sink = runtime.events.envelope;
+    if (!sink) return;
+    const event: EnvelopeEvent = {
       time: new Date().toISOString(),
-      endpoint: ctx.path,
+      endpoint: path,
       sender: trace.sender,
       skill: trace.skill,
       mode,
       signatureForm: trace.form,
       traceId: trace.traceId,
-      forwardedFor: forwardedFor(ctx),
-      ...(trace.screen ? { screen: trace.screen } : {}),
-      ...(trace.onBehalfOf ? { onBehalfOf: trace.onBehalfOf } : {}),
+      forwardedFor: forwardedFor(req),
       durationMs: Math.round((performance.now() - started) * 1000) / 1000,
       bytesIn,
       bytesOut: 0,
-      ...fields,
-    });
+      verdict: fields.verdict,
+      status: fields.status,
+    };
+    if (trace.screen) event.screen = trace.screen;
+    if (trace.onBehalfOf) event.onBehalfOf = trace.onBehalfOf;
+    sink(Object.assign(event, fields));
+  };
 
   try {
     if (runtime.draining) {
@@ -61,34 +78,34 @@ export async function handleEnvelope(ctx: Context, runtime: AgentRuntime, mode: 
         retryAfterSeconds: 5,
       });
     }
-    const body = await readRawBody(ctx.req, runtime.bodyLimitBytes());
+    const body = await readRawBody(req, runtime.bodyLimitBytes());
     bytesIn = body.length;
     const accepted = await receive(
       runtime.pipeline,
       {
         mode,
-        method: ctx.method,
-        path: ctx.path,
-        headers: ctx.headers,
+        method: req.method ?? 'POST',
+        path,
+        headers: req.headers,
         body,
-        remoteAddress: ctx.req.socket.remoteAddress ?? 'unknown',
-        forwardedFor: proxyHop(ctx),
-        onVerified: endVerifyPhase(ctx.req),
+        remoteAddress: req.socket.remoteAddress ?? 'unknown',
+        forwardedFor: proxyHop(req),
+        onVerified: endVerifyPhase(req),
       },
       trace,
     );
-    if (mode === 'sync') await replySync(ctx, runtime, accepted, controller.signal, log);
-    else if (mode === 'async') await replyTask(ctx, runtime, accepted, log);
-    else await replyStream(ctx, runtime, accepted, controller.signal, log);
+    if (mode === 'sync') await replySync(res, runtime, accepted, controller.signal, log);
+    else if (mode === 'async') await replyTask(res, runtime, accepted, log);
+    else await replyStream(res, runtime, accepted, controller.signal, log);
   } catch (error) {
     const refusal = callerError(error);
-    if (!ctx.res.headersSent && !controller.signal.aborted) {
+    if (!res.headersSent && !controller.signal.aborted) {
       const headers: Record<string, string> = {};
       if (refusal.retryAfterSeconds !== undefined) headers['Retry-After'] = String(refusal.retryAfterSeconds);
       // An oversize body was not read to the end: close the connection rather than drain it.
       if (refusal.httpStatus === 413) headers.Connection = 'close';
-      const bytesOut = sendSigned(
-        ctx,
+      const bytesOut = writeSigned(
+        res,
         runtime.signer(),
         refusal.httpStatus,
         errorBody(refusal.code, refusal.message, trace.traceId ?? '', newSpanId()),
@@ -113,12 +130,20 @@ export async function handleEnvelope(ctx: Context, runtime: AgentRuntime, mode: 
     }
   } finally {
     runtime.inflight.delete(controller);
-    ctx.res.off('close', onClose);
+    res.off('close', callerLeft);
   }
 }
 
+/** The response's abort controller, for its 'close' listener (one function for every request). */
+const CONTROLLER = Symbol('envelope call');
+type Carrier = ServerResponse & { [CONTROLLER]?: AbortController };
+
+function callerLeft(this: Carrier): void {
+  if (!this.writableFinished) this[CONTROLLER]?.abort(new Error('caller disconnected'));
+}
+
 /** Ends the request's read/verify slot (its intake ticket's `verified`) when the sender's key lookup is over. */
-function endVerifyPhase(req: Context['req']): () => void {
+function endVerifyPhase(req: IncomingMessage): () => void {
   const ticket = ticketFor(req);
   return () => ticket.verified();
 }
@@ -126,7 +151,7 @@ function endVerifyPhase(req: Context['req']): () => void {
 type Log = (fields: Partial<EnvelopeEvent> & Pick<EnvelopeEvent, 'verdict' | 'status'>) => void;
 
 async function replySync(
-  ctx: Context,
+  res: ServerResponse,
   runtime: AgentRuntime,
   accepted: Accepted,
   signal: AbortSignal,
@@ -135,7 +160,7 @@ async function replySync(
   const result = await runSkill(accepted, 'sync', { signal, reportUsage: usageReporter(runtime, accepted) });
   if (signal.aborted) throw signal.reason;
   const body = okResponse(accepted.envelope.traceId, newSpanId(), result);
-  const bytesOut = sendSigned(ctx, runtime.signer(), 200, body);
+  const bytesOut = writeSigned(res, runtime.signer(), 200, body);
   log({
     verdict: 'accepted',
     status: 200,
@@ -145,7 +170,12 @@ async function replySync(
   });
 }
 
-async function replyTask(ctx: Context, runtime: AgentRuntime, accepted: Accepted, log: Log): Promise<void> {
+async function replyTask(
+  res: ServerResponse,
+  runtime: AgentRuntime,
+  accepted: Accepted,
+  log: Log,
+): Promise<void> {
   const { envelope, held } = accepted;
   try {
     if (envelope.callbackUrl) {
@@ -168,7 +198,7 @@ async function replyTask(ctx: Context, runtime: AgentRuntime, accepted: Accepted
       },
       held?.taskId,
     );
-    const bytesOut = sendSigned(ctx, runtime.signer(), 202, { taskId: task.taskId, status: 'accepted' });
+    const bytesOut = writeSigned(res, runtime.signer(), 202, { taskId: task.taskId, status: 'accepted' });
     const fields = { status: 202, bytesOut, taskId: task.taskId, ...preview(runtime, accepted) };
     if (held) {
       // Waits (status `pending`) until the operator approves the sender (then it runs) or not.
@@ -313,14 +343,13 @@ export async function deliverCallback(
 }
 
 async function replyStream(
-  ctx: Context,
+  res: ServerResponse,
   runtime: AgentRuntime,
   accepted: Accepted,
   signal: AbortSignal,
   log: Log,
 ): Promise<void> {
-  ctx.respond = false;
-  const sse = new SseWriter(ctx.res, runtime.sse);
+  const sse = new SseWriter(res, runtime.sse);
   const named = accepted.entry.skill.streamStyle === 'named';
   const signer = runtime.signer();
   if (named) sse.send({ status: 'processing' }, 'status');
@@ -385,14 +414,19 @@ function usageReporter(runtime: AgentRuntime, accepted: Accepted) {
   return (tokens: number) => runtime.pipeline.limits.addTokens(accepted.sender, tokens);
 }
 
-function forwardedFor(ctx: Context): string | undefined {
-  const value = ctx.get('x-forwarded-for');
+function forwardedFor(req: IncomingMessage): string | undefined {
+  const value = xForwardedFor(req);
   return value ? value.split(',')[0]?.trim().slice(0, 64) : undefined;
 }
 
 // The last X-Forwarded-For hop: the one the nearest proxy (the tunnel) appended. A caller can prepend any
 // values but cannot choose what the proxy adds; used only to split budgets, never to grant anything.
-function proxyHop(ctx: Context): string | undefined {
-  const value = ctx.get('x-forwarded-for');
+function proxyHop(req: IncomingMessage): string | undefined {
+  const value = xForwardedFor(req);
   return value ? value.split(',').at(-1)?.trim().slice(0, 64) || undefined : undefined;
+}
+
+function xForwardedFor(req: IncomingMessage): string | undefined {
+  const value = req.headers['x-forwarded-for'];
+  return Array.isArray(value) ? value.join(', ') : value;
 }

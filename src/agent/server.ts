@@ -1,5 +1,5 @@
 import Koa, { type Context } from 'koa';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   ProtocolError,
@@ -15,7 +15,13 @@ import { healthBody } from './health.js';
 import { Intake, type IntakeOptions } from './intake.js';
 import { introMarkdown } from './intro.js';
 import type { AccessCheck } from './access-check.js';
-import { deliverCallback, failHeldTask, handleEnvelope, runHeldTask } from './modes.js';
+import {
+  deliverCallback,
+  failHeldTask,
+  handleEnvelope,
+  runHeldTask,
+  type EnvelopeExchange,
+} from './modes.js';
 import type { PeerKeyResolver } from './peer-keys.js';
 import type { PayloadScreen, PipelineSettings } from './pipeline.js';
 import { sendSigned } from './respond.js';
@@ -66,6 +72,13 @@ export interface AgentServerOptions {
 }
 
 const SWEEP_MS = 30_000;
+
+/** The envelope endpoints (PROTOCOL.md §4) and the mode each takes. */
+const ENVELOPE_PATHS = new Map<string, Mode>([
+  ['/agent/message', 'sync'],
+  ['/agent/task', 'async'],
+  ['/agent/stream', 'stream'],
+]);
 
 /**
  * The listener's own deadlines (issue 11, item 3). Headers must arrive within 10 s and a whole request
@@ -205,7 +218,7 @@ export class AgentServer {
         requestTimeout: limits.requestTimeoutMs,
         connectionsCheckingInterval: limits.checkIntervalMs,
       },
-      this.app.callback(),
+      this.callback(),
     );
     server.keepAliveTimeout = limits.keepAliveTimeoutMs;
     server.maxConnections = limits.maxConnections;
@@ -218,6 +231,26 @@ export class AgentServer {
     const address = server.address() as AddressInfo;
     const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     return `http://${shownHost}:${address.port}`;
+  }
+
+  /**
+   * The agent port's request listener, apart from `listen()` so tests can drive it without a port. The
+   * envelope POSTs go straight to their handler, which needs nothing of a Koa context (making one and
+   * answering through it cost about 20 µs a call); everything else, and any envelope URL with a query,
+   * goes through the Koa app.
+   */
+  callback(): RequestListener {
+    const koa = this.app.callback();
+    return (req, res) => {
+      const mode = req.method === 'POST' ? ENVELOPE_PATHS.get(req.url ?? '') : undefined;
+      if (mode === undefined) return void koa(req, res);
+      this.envelope({ req, res, path: req.url as string }, mode).catch((error: unknown) => {
+        // handleEnvelope answers every refusal itself: this is the last guard, as Koa's would be.
+        console.error(`Agent: ${req.url} failed: ${(error as Error).message}`);
+        if (res.headersSent) res.destroy();
+        else res.writeHead(500).end();
+      });
+    };
   }
 
   /**
@@ -252,8 +285,11 @@ export class AgentServer {
 
   private async route(ctx: Context): Promise<void> {
     const { path, method } = ctx;
-    const post = (mode: Mode) =>
-      method === 'POST' ? this.envelope(ctx, mode) : this.methodNotAllowed(ctx, 'POST');
+    const post = (mode: Mode) => {
+      if (method !== 'POST') return this.methodNotAllowed(ctx, 'POST');
+      ctx.respond = false; // the handler writes its reply on the node response
+      return this.envelope({ req: ctx.req, res: ctx.res, path }, mode);
+    };
     switch (path) {
       case '/agent/message':
         return post('sync');
@@ -284,11 +320,11 @@ export class AgentServer {
    * wait in verification: a card fetch) or it is answered; GETs never take one. An unsigned call (when the
    * operator allows them) has no key to look up: it is anonymous throughout and holds its slot until answered.
    */
-  private envelope(ctx: Context, mode: Mode): Promise<void> {
+  private envelope(exchange: EnvelopeExchange, mode: Mode): Promise<void> {
     // The ticket (found again by the body reader and the pipeline through the request) ends its read/verify
     // phase when the sender's key lookup is over: see ReceiveInput.onVerified.
-    this.intake.open(ctx.req, ctx.res);
-    return handleEnvelope(ctx, this.runtime, mode);
+    this.intake.open(exchange.req, exchange.res);
+    return handleEnvelope(exchange, this.runtime, mode);
   }
 
   private get(ctx: Context, serve: () => void | Promise<void>): void | Promise<void> {
