@@ -26,7 +26,39 @@ export interface Framing {
  * (its id, its card's name, the channel) appears as a quoted JSON string, so it cannot start a line of its
  * own; the caller's message itself never appears here (it is the user message alone).
  */
-export function systemMessage({ caller, channel, instructions }: Framing): string {
+export function systemMessage(framing: Framing): string {
+  const { caller, channel, instructions } = framing;
+  // Delegated or flagged calls are rare and say more: framed afresh each time.
+  if (caller.onBehalfOf !== undefined || caller.screened !== undefined) return frame(framing);
+  // Every call is framed, and a sender's framing rarely changes: kept per sender, bounded. Every input of
+  // `frame` that is not compared here must take the path above.
+  const kept = framed.get(caller.id);
+  if (
+    kept !== undefined &&
+    kept.name === caller.name &&
+    kept.trust === caller.trust &&
+    kept.admittedBy === caller.admittedBy &&
+    kept.channel === channel &&
+    kept.instructions === instructions
+  )
+    return kept.text;
+  const text = frame(framing);
+  if (framed.size >= MAX_FRAMED) framed.clear();
+  const { name, trust, admittedBy } = caller;
+  framed.set(caller.id, { name, trust, admittedBy, channel, instructions, text });
+  return text;
+}
+
+interface Framed extends Pick<CallerInfo, 'name' | 'trust' | 'admittedBy'> {
+  channel: string;
+  instructions: string;
+  text: string;
+}
+
+const framed = new Map<string, Framed>();
+const MAX_FRAMED = 256;
+
+function frame({ caller, channel, instructions }: Framing): string {
   const unsigned = caller.id.startsWith('unsigned:');
   const lines = [
     'You are answering a message from another AI agent on the internet, relayed to you by Agent Bridge ' +

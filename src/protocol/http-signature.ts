@@ -1,4 +1,4 @@
-import { createHash, type KeyObject } from 'node:crypto';
+import { hash, type KeyObject } from 'node:crypto';
 import { verifyBytes } from './ed25519.js';
 import type { Signer } from './signer.js';
 
@@ -14,13 +14,25 @@ export interface SignatureHeaders {
   signature: string;
 }
 
+// A string is digested as its UTF-8 bytes, which is what goes on the wire.
 export function contentDigest(body: Uint8Array | string): string {
-  return `sha-256=:${createHash('sha256').update(body).digest('base64')}:`;
+  return `sha-256=:${hash('sha256', body, 'base64')}:`;
 }
 
 export function signatureParams(components: readonly string[], kid: string, created: number): string {
-  const list = components.map((c) => `"${c}"`).join(' ');
-  return `(${list});keyid="${kid}";alg="ed25519";created=${created}`;
+  return `(${componentList(components)});keyid="${kid}";alg="ed25519";created=${created}`;
+}
+
+// The quoted component lists of our own signatures, made once (every reply is signed).
+const componentLists = new Map<readonly string[], string>();
+function componentList(components: readonly string[]): string {
+  let list = componentLists.get(components);
+  if (list === undefined) {
+    list = components.map((c) => `"${c}"`).join(' ');
+    if (components === REQUEST_COMPONENTS || components === RESPONSE_COMPONENTS)
+      componentLists.set(components, list);
+  }
+  return list;
 }
 
 /** What each covered component stands for in a given message. */
@@ -62,6 +74,7 @@ function componentValue(component: string, parts: MessageParts): string | undefi
   }
 }
 
+// `parts.headers` gets the digest: callers pass a fresh object.
 function sign(
   signer: Signer,
   components: readonly string[],
@@ -71,10 +84,8 @@ function sign(
 ): SignatureHeaders {
   const digest = contentDigest(body);
   const params = signatureParams(components, signer.kid, created);
-  const base = signatureBase(components, params, {
-    ...parts,
-    headers: { ...parts.headers, 'content-digest': digest },
-  });
+  parts.headers['content-digest'] = digest;
+  const base = signatureBase(components, params, parts);
   if (base === null)
     throw new Error(`Cannot sign: a covered component is missing (${components.join(', ')})`);
   return {
@@ -122,26 +133,69 @@ export function parseSignatureHeaders(
   signatureInput: string,
   signatureHeader: string,
 ): ParsedSignature | string {
+  const input = parseSignatureInput(signatureInput);
+  if (typeof input === 'string') return input;
+  const sig = signatureEntry(input.label).exec(signatureHeader);
+  if (!sig?.[1]) return `Signature has no ${input.label}=:<base64>: entry matching Signature-Input`;
+  if (input.problem !== undefined) return input.problem;
+  const { kid, components, params, created } = input;
+  return { kid, components, params, created, signature: sig[1] };
+}
+
+/** Signature-Input parsed: its label, and its parameters or what is wrong with them. */
+interface ParsedInput {
+  label: string;
+  problem?: string;
+  kid: string;
+  components: string[];
+  params: string;
+  created: number | undefined;
+}
+
+// A sender's Signature-Input changes once a second (its `created`), so under load most were parsed before:
+// kept, bounded in number and size (the parse is on every request's path). An entry is never changed.
+const parsedInputs = new Map<string, ParsedInput | string>();
+const MAX_PARSED_INPUTS = 256;
+const MAX_KEPT_INPUT_CHARS = 512;
+
+function parseSignatureInput(signatureInput: string): ParsedInput | string {
+  let parsed = parsedInputs.get(signatureInput);
+  if (parsed === undefined) {
+    parsed = parseInput(signatureInput);
+    if (signatureInput.length > MAX_KEPT_INPUT_CHARS) return parsed;
+    if (parsedInputs.size >= MAX_PARSED_INPUTS) parsedInputs.clear();
+    parsedInputs.set(signatureInput, parsed);
+  }
+  return parsed;
+}
+
+function parseInput(signatureInput: string): ParsedInput | string {
   const input = /^\s*([A-Za-z0-9_-]+)=(\(([^)]*)\)((?:;[a-z]+=(?:"[^"]*"|\d+))*))\s*$/.exec(signatureInput);
   if (!input)
     return 'Signature-Input is not of the form sig1=("@method" "@path" "content-digest");keyid="...";alg="ed25519";created=...';
-  const [, label, params = '', list = '', paramText = ''] = input;
-  const sig = signatureEntry(label ?? '').exec(signatureHeader);
-  if (!sig?.[1]) return `Signature has no ${label}=:<base64>: entry matching Signature-Input`;
+  const [, label = '', params = '', list = '', paramText = ''] = input;
+  const invalid = (problem: string): ParsedInput => ({
+    label,
+    problem,
+    kid: '',
+    components: [],
+    params,
+    created: undefined,
+  });
   const components = list.trim() === '' ? [] : list.trim().split(/\s+/);
   if (!components.every((c) => /^"[^"]+"$/.test(c)))
-    return 'Signature-Input lists components that are not quoted strings';
+    return invalid('Signature-Input lists components that are not quoted strings');
   const fields = new Map<string, string>();
   for (const match of paramText.matchAll(/;([a-z]+)=("([^"]*)"|\d+)/g)) {
     fields.set(match[1] ?? '', match[3] ?? match[2] ?? '');
   }
   const kid = fields.get('keyid');
-  if (!kid) return 'Signature-Input has no keyid';
+  if (!kid) return invalid('Signature-Input has no keyid');
   const alg = fields.get('alg');
   if (alg !== undefined && alg !== 'ed25519')
-    return `Signature-Input alg "${alg}" is not supported: use ed25519`;
+    return invalid(`Signature-Input alg "${alg}" is not supported: use ed25519`);
   const created = fields.has('created') ? Number(fields.get('created')) : undefined;
-  return { kid, components: components.map((c) => c.slice(1, -1)), params, created, signature: sig[1] };
+  return { label, kid, components: components.map((c) => c.slice(1, -1)), params, created };
 }
 
 // One compiled pattern per label (almost always just `sig1`): parsing is on every request's path.
@@ -170,6 +224,7 @@ export function verifyParsedSignature(
 export function digestMatches(header: string | undefined, body: Uint8Array | string): boolean {
   if (!header) return false;
   const expected = contentDigest(body);
+  if (header === expected) return true;
   // Several digests may be listed (RFC 9530); ours must be one of them.
   return header.split(',').some((entry) => entry.trim() === expected);
 }

@@ -300,6 +300,19 @@ describe('parseSignatureHeaders refuses malformed headers with a reason', () => 
     expect(result).toMatch(reason);
   });
 
+  it("parses a Signature-Input seen before as the first time, with each request's own signature", () => {
+    const other = `sig1=:${Buffer.alloc(64, 2).toString('base64')}:`;
+    const first = parseSignatureHeaders(good, sig);
+    const again = parseSignatureHeaders(good, other);
+    expect(again).toEqual({ ...(first as ParsedSignature), signature: other.slice(6, -1) });
+    // A malformed input is refused the same way every time, and after the signature entry is checked.
+    const unquoted = 'sig1=(@method @path);keyid="k1"';
+    for (let i = 0; i < 2; i++) {
+      expect(parseSignatureHeaders(unquoted, sig)).toMatch(/quoted/);
+      expect(parseSignatureHeaders(unquoted, '')).toMatch(/no sig1=/);
+    }
+  });
+
   it('a signature whose covered component is absent from the message does not verify', () => {
     const key = publicKeyFromRaw(publicKeyOf(privateKeyFromRaw(RFC8032_SEED.toString('base64'))));
     if (!key) throw new Error('key');

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import type { CallerInfo } from '../../src/agent/skill.js';
+import { systemMessage } from '../../src/bridge/framing.js';
+
+const caller = (fields: Partial<CallerInfo> = {}): CallerInfo => ({
+  id: 'agent://framed.example',
+  trust: 'public',
+  admittedBy: 'approved',
+  ...fields,
+});
+const frame = (fields: Partial<CallerInfo> = {}, channel = 'samvad', instructions = 'Be brief.') =>
+  systemMessage({ caller: caller(fields), channel, instructions });
+
+describe('systemMessage', () => {
+  it('frames a sender the same way every time', () => {
+    expect(frame()).toBe(frame());
+    expect(frame()).toContain('Caller: "agent://framed.example" (identity verified by its signature).');
+  });
+
+  // A sender's framing is kept between calls: any change of what it says must show at once.
+  it.each([
+    ['its card name', { name: 'Renamed' }, 'samvad', 'Be brief.', '"Renamed"'],
+    ['how it was admitted', { admittedBy: 'open' as const }, 'samvad', 'Be brief.', 'access rule "open"'],
+    [
+      'the trust tier',
+      { trust: 'authenticated' as const },
+      'samvad',
+      'Be brief.',
+      'trust tier "authenticated"',
+    ],
+    ['the conversation', {}, 'other-channel', 'Be brief.', '"other-channel"'],
+    ["the operator's instructions", {}, 'samvad', 'Answer in French.', 'Answer in French.'],
+    [
+      'a flag from the injection screen',
+      { screened: { rule: 'ignore-previous' } },
+      'samvad',
+      'Be brief.',
+      'rule "ignore-previous"',
+    ],
+    [
+      'a delegation',
+      { onBehalfOf: 'agent://issuer.example', delegationScope: ['chat'] },
+      'samvad',
+      'Be brief.',
+      'on behalf of "agent://issuer.example"',
+    ],
+  ])('follows a change of %s', (_what, fields, channel, instructions, shown) => {
+    const before = frame();
+    expect(before).not.toContain(shown);
+    expect(frame(fields, channel, instructions)).toContain(shown);
+    expect(frame()).toBe(before);
+  });
+
+  it('keeps senders apart', () => {
+    expect(frame({ id: 'agent://one.example' })).toContain('"agent://one.example"');
+    expect(frame({ id: 'agent://two.example' })).toContain('"agent://two.example"');
+    expect(frame({ id: 'agent://one.example' })).not.toContain('two.example');
+  });
+});
