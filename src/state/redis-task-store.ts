@@ -3,9 +3,8 @@ import type { Redis } from 'ioredis';
 import { ProtocolError, type Envelope, type TaskRecord } from '../protocol/index.js';
 import { KEY_PREFIX, unavailable, type RedisConnection } from './redis-connection.js';
 import type { StoredTask } from './task-store.js';
-import type { TaskOutcome, TaskState } from './tasks.js';
+import { TASK_ID, senderAtCap, storeFull, taskView, type TaskOutcome, type TaskState } from './tasks.js';
 
-const TASK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ALL = `${KEY_PREFIX}tasks:all`;
 const HELD = `${KEY_PREFIX}tasks:held`;
 /** Tasks some replica answers for (running, or a callback owed), scored by when its lease runs out. */
@@ -194,21 +193,10 @@ export class RedisTaskStore implements TaskState {
     const mine = Number(replies?.[2]?.[1] ?? 0);
     const all = Number(replies?.[3]?.[1] ?? 0);
     if (mine >= this.maxPerSender) {
-      throw new ProtocolError(
-        'RATE_LIMITED',
-        429,
-        `${sender} already has ${this.maxPerSender} tasks held here (waiting, running or finished within ` +
-          `${Math.round(retentionMs / 3600_000)} h); poll them, and submit more once older results expire.`,
-        { step: 'rate-limit', retryAfterSeconds: 60 },
-      );
+      throw senderAtCap(sender, this.maxPerSender, retentionMs, 60);
     }
     if (all >= this.maxTotal) {
-      throw new ProtocolError(
-        'AGENT_UNAVAILABLE',
-        503,
-        'This agent holds as many tasks as it can right now; retry later or call in sync mode.',
-        { step: 'rate-limit', retryAfterSeconds: 300 },
-      );
+      throw storeFull();
     }
   }
 
@@ -242,11 +230,7 @@ export class RedisTaskStore implements TaskState {
   }
 
   view(task: StoredTask): TaskRecord {
-    const record: TaskRecord = { taskId: task.taskId, status: task.status };
-    if (task.status === 'running' && task.progress !== undefined) record.progress = task.progress;
-    if (task.status === 'done') record.result = task.result;
-    if (task.status === 'failed' && task.error) record.error = task.error;
-    return record;
+    return taskView(task, () => task.result);
   }
 
   async start(task: StoredTask): Promise<boolean> {

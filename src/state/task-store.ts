@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ProtocolError, type Envelope, type TaskRecord, type TaskStatus } from '../protocol/index.js';
+import type { Envelope, TaskRecord, TaskStatus } from '../protocol/index.js';
 import { ensureDir, readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
-import type { TaskOutcome, TaskState } from './tasks.js';
+import { TASK_ID, senderAtCap, storeFull, taskView, type TaskOutcome, type TaskState } from './tasks.js';
 
 export interface StoredTask extends TaskRecord {
   createdAt: number;
@@ -28,8 +28,6 @@ export interface StoredTask extends TaskRecord {
     delegationScope?: string[];
   };
 }
-
-const TASK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 export interface TaskStoreOptions {
   now?: () => number;
@@ -77,21 +75,10 @@ export class TaskStore implements TaskState {
    */
   admit(sender: string, retentionMs: number): void {
     if ((this.perSender.get(sender) ?? 0) >= this.maxPerSender) {
-      throw new ProtocolError(
-        'RATE_LIMITED',
-        429,
-        `${sender} already has ${this.maxPerSender} tasks held here (waiting, running or finished within ` +
-          `${Math.round(retentionMs / 3600_000)} h); poll them, and submit more once older results expire.`,
-        { step: 'rate-limit', retryAfterSeconds: this.secondsUntilSlot(sender, retentionMs) },
-      );
+      throw senderAtCap(sender, this.maxPerSender, retentionMs, this.secondsUntilSlot(sender, retentionMs));
     }
     if (this.tasks.size >= this.maxTotal) {
-      throw new ProtocolError(
-        'AGENT_UNAVAILABLE',
-        503,
-        'This agent holds as many tasks as it can right now; retry later or call in sync mode.',
-        { step: 'rate-limit', retryAfterSeconds: 300 },
-      );
+      throw storeFull();
     }
   }
 
@@ -114,11 +101,7 @@ export class TaskStore implements TaskState {
 
   /** The exact public shape of PROTOCOL.md §6: no other fields. A result is read back from its file. */
   view(task: StoredTask): TaskRecord {
-    const record: TaskRecord = { taskId: task.taskId, status: task.status };
-    if (task.status === 'running' && task.progress !== undefined) record.progress = task.progress;
-    if (task.status === 'done') record.result = this.result(task);
-    if (task.status === 'failed' && task.error) record.error = task.error;
-    return record;
+    return taskView(task, () => this.result(task));
   }
 
   setStatus(task: StoredTask, status: TaskStatus): void {

@@ -1,4 +1,4 @@
-import type { Envelope, ErrorCode, TaskRecord } from '../protocol/index.js';
+import { ProtocolError, type Envelope, type ErrorCode, type TaskRecord } from '../protocol/index.js';
 import type { StoredTask } from './task-store.js';
 
 export type Awaitable<T> = T | Promise<T>;
@@ -43,4 +43,37 @@ export interface TaskState {
   readonly activeCount: number;
   sweep(retentionMs: number): Awaitable<void>;
   close(): Awaitable<void>;
+}
+
+/** A UUIDv4 (122 random bits): the id is the caller's only credential for polling. */
+export const TASK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** The exact public shape of PROTOCOL.md §6, whichever store holds the task (and its result). */
+export function taskView(task: StoredTask, result: () => unknown): TaskRecord {
+  const record: TaskRecord = { taskId: task.taskId, status: task.status };
+  if (task.status === 'running' && task.progress !== undefined) record.progress = task.progress;
+  if (task.status === 'done') record.result = result();
+  if (task.status === 'failed' && task.error) record.error = task.error;
+  return record;
+}
+
+/** 429 at a sender's own cap; `retryAfterSeconds`: when its oldest result leaves the store. */
+export function senderAtCap(sender: string, max: number, retentionMs: number, retryAfterSeconds: number) {
+  return new ProtocolError(
+    'RATE_LIMITED',
+    429,
+    `${sender} already has ${max} tasks held here (waiting, running or finished within ` +
+      `${Math.round(retentionMs / 3600_000)} h); poll them, and submit more once older results expire.`,
+    { step: 'rate-limit', retryAfterSeconds },
+  );
+}
+
+/** 503 at the store's own cap. */
+export function storeFull(): ProtocolError {
+  return new ProtocolError(
+    'AGENT_UNAVAILABLE',
+    503,
+    'This agent holds as many tasks as it can right now; retry later or call in sync mode.',
+    { step: 'rate-limit', retryAfterSeconds: 300 },
+  );
 }
