@@ -166,10 +166,13 @@ describe('two replicas on one Redis', () => {
         const reply = await at(index, '/agent/message', signed(spender, 'sync', 'spend'));
         expect(reply.status, reply.text).toBe(200);
       }
-      await until(
-        async () => (await at(1, '/agent/message', signed(spender, 'sync', 'over'))).status === 429,
-        3000,
-        'the budget counted at both replicas',
+      // Usage is written every 200 ms; then B, which served one call of the three (15 tokens), refuses at
+      // once: it counts the 45 of both replicas, not only its own.
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expectError(
+        await at(1, '/agent/message', signed(spender, 'sync', 'over')),
+        429,
+        'TOKEN_BUDGET_EXCEEDED',
       );
       expectError(
         await at(0, '/agent/message', signed(spender, 'sync', 'over')),
