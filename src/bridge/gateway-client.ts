@@ -83,16 +83,18 @@ export async function callGateway(config: GatewayConfig, call: ChatCall): Promis
 class Target {
   readonly path: string;
   readonly pool: Pool;
-  /** Open connections and calls on them: a call sent while one was idle reuses a connection. */
-  connected = 0;
-  running = 0;
   private headers: { token: string; plain: RequestHeaders; stream: RequestHeaders } | undefined;
 
   constructor(readonly endpoint: URL) {
     this.path = `${endpoint.pathname}${endpoint.search}`;
-    this.pool = new Pool(endpoint.origin, { headersTimeout: 0, bodyTimeout: 0, connect: { timeout: 0 } });
-    this.pool.on('connect', () => this.connected++);
-    this.pool.on('disconnect', () => this.connected--);
+    // The call's own timer decides how long a call may take (undici's deadlines are off); connecting to a
+    // gateway that does not answer gives up sooner, and calls past the connection cap wait their turn.
+    this.pool = new Pool(endpoint.origin, {
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      connect: { timeout: CONNECT_TIMEOUT_MS },
+      connections: MAX_CONNECTIONS,
+    });
   }
 
   /** The request headers, the same for every call with this token (undici does not change them). */
@@ -190,6 +192,9 @@ function jsonString(text: string): string {
 // of sending, before any answer; a later reset may come from a run that had started, so it is not retried
 // (a second, paid run would be worse than an error).
 const KEEP_ALIVE_RACE_MS = 250;
+const CONNECT_TIMEOUT_MS = 10_000;
+/** Connections to one gateway at once; more calls queue (their timers run meanwhile). */
+const MAX_CONNECTIONS = 256;
 const RESETS = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 const ONCE = { once: true } as const;
 
@@ -231,8 +236,8 @@ class Exchange implements Dispatcher.DispatchHandler {
     // because a minute of silence is normal while the agent uses tools.
     this.timer = setTimeout(timedOut, config.timeoutMs, this);
     this.sentAt = Date.now();
-    this.reused = target.connected > target.running;
-    target.running++;
+    // undici's own count: with an idle connection open, the call goes out on it (a reused one).
+    this.reused = target.pool.stats.free > 0;
     target.pool.dispatch(
       {
         path: target.path,
@@ -284,8 +289,11 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.settled) return;
-    if (this.p.stream) this.timer?.refresh();
-    if (this.events) return this.consume(this.events.push(chunk));
+    // Only an event stream's bytes count as life: an error page trickled byte by byte must not hold the call.
+    if (this.events) {
+      this.timer?.refresh();
+      return this.consume(this.events.push(chunk));
+    }
     // Past the limit: a reply fails; an error page is cut.
     if (this.strict && this.size + chunk.length > this.limit) {
       const { url } = this.p.config;
@@ -370,7 +378,6 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   private cleanUp(): void {
     this.settled = true;
-    this.p.target.running--;
     clearTimeout(this.timer);
     this.p.call.signal?.removeEventListener('abort', this);
     // undici keeps its request, and so this handler, until a GC of old objects, long after the call: what
