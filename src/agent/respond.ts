@@ -13,16 +13,10 @@ export function sendSigned(
   value: unknown,
   headers: Record<string, string> = {},
 ): number {
-  const json = JSON.stringify(value);
-  const signature = signResponse(signer, { status, body: json });
-  ctx.status = status;
-  ctx.set(headers);
-  ctx.set('Content-Type', JSON_TYPE);
-  ctx.set('Content-Digest', signature['content-digest']);
-  ctx.set('Signature-Input', signature['signature-input']);
-  ctx.set('Signature', signature.signature);
-  ctx.body = json;
-  return Buffer.byteLength(json);
+  // Written on the node response as the envelope endpoints do; headers set on ctx before are kept (writeHead
+  // merges them).
+  ctx.respond = false;
+  return writeSigned(ctx.res, signer, status, value, headers);
 }
 
 /**

@@ -7,6 +7,7 @@ let offset = pool.length;
 
 /** `bytes` random bytes (at most 4096) as lower-case hex. */
 export function randomHex(bytes: number): string {
+  if (bytes > pool.length) throw new RangeError(`randomHex gives at most ${pool.length} bytes at once`);
   if (offset + bytes > pool.length) {
     randomFillSync(pool);
     offset = 0;

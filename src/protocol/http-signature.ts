@@ -164,6 +164,8 @@ function parseSignatureInput(signatureInput: string): ParsedInput | string {
     parsed = parseInput(signatureInput);
     if (signatureInput.length > MAX_KEPT_INPUT_CHARS) return parsed;
     if (parsedInputs.size >= MAX_PARSED_INPUTS) parsedInputs.clear();
+    // Shared by every request with this header: frozen, so no caller can change what the next one reads.
+    if (typeof parsed !== 'string') Object.freeze(parsed.components);
     parsedInputs.set(signatureInput, parsed);
   }
   return parsed;

@@ -305,6 +305,12 @@ describe('parseSignatureHeaders refuses malformed headers with a reason', () => 
     const first = parseSignatureHeaders(good, sig);
     const again = parseSignatureHeaders(good, other);
     expect(again).toEqual({ ...(first as ParsedSignature), signature: other.slice(6, -1) });
+    // What the cache shares cannot be changed by one request for the next.
+    expect(Object.isFrozen((again as ParsedSignature).components)).toBe(true);
+    expect(() => (again as ParsedSignature).components.push('"@authority"')).toThrow(TypeError);
+    expect((parseSignatureHeaders(good, sig) as ParsedSignature).components).toEqual(
+      (first as ParsedSignature).components,
+    );
     // A malformed input is refused the same way every time, and after the signature entry is checked.
     const unquoted = 'sig1=(@method @path);keyid="k1"';
     for (let i = 0; i < 2; i++) {
