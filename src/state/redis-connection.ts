@@ -21,8 +21,9 @@ export interface RedisConnectionOptions {
   /** How long calls stay refused after Redis comes back without its data (the nonce window). */
   wipeHoldMs?: number;
   /**
-   * Where this replica remembers which Redis data it worked with (the sentinel's id, in its data dir): a
-   * sentinel missing or replaced later means Redis lost its data meanwhile, even across a restart of ours.
+   * Where this replica remembers which Redis data it worked with (the sentinel's id and the Redis run id, in
+   * its data dir): a sentinel missing or replaced later means Redis lost its data meanwhile, and another run
+   * id that it restarted, even across a restart of ours.
    */
   memoryFile?: string;
   now?: () => number;
@@ -60,6 +61,12 @@ const LOSS_REASONS = ['wiped', 'restarted', 'restarted-unknown'] as const;
 type LossReason = (typeof LOSS_REASONS)[number];
 const isLossReason = (value: unknown): value is LossReason => LOSS_REASONS.includes(value as LossReason);
 
+/** The sentinel id and Redis run id a replica saw last; the run id is missing from an older version's file. */
+interface Memory {
+  id: string;
+  runId?: string;
+}
+
 /** The Redis process that answers: its run id (new at every start) and whether it fsyncs every write. */
 interface ServerFacts {
   runId: string;
@@ -91,8 +98,8 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
   private lastError: string | undefined;
   private reported: StateHealth;
   private holdTimer: NodeJS.Timeout | undefined;
-  /** The sentinel id this process saw last (also kept in `memoryFile`). */
-  private memory: string | undefined;
+  /** What this process saw last (also kept in `memoryFile`). */
+  private memory: Memory | undefined;
   private checkedEviction = false;
 
   constructor(private readonly options: RedisConnectionOptions) {
@@ -216,9 +223,12 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
         else await this.client.set(SENTINEL, created, 'NX');
       } else {
         const found = parseSentinel(current);
-        // The same process (a reconnection), a restart that lost nothing, or a sentinel from a version of
-        // the bridge that kept no run id (stamped now, as at a first start): the stamp is brought up to date.
-        if (found.runId === undefined || found.runId === server.runId || (found.always && server.always)) {
+        // A sentinel from a version of the bridge that kept no run id (a snapshot from before an upgrade):
+        // the run this replica saw with it, if any.
+        const lastRun = found.runId ?? (remembered?.id === found.id ? remembered.runId : undefined);
+        // The same process (a reconnection), a restart that lost nothing, or a run never seen (stamped now,
+        // as at a first start): the stamp is brought up to date.
+        if (lastRun === undefined || lastRun === server.runId || (found.always && server.always)) {
           const restamped = stamp(found.id, found.createdAt, server);
           if (restamped !== current) await this.replaceSentinel(current, restamped, 0, 'wiped');
         } else {
@@ -227,8 +237,8 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
         }
       }
       const seen = parseSentinel((await this.client.get(SENTINEL)) ?? '');
-      if (remembered && seen.id !== remembered) await this.holdRestOfWindow(seen.createdAt);
-      this.remember(seen.id);
+      if (remembered && seen.id !== remembered.id) await this.holdRestOfWindow(seen.createdAt);
+      this.remember(seen.id, server.runId);
       const { ms, reason } = await this.readHold();
       this.hold(ms, reason);
       await this.checkEviction();
@@ -242,10 +252,14 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
 
   /** The sentinel vanished while Redis ran (flushed): a new one and the hold. Returns the hold's ms left. */
   private async markWipe(): Promise<number> {
-    const created = stamp(randomUUID(), this.now(), await this.serverFacts());
-    const left = await this.replaceSentinel('', created, this.wipeHoldMs, 'wiped');
-    const id = parseSentinel((await this.client.get(SENTINEL)) ?? '').id;
-    if (id) this.remember(id);
+    const server = await this.serverFacts();
+    const left = await this.replaceSentinel(
+      '',
+      stamp(randomUUID(), this.now(), server),
+      this.wipeHoldMs,
+      'wiped',
+    );
+    this.remember(parseSentinel((await this.client.get(SENTINEL)) ?? '').id, server.runId);
     return left;
   }
 
@@ -307,19 +321,23 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
     this.report();
   }
 
-  private remembered(): string | undefined {
+  private remembered(): Memory | undefined {
     if (!this.options.memoryFile) return this.memory;
+    let text: string;
     try {
-      return readFileSync(this.options.memoryFile, 'utf8').trim() || undefined;
+      text = readFileSync(this.options.memoryFile, 'utf8');
     } catch {
       return this.memory;
     }
+    // `<sentinel id> <run id>`; a file an older version wrote holds the id alone.
+    const [id, runId] = text.trim().split(' ');
+    return id ? { id, runId } : undefined;
   }
 
-  private remember(id: string): void {
-    if (!id || id === this.memory) return;
-    this.memory = id;
-    if (this.options.memoryFile) writeFileAtomic(this.options.memoryFile, `${id}\n`);
+  private remember(id: string, runId: string): void {
+    if (!id || (id === this.memory?.id && runId === this.memory.runId)) return;
+    this.memory = { id, runId };
+    if (this.options.memoryFile) writeFileAtomic(this.options.memoryFile, `${id} ${runId}\n`);
   }
 
   // Nonces expire by TTL: a Redis that evicts keys with a TTL under memory pressure forgets nonces early.

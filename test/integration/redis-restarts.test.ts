@@ -1,7 +1,7 @@
 // Issue 15, finding 5: a Redis that restarts from an older snapshot has forgotten the nonces written after it,
 // while the sentinel (in the snapshot) survives. Real redis-servers, killed with -9 and restarted: a restart
 // holds calls for the nonce window unless Redis fsyncs every write; a reconnection to the same process does not.
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -160,6 +160,38 @@ describe('a Redis restart that lost nothing, and a reconnection', () => {
     await redis.restart({ persistence: 'aof-always' });
     await settled(a.connection);
     expect(a.connection.health()).toMatchObject({ up: false, problem: expect.stringMatching(/restarted/) });
+  });
+});
+
+describe('sentinels written by a version of the bridge without run ids', () => {
+  // What an older version wrote: the sentinel's id and its creation time only; its memory file, the id.
+  const downgrade = async (admin: Redis) => {
+    const [id, created] = ((await admin.get('agent-bridge:sentinel')) ?? '').split(' ');
+    await admin.set('agent-bridge:sentinel', `${id} ${created}`);
+    return id as string;
+  };
+
+  it('an upgrade holds nothing, and the sentinel is stamped', async () => {
+    const { redis, admin } = await redisServer({ persistence: 'snapshot' });
+    const first = await replica(redis.url);
+    first.connection.disconnect();
+    const id = await downgrade(admin);
+    writeFileSync(first.memoryFile, `${id}\n`);
+    const upgraded = await replica(redis.url, first.memoryFile);
+    expect(upgraded.connection.health().up).toBe(true);
+    expect((await admin.get('agent-bridge:sentinel'))?.split(' ')).toHaveLength(4);
+  });
+
+  it('a restart from a snapshot taken before the upgrade holds: the replica remembers the run it saw', async () => {
+    const { redis, admin } = await redisServer({ persistence: 'snapshot' });
+    const a = await replica(redis.url);
+    await downgrade(admin);
+    await admin.save();
+    expect(await a.check('after-the-snapshot')).toEqual({ ok: true });
+    await crashAndRestart(redis, [a.connection]);
+    await settled(a.connection);
+    expect(a.connection.health()).toMatchObject({ up: false, problem: expect.stringMatching(/restarted/) });
+    expect(await a.check('after-the-snapshot')).toMatchObject(refused);
   });
 });
 
