@@ -2,7 +2,7 @@ import { ProtocolError } from '../protocol/index.js';
 import type { Skill } from '../agent/skill.js';
 import { GatewayError, gatewayError } from './diagnosis.js';
 import { systemMessage } from './framing.js';
-import { callGateway } from './gateway-client.js';
+import { callGateway, partialCost } from './gateway-client.js';
 import type { ResolvedGateway } from './gateway-config.js';
 
 export interface ChatResult {
@@ -32,8 +32,8 @@ export type GatewayOutcome =
   { ok: true; durationMs: number } | { ok: false; error: GatewayError; durationMs?: number };
 
 const CHARS_PER_TOKEN = 4;
-function estimateTokens(message: string, reply: string): number {
-  return Math.ceil((message.length + reply.length) / CHARS_PER_TOKEN);
+function estimateTokens(chars: number): number {
+  return Math.ceil(chars / CHARS_PER_TOKEN);
 }
 
 // A channel can never contain '#', and neither can an agent id: `sender#channel` keys are unambiguous.
@@ -44,6 +44,9 @@ const CHANNEL_PATTERN = '^[A-Za-z0-9._:@/-]{1,64}$';
  * reply. Each (verified sender, channel) pair is its own conversation on the gateway.
  */
 export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
+  // The smallest prompt the gateway reported: what every turn costs it before the caller's words (its
+  // system prompt, the tools), so a call cut short is not charged less than its prompt really cost.
+  let basePrompt = 0;
   return {
     id: 'chat',
     name: 'Chat',
@@ -101,11 +104,22 @@ export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
           onDelta: context.mode === 'stream' ? (text) => context.emit(text) : undefined,
         });
         options.onGatewayOutcome?.({ ok: true, durationMs: performance.now() - started });
+        const { usage } = reply;
+        if (usage && usage.promptTokens > 0 && (basePrompt === 0 || usage.promptTokens < basePrompt))
+          basePrompt = usage.promptTokens;
         // Without usage from the gateway, the sizes stand in (about 4 characters a token), so the daily
         // budget still bounds what a sender can make the gateway produce.
-        context.reportUsage(reply.usage?.totalTokens ?? estimateTokens(message, reply.reply));
+        context.reportUsage(usage?.totalTokens ?? estimateTokens(message.length + reply.reply.length));
         return { reply: reply.reply, channel };
       } catch (error) {
+        // A call the gateway had costs its sender even when it did not complete: otherwise a caller who
+        // hangs up at 97 % of every stream gets its replies free (issue 15). The gateway's count if it
+        // came, else the prompt and the text passed on.
+        const spent = partialCost(error);
+        if (spent) {
+          const prompt = Math.max(basePrompt, estimateTokens(message.length));
+          context.reportUsage(spent.usage?.totalTokens ?? prompt + estimateTokens(spent.deliveredChars));
+        }
         if (!(error instanceof GatewayError)) throw error;
         // A caller leaving is not a gateway problem: do not report it as one.
         if (error.problem !== 'aborted') options.onGatewayOutcome?.({ ok: false, error, ...elapsed() });

@@ -37,6 +37,14 @@ export interface ChatReply {
   usage: ChatUsage | null;
 }
 
+/** What a call that ended without its reply had cost by then (see `partialCost`). */
+export interface PartialCost {
+  /** The gateway's own count, when it had sent it before the end. */
+  usage: ChatUsage | null;
+  /** Characters of reply already handed to `onDelta`. */
+  deliveredChars: number;
+}
+
 const CHAT_PATH = '/v1/chat/completions';
 const MAX_REPLY_BYTES = 8 * 1024 * 1024; // a bigger answer is not a chat reply; never buffer without bound
 const MAX_ERROR_BYTES = 16 * 1024; // enough to diagnose an error page
@@ -74,6 +82,18 @@ export async function callGateway(config: GatewayConfig, call: ChatCall): Promis
   const request = prepare(config, call);
   if (call.signal?.aborted) throw gatewayError('aborted');
   return new Promise<ChatReply>((resolve, reject) => new Exchange(request, true, resolve, reject).start());
+}
+
+// Recorded only for failures: a call that succeeds pays nothing for it.
+const partialCosts = new WeakMap<Error, PartialCost>();
+
+/**
+ * What the call that failed with `error` had cost: set when the gateway had the call and had not answered in
+ * full (the caller left, the call timed out, the connection dropped, a stream broke off), so hanging up is
+ * no way around the budget. Undefined when the gateway never had it, or answered it with an error.
+ */
+export function partialCost(error: unknown): PartialCost | undefined {
+  return error instanceof Error ? partialCosts.get(error) : undefined;
 }
 
 /**
@@ -364,6 +384,9 @@ class Exchange implements Dispatcher.DispatchHandler {
   private finish(outcome: ChatReply | Error): void {
     if (this.settled) return;
     const { controller, p } = this;
+    // Sent (a connection took it) and not answered in full: the gateway was working on it, or streaming.
+    if (outcome instanceof Error && controller && (!this.responded || this.events))
+      partialCosts.set(outcome, this.events?.stream.partialCost() ?? { usage: null, deliveredChars: 0 });
     this.cleanUp();
     p.call = SETTLED;
     p.body = '';
@@ -511,6 +534,11 @@ class CompletionStream {
     if (typeof choice?.finish_reason === 'string') this.finished = true;
     this.usage = usageOf(chunk.usage) ?? this.usage;
     return undefined;
+  }
+
+  /** What was passed on so far, and the gateway's count if it came. */
+  partialCost(): PartialCost {
+    return { usage: this.usage, deliveredChars: this.reply.length };
   }
 
   /** The stream ended: without [DONE], only a finished reply counts. */

@@ -21,8 +21,9 @@ export interface RedisConnectionOptions {
   /** How long calls stay refused after Redis comes back without its data (the nonce window). */
   wipeHoldMs?: number;
   /**
-   * Where this replica remembers which Redis data it worked with (the sentinel's id, in its data dir): a
-   * sentinel missing or replaced later means Redis lost its data meanwhile, even across a restart of ours.
+   * Where this replica remembers which Redis data it worked with (the sentinel's id and the Redis run id, in
+   * its data dir): a sentinel missing or replaced later means Redis lost its data meanwhile, and another run
+   * id that it restarted, even across a restart of ours.
    */
   memoryFile?: string;
   now?: () => number;
@@ -31,24 +32,48 @@ export interface RedisConnectionOptions {
 /** Every key this product writes starts with this; one Redis database serves one agent. */
 export const KEY_PREFIX = 'agent-bridge:';
 const CHANNEL = `${KEY_PREFIX}changes`;
-/** `<id> <created at ms>`, no expiry: gone (or another id) means Redis lost what the replicas wrote. */
+/**
+ * `<id> <created at ms> <run id> <always|not-always>`, no expiry: gone (or another id) means Redis lost what
+ * the replicas wrote. The run id names the Redis process it was last stamped on, and the last field says
+ * whether that process fsynced every write (`appendonly yes`, `appendfsync always`): a later process that
+ * finds it knows Redis restarted since, and whether it can have come back without the newest writes.
+ */
 export const SENTINEL = `${KEY_PREFIX}sentinel`;
-/** Set, with an expiry, while calls wait out the nonce window after a loss: every replica reads it. */
+/** Set, with an expiry, while calls wait out the nonce window after a loss: every replica reads it (and why). */
 export const HOLD = `${KEY_PREFIX}hold`;
 
 /**
- * After a loss: a new sentinel and the hold, once (the first replica to notice sets both). KEYS: sentinel,
- * hold. ARGV: new sentinel value, hold ms, expected sentinel ('' when it must be missing).
- * Returns the hold's remaining ms.
+ * After a loss (or a restart that lost nothing, with no hold): a new sentinel and the hold, once (the first
+ * replica to notice sets both). KEYS: sentinel, hold. ARGV: new sentinel value, hold ms (0: none), expected
+ * sentinel ('' when it must be missing), why. Returns the hold's remaining ms.
  */
-const MARK_LOSS = `
+const REPLACE_SENTINEL = `
 local current = redis.call('GET', KEYS[1])
 if (ARGV[3] == '' and not current) or current == ARGV[3] then
   redis.call('SET', KEYS[1], ARGV[1])
-  redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+  if tonumber(ARGV[2]) > 0 then redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[2]) end
 end
 return redis.call('PTTL', KEYS[2])
 `;
+
+/** Why calls are held: Redis came back empty, or restarted without writing every change to disk first. */
+const LOSS_REASONS = ['wiped', 'restarted', 'restarted-unknown'] as const;
+type LossReason = (typeof LOSS_REASONS)[number];
+const isLossReason = (value: unknown): value is LossReason => LOSS_REASONS.includes(value as LossReason);
+
+/** The sentinel id and Redis run id a replica saw last; the run id is missing from an older version's file. */
+interface Memory {
+  id: string;
+  runId?: string;
+}
+
+/** The Redis process that answers: its run id (new at every start) and whether it fsyncs every write. */
+interface ServerFacts {
+  runId: string;
+  /** undefined: its settings cannot be read (CONFIG disabled or renamed, as on many managed services). */
+  always: boolean | undefined;
+}
+
 /** Retry-After while Redis is down: it usually comes back within seconds. */
 const DOWN_RETRY_SECONDS = 2;
 
@@ -57,9 +82,10 @@ export type ChangeTopic = 'access' | 'registration' | 'keys';
 /**
  * The connection to Redis shared by every replica, and its health. Commands never queue while Redis is
  * unreachable (they fail at once, so a call is refused with 503 rather than accepted unchecked), and the
- * client reconnects by itself. A Redis that comes back empty (restarted without persistence, or flushed)
- * has forgotten the nonces of the last five minutes: calls stay refused until that window has passed, so
- * no envelope sent before the wipe can be replayed.
+ * client reconnects by itself. A Redis that comes back empty (restarted without persistence, or flushed),
+ * or restarted at all unless it fsyncs every write (an older snapshot forgets the newest nonces), may have
+ * forgotten nonces of the last five minutes: calls stay refused until that window has passed, so no envelope
+ * sent before can be replayed.
  */
 export class RedisConnection extends EventEmitter<{ health: [StateHealth]; change: [ChangeTopic] }> {
   readonly client: Redis;
@@ -68,11 +94,12 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
   private readonly wipeHoldMs: number;
   private connected = false;
   private heldUntil = 0;
+  private holdReason: LossReason = 'wiped';
   private lastError: string | undefined;
   private reported: StateHealth;
   private holdTimer: NodeJS.Timeout | undefined;
-  /** The sentinel id this process saw last (also kept in `memoryFile`). */
-  private memory: string | undefined;
+  /** What this process saw last (also kept in `memoryFile`). */
+  private memory: Memory | undefined;
   private checkedEviction = false;
 
   constructor(private readonly options: RedisConnectionOptions) {
@@ -89,7 +116,7 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
       lazyConnect: true,
     };
     this.client = new Redis(options.url, { ...common, connectionName: 'agent-bridge' });
-    this.client.defineCommand('agentBridgeMarkLoss', { numberOfKeys: 2, lua: MARK_LOSS });
+    this.client.defineCommand('agentBridgeReplaceSentinel', { numberOfKeys: 2, lua: REPLACE_SENTINEL });
     this.subscriber = new Redis(options.url, { ...common, connectionName: 'agent-bridge-events' });
     this.reported = this.health();
     this.client.on('ready', () => void this.onReady());
@@ -132,11 +159,7 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
     }
     if (this.heldUntil > this.now()) {
       const at = new Date(this.heldUntil).toISOString().slice(11, 19);
-      return {
-        backend: 'redis',
-        up: false,
-        problem: `Redis came back without its data (restarted without persistence, or flushed), so it forgot which nonces were used: calls are refused until ${at} UTC, when every envelope sent before has expired. Run Redis with appendonly yes to avoid this.`,
-      };
+      return { backend: 'redis', up: false, problem: holdProblem(this.holdReason, at) };
     }
     return { backend: 'redis', up: true };
   }
@@ -146,8 +169,14 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
    * replica now waits out the nonce window. Returns the refusal to throw.
    */
   async lostState(holdMs?: number): Promise<ProtocolError> {
-    if (holdMs === undefined) holdMs = await this.markLoss('').catch(() => this.wipeHoldMs);
-    this.hold(holdMs);
+    let reason: LossReason = 'wiped';
+    if (holdMs === undefined) {
+      holdMs = await this.markWipe().catch(() => this.wipeHoldMs);
+    } else {
+      // Another replica set the hold: it wrote why.
+      reason = (await this.readHold().catch(() => undefined))?.reason ?? reason;
+    }
+    this.hold(holdMs, reason);
     return unavailable(Math.ceil(holdMs / 1000));
   }
 
@@ -175,27 +204,43 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
   }
 
   /**
-   * Compares the sentinel with the one this replica remembers: missing or replaced means Redis lost its data
-   * (restarted without persistence, flushed, failed over to an empty replica), so calls wait out the nonce
-   * window. A replica that never saw this Redis trusts what it finds (a first start on an empty Redis).
+   * At every (re)connection: did Redis lose what the replicas wrote since this replica last saw it? The
+   * sentinel missing or replaced (restarted without persistence, flushed, failed over to an empty replica)
+   * says so; so does a new Redis process since the sentinel was stamped, unless both it and the one before
+   * fsync every write (an RDB snapshot, or `appendfsync everysec`, forgets the newest nonces: a replay of an
+   * envelope accepted after them would pass). Then calls wait out the nonce window. A plain reconnection (a
+   * network blip) finds the same process and holds nothing. A replica that never saw this Redis trusts an
+   * empty one (a first start).
    */
   private async onReady(): Promise<void> {
     try {
+      const server = await this.serverFacts();
       const remembered = this.remembered();
-      let current = await this.client.get(SENTINEL);
+      const current = await this.client.get(SENTINEL);
       if (!current) {
-        const created = `${randomUUID()} ${this.now()}`;
-        if (remembered) this.hold(await this.markLoss('', created));
-        else if ((await this.client.set(SENTINEL, created, 'NX')) === 'OK') current = created;
-        current = (await this.client.get(SENTINEL)) ?? created;
-      } else if (remembered && remembered !== current.split(' ')[0]) {
-        // Another replica noticed the loss first and replaced the sentinel: its hold is already set.
-        const hold = await this.client.pttl(HOLD);
-        if (hold > 0) this.hold(hold);
+        const created = stamp(randomUUID(), this.now(), server);
+        if (remembered) await this.replaceSentinel('', created, this.wipeHoldMs, 'wiped');
+        else await this.client.set(SENTINEL, created, 'NX');
+      } else {
+        const found = parseSentinel(current);
+        // A sentinel from a version of the bridge that kept no run id (a snapshot from before an upgrade):
+        // the run this replica saw with it, if any.
+        const lastRun = found.runId ?? (remembered?.id === found.id ? remembered.runId : undefined);
+        // The same process (a reconnection), a restart that lost nothing, or a run never seen (stamped now,
+        // as at a first start): the stamp is brought up to date.
+        if (lastRun === undefined || lastRun === server.runId || (found.always && server.always)) {
+          const restamped = stamp(found.id, found.createdAt, server);
+          if (restamped !== current) await this.replaceSentinel(current, restamped, 0, 'wiped');
+        } else {
+          const why = server.always === undefined ? 'restarted-unknown' : 'restarted';
+          await this.replaceSentinel(current, stamp(randomUUID(), this.now(), server), this.wipeHoldMs, why);
+        }
       }
-      this.remember(current.split(' ')[0] ?? '');
-      const hold = await this.client.pttl(HOLD);
-      if (hold > 0) this.hold(hold);
+      const seen = parseSentinel((await this.client.get(SENTINEL)) ?? '');
+      if (remembered && seen.id !== remembered.id) await this.holdRestOfWindow(seen.createdAt);
+      this.remember(seen.id, server.runId);
+      const { ms, reason } = await this.readHold();
+      this.hold(ms, reason);
       await this.checkEviction();
       this.lastError = undefined;
       this.setConnected(true);
@@ -205,37 +250,94 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
     }
   }
 
-  private async markLoss(expected: string, value = `${randomUUID()} ${this.now()}`): Promise<number> {
-    const client = this.client as Redis & {
-      agentBridgeMarkLoss(...args: (string | number)[]): Promise<number>;
-    };
-    const remaining = await client.agentBridgeMarkLoss(SENTINEL, HOLD, value, this.wipeHoldMs, expected);
-    const now = (await this.client.get(SENTINEL))?.split(' ')[0];
-    if (now) this.remember(now);
-    return remaining > 0 ? remaining : 0;
+  /** The sentinel vanished while Redis ran (flushed): a new one and the hold. Returns the hold's ms left. */
+  private async markWipe(): Promise<number> {
+    const server = await this.serverFacts();
+    const left = await this.replaceSentinel(
+      '',
+      stamp(randomUUID(), this.now(), server),
+      this.wipeHoldMs,
+      'wiped',
+    );
+    this.remember(parseSentinel((await this.client.get(SENTINEL)) ?? '').id, server.runId);
+    return left;
   }
 
-  private hold(ms: number): void {
+  /**
+   * The sentinel this replica knew was replaced while it was away. If that happened within the nonce window
+   * and nobody holds, a replica that never saw this Redis trusted it as a first start: the rest of the window
+   * is held now, for every replica.
+   */
+  private async holdRestOfWindow(createdAt: number): Promise<void> {
+    const left = createdAt + this.wipeHoldMs - this.now();
+    if (left > 0) await this.client.set(HOLD, 'wiped', 'PX', Math.ceil(left), 'NX');
+  }
+
+  /** The Redis process answering now: INFO server's run id, and its persistence settings when readable. */
+  private async serverFacts(): Promise<ServerFacts> {
+    const runId = /^run_id:(\w+)/m.exec(await this.client.info('server'))?.[1];
+    if (!runId)
+      throw new Error('Redis did not report its run_id (INFO server), which tells its restarts apart');
+    try {
+      const [appendonly, fsync] = await Promise.all(
+        ['appendonly', 'appendfsync'].map(
+          async (name) => ((await this.client.config('GET', name)) as string[])[1],
+        ),
+      );
+      return { runId, always: appendonly === 'yes' && fsync === 'always' };
+    } catch {
+      // A managed Redis may disable CONFIG: its persistence is unknown, so a restart counts as a loss.
+      return { runId, always: undefined };
+    }
+  }
+
+  /** Swaps the sentinel if it still is `expected` (and holds calls for `holdMs`); returns the hold's ms left. */
+  private async replaceSentinel(
+    expected: string,
+    value: string,
+    holdMs: number,
+    why: LossReason,
+  ): Promise<number> {
+    const client = this.client as Redis & {
+      agentBridgeReplaceSentinel(...args: (string | number)[]): Promise<number>;
+    };
+    const left = await client.agentBridgeReplaceSentinel(SENTINEL, HOLD, value, holdMs, expected, why);
+    return left > 0 ? left : 0;
+  }
+
+  /** The hold every replica reads, and why, as the replica that set it wrote. */
+  private async readHold(): Promise<{ ms: number; reason: LossReason }> {
+    const [ms, reason] = await Promise.all([this.client.pttl(HOLD), this.client.get(HOLD)]);
+    return { ms: Math.max(0, ms), reason: isLossReason(reason) ? reason : 'wiped' };
+  }
+
+  private hold(ms: number, reason: LossReason): void {
     if (ms <= 0) return;
+    // The reason shown is the one whose hold ends last.
+    if (this.now() + ms >= this.heldUntil) this.holdReason = reason;
     this.heldUntil = Math.max(this.heldUntil, this.now() + ms);
     clearTimeout(this.holdTimer);
     this.holdTimer = setTimeout(() => this.report(), this.heldUntil - this.now() + 10).unref();
     this.report();
   }
 
-  private remembered(): string | undefined {
+  private remembered(): Memory | undefined {
     if (!this.options.memoryFile) return this.memory;
+    let text: string;
     try {
-      return readFileSync(this.options.memoryFile, 'utf8').trim() || undefined;
+      text = readFileSync(this.options.memoryFile, 'utf8');
     } catch {
       return this.memory;
     }
+    // `<sentinel id> <run id>`; a file an older version wrote holds the id alone.
+    const [id, runId] = text.trim().split(' ');
+    return id ? { id, runId } : undefined;
   }
 
-  private remember(id: string): void {
-    if (!id || id === this.memory) return;
-    this.memory = id;
-    if (this.options.memoryFile) writeFileAtomic(this.options.memoryFile, `${id}\n`);
+  private remember(id: string, runId: string): void {
+    if (!id || (id === this.memory?.id && runId === this.memory.runId)) return;
+    this.memory = { id, runId };
+    if (this.options.memoryFile) writeFileAtomic(this.options.memoryFile, `${id} ${runId}\n`);
   }
 
   // Nonces expire by TTL: a Redis that evicts keys with a TTL under memory pressure forgets nonces early.
@@ -264,6 +366,26 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
     this.reported = health;
     this.emit('health', health);
   }
+}
+
+/** The console's and `serve`'s words for a hold, by what caused it. */
+function holdProblem(reason: LossReason, until: string): string {
+  const wait = `calls are refused until ${until} UTC, when every envelope sent before has expired`;
+  if (reason === 'wiped')
+    return `Redis came back without its data (restarted without persistence, or flushed), so it forgot which nonces were used: ${wait}. Run Redis with appendonly yes and appendfsync always to avoid this.`;
+  if (reason === 'restarted')
+    return `Redis restarted, and it did not (or does not now) write every change to disk before answering (appendonly yes with appendfsync always), so it may have come back without the nonces used since its last save: ${wait}. Run Redis with appendonly yes and appendfsync always to avoid this.`;
+  return `Redis restarted and its persistence settings cannot be read (CONFIG is disabled, as on many managed services), so it may have come back without the nonces used since its last save: ${wait}. If it runs appendonly yes with appendfsync always, allow CONFIG GET to the bridge's Redis user to avoid this.`;
+}
+
+/** The sentinel's parts; `runId` is missing from one that a version without run ids wrote. */
+function parseSentinel(value: string): { id: string; createdAt: number; runId?: string; always: boolean } {
+  const [id = '', createdAt, runId, fsync] = value.split(' ');
+  return { id, createdAt: Number(createdAt) || 0, runId, always: fsync === 'always' };
+}
+
+function stamp(id: string, createdAt: number, server: ServerFacts): string {
+  return `${id} ${createdAt} ${server.runId} ${server.always === true ? 'always' : 'not-always'}`;
 }
 
 /** The refusal for a call that cannot be checked against shared state. */

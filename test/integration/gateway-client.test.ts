@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/bridge/diagnosis.js';
 import type { GatewayProblem } from '../../src/bridge/diagnosis.js';
-import { SseParser, callGateway, gatewayEndpoint } from '../../src/bridge/gateway-client.js';
+import { SseParser, callGateway, gatewayEndpoint, partialCost } from '../../src/bridge/gateway-client.js';
 import type { ChatCall, GatewayConfig } from '../../src/bridge/gateway-client.js';
 import { startGatewayDouble } from '../fixtures/gateway-double.js';
 import type { GatewayBehaviour, GatewayDouble } from '../fixtures/gateway-double.js';
@@ -484,6 +484,84 @@ describe('wire-level edge cases', () => {
     await callGateway({ ...target, url: `${target.url}/openclaw/` }, call);
     await callGateway({ ...target, url: `${target.url}/v1` }, call);
     expect(paths).toEqual(['/openclaw/v1/chat/completions', '/v1/chat/completions']);
+  });
+});
+
+// Issue 15: hanging up must not dodge the daily budget, so a call that ends without its reply says what it
+// had cost by then; a call the gateway never had, or refused, costs nothing.
+describe('what a call that ended without its reply had cost', () => {
+  const servers: Server[] = [];
+  afterEach(async () => {
+    for (const server of servers.splice(0)) {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('the text passed on when the caller leaves mid-stream; the gateway stops', async () => {
+    gateway.set({ deltaDelayMs: 100 });
+    const controller = new AbortController();
+    const deltas: string[] = [];
+    const onDelta = (text: string) => {
+      deltas.push(text);
+      if (deltas.length === 2) controller.abort();
+    };
+    const error = await failure(callGateway(config, { ...call, signal: controller.signal, onDelta }));
+    expect(error.problem).toBe('aborted');
+    expect(partialCost(error)).toEqual({ usage: null, deliveredChars: 'echo: '.length });
+    await gateway.waitForAbort();
+  });
+
+  it("the gateway's own count when it came before the caller left", async () => {
+    // The usage frame, then silence before [DONE] (a gateway may be slow to close): the caller gives up.
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'hi' } }] })}\n\n`);
+      res.write('data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n');
+      res.write('data: {"choices":[],"usage":{"prompt_tokens":900,"completion_tokens":2}}\n\n');
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    const target = { ...config, url: `http://127.0.0.1:${port}` };
+    const controller = new AbortController();
+    const pending = callGateway(target, { ...call, signal: controller.signal, onDelta: () => undefined });
+    setTimeout(() => controller.abort(), 100);
+    const error = await failure(pending);
+    expect(partialCost(error)).toEqual({
+      usage: { promptTokens: 900, completionTokens: 2, totalTokens: 902 },
+      deliveredChars: 2,
+    });
+  });
+
+  it('the prompt only when a plain call is abandoned or times out while the gateway works', async () => {
+    gateway.set({ behaviour: 'hang' });
+    const controller = new AbortController();
+    const pending = callGateway(config, { ...call, signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    expect(partialCost(await failure(pending))).toEqual({ usage: null, deliveredChars: 0 });
+    const timedOut = await failure(callGateway({ ...config, timeoutMs: 50 }, call));
+    expect(timedOut.problem).toBe('timeout');
+    expect(partialCost(timedOut)).toEqual({ usage: null, deliveredChars: 0 });
+  });
+
+  it('the text passed on when a stream breaks off with an error frame', async () => {
+    gateway.set({ behaviour: 'stream-error-frame' });
+    const error = await failure(callGateway(config, stream([])));
+    expect(partialCost(error)).toEqual({ usage: null, deliveredChars: 3 });
+  });
+
+  it('nothing when the gateway never had the call, or answered it with an error', async () => {
+    const refused = await failure(callGateway({ ...config, url: await closedPortUrl() }, call));
+    expect(partialCost(refused)).toBeUndefined();
+    expect(partialCost(await failure(callGateway(config, { ...call, signal: AbortSignal.abort() })))).toBe(
+      undefined,
+    );
+    for (const behaviour of ['internal-error', 'unauthorized', 'starting'] as GatewayBehaviour[]) {
+      gateway.set({ behaviour });
+      expect(partialCost(await failure(callGateway(config, call))), behaviour).toBeUndefined();
+      expect(partialCost(await failure(callGateway(config, stream([])))), behaviour).toBeUndefined();
+    }
   });
 });
 
