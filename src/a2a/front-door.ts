@@ -21,6 +21,8 @@ export interface A2AFrontDoorOptions<C extends A2ACaller> extends CardRouteOptio
   core: ChatCore<C>;
   /** Where A2A tasks live (the SDK's interface); every event of a running task is saved through it. */
   tasks: TaskStore;
+  /** Refuses a new task past its caller's cap (A2ATaskStore.admit), after the gate admitted the turn. */
+  taskCapacity?(owner: string): Promise<void>;
   /** Push notification configs; in memory (this process) when not given. */
   pushConfigs?: PushNotificationStore;
   /** Sends one push notification (the shared, address-guarded callback delivery). */
@@ -64,6 +66,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
       gate: options.gate,
       tasks: options.tasks,
       pushUrlProblem: options.pushUrlProblem,
+      taskCapacity: options.taskCapacity,
       onError: report,
     });
     this.jsonRpc = new JsonRpcRoute(handler, { sse: options.sse, report });

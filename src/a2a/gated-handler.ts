@@ -34,6 +34,8 @@ export interface GatedHandlerOptions<C extends A2ACaller> {
   tasks: TaskStore;
   /** Why a push notification URL is refused (the SAMVAD callback rule: public https only), or undefined. */
   pushUrlProblem(url: string): string | undefined;
+  /** Refuses a new task when its caller holds as many as it may (A2ATaskStore.admit); after the gate. */
+  taskCapacity?(owner: string): Promise<void>;
   onError?(error: unknown): void;
 }
 
@@ -147,11 +149,10 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     if (message?.taskId) await this.refuseFollowUp(message.taskId, context);
     const push = params.configuration?.taskPushNotificationConfig;
     if (push) this.checkPush(push);
+    const caller = callerOf<C>(context);
     try {
-      await this.options.gate.admit(callerOf<C>(context), {
-        message: text,
-        contextId: message?.contextId || undefined,
-      });
+      await this.options.gate.admit(caller, { message: text, contextId: message?.contextId || undefined });
+      await this.options.taskCapacity?.(caller.id);
     } catch (error) {
       throw this.refusal(error, context);
     }

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Koa from 'koa';
-import { InMemoryTaskStore, type TaskStore } from '@a2a-js/sdk/server';
+import type { TaskStore } from '@a2a-js/sdk/server';
 import {
   ClientFactory,
   ClientFactoryOptions,
@@ -18,7 +18,9 @@ import { CallbackSender, CallbackUrlError } from '../../src/agent/callbacks.js';
 import type { A2ACaller, A2AGate, ChatCore, ChatTurn, ChatTurnRequest } from '../../src/a2a/chat-core.js';
 import { A2AFrontDoor, type A2AFrontDoorOptions } from '../../src/a2a/front-door.js';
 import type { PushNotification } from '../../src/a2a/push-sender.js';
+import { A2ATaskStore } from '../../src/a2a/task-store.js';
 import { KeyStore } from '../../src/keys/keystore.js';
+import { A2ATaskFiles, type A2ATaskRecords } from '../../src/state/a2a-task-store.js';
 import { authFailed, ProtocolError } from '../../src/protocol/index.js';
 
 /**
@@ -96,6 +98,9 @@ export class FakeGate implements A2AGate {
 
 export interface A2AAgent {
   url: string;
+  /** The durable task records under the SDK-facing store (unless the test passed its own `tasks`). */
+  records: A2ATaskRecords;
+  store: A2ATaskStore;
   door: A2AFrontDoor<A2ACaller>;
   keys: KeyStore;
   core: FakeCore;
@@ -105,12 +110,23 @@ export interface A2AAgent {
   close(): Promise<void>;
 }
 
-/** The front door mounted in a Koa app (as the agent port will), on an ephemeral loopback port. */
-export async function startA2AAgent(
-  options: { tasks?: TaskStore; dataDir?: string } & Partial<A2AFrontDoorOptions<A2ACaller>> = {},
-): Promise<A2AAgent> {
+export interface StartOptions extends Partial<A2AFrontDoorOptions<A2ACaller>> {
+  tasks?: TaskStore;
+  dataDir?: string;
+  /** The task records (default: the data-dir store in `dataDir`). */
+  records?: A2ATaskRecords;
+}
+
+/**
+ * The front door mounted in a Koa app (as the agent port will), on an ephemeral loopback port, with its
+ * tasks in the data dir (tasks unfinished by an earlier agent on the same dir end failed at start).
+ */
+export async function startA2AAgent(options: StartOptions = {}): Promise<A2AAgent> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'a2a-test-'));
   const keys = KeyStore.open(dataDir, { cardTTLSeconds: 300 });
+  const records = options.records ?? new A2ATaskFiles(dataDir);
+  const store = new A2ATaskStore(records, { retentionMs: () => 24 * 3600_000 });
+  await store.recover();
   const core = new FakeCore();
   const gate = new FakeGate();
   const pushes: PushNotification[] = [];
@@ -131,7 +147,8 @@ export async function startA2AAgent(
     cardTTLSeconds: () => 300,
     gate,
     core,
-    tasks: options.tasks ?? new InMemoryTaskStore(),
+    tasks: options.tasks ?? store,
+    taskCapacity: (owner) => store.admit(owner),
     deliverPush: async (notification) => void pushes.push(notification),
     pushUrlProblem: (raw) => {
       try {
@@ -160,6 +177,8 @@ export async function startA2AAgent(
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,
+    records,
+    store,
     door,
     keys,
     core,
