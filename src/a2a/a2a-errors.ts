@@ -8,6 +8,7 @@ import {
 } from '@a2a-js/sdk/errors';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { ProtocolError } from '../protocol/index.js';
+import type { RequestScope } from './call-context.js';
 
 /**
  * Every A2A error answer, in one place. Three kinds of error reach a transport:
@@ -106,16 +107,22 @@ export function jsonRpcError(
 
 /**
  * An error object the SDK's JSON-RPC handler already wrote into its response. The gate's refusal is found
- * again on the request (the SDK keeps only its text); an internal error's text is replaced.
+ * again on the request (the SDK keeps only its text). An internal error raised before the request reached
+ * the handler came from decoding the caller's malformed params; any other internal error's text is
+ * replaced (it may hold a path).
  */
 export function fixJsonRpcError(
   written: JsonRpcErrorObject,
-  refusal: ProtocolError | undefined,
+  scope: RequestScope,
   legacy: boolean,
   report: Report,
 ): { status: number; headers: Record<string, string>; error: JsonRpcErrorObject } {
-  if (refusal) return jsonRpcError(refusal, legacy, report);
+  if (scope.refusal) return jsonRpcError(scope.refusal, legacy, report);
   if (written.code !== A2A_ERROR_CODE.INTERNAL_ERROR) return { status: 200, headers: {}, error: written };
+  if (!scope.decoded) {
+    const message = `The params do not have the shape A2A ${legacy ? '0.3' : '1.0'} gives this method; check them against the spec.`;
+    return { status: 200, headers: {}, error: { code: A2A_ERROR_CODE.INVALID_PARAMS, message } };
+  }
   return jsonRpcError(new Error(written.message), legacy, report);
 }
 

@@ -18,9 +18,15 @@ export class CallerUser<C extends A2ACaller> implements User {
   }
 }
 
-/** What one request carries past the SDK: the gate's refusal, for the transport to answer in its own terms. */
+/** What one request carries past the SDK, for the transport to answer in its own terms. */
 export interface RequestScope {
+  /** The gate's refusal (the SDK would keep only its text). */
   refusal?: ProtocolError;
+  /**
+   * Set once the SDK's transport decoded the request and called the handler: an error before that is
+   * the caller's malformed request (the SDK's decoders throw TypeErrors on it), not the agent's failure.
+   */
+  decoded?: boolean;
 }
 
 const SCOPE_KEY = 'agent-bridge.request';

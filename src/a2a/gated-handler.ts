@@ -67,7 +67,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     params: TaskPushNotificationConfig,
     context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    this.noTenant(context);
+    this.enter(context, params.taskId);
     this.checkPush(params);
     const { configs } = await this.inner.listTaskPushNotificationConfigs(
       { tenant: '', taskId: params.taskId, pageSize: 0, pageToken: '' },
@@ -90,21 +90,22 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     params: GetExtendedAgentCardRequest,
     context: ServerCallContext,
   ): Promise<AgentCard> {
+    this.enter(context);
     return this.inner.getAuthenticatedExtendedAgentCard(params, context);
   }
 
   getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
-    this.noTenant(context);
+    this.enter(context, params.id);
     return this.inner.getTask(params, context);
   }
 
   listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
-    this.noTenant(context);
+    this.enter(context);
     return this.inner.listTasks(params, context);
   }
 
   cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    this.noTenant(context);
+    this.enter(context, params.id);
     return this.inner.cancelTask(params, context);
   }
 
@@ -112,7 +113,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     params: SubscribeToTaskRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    this.noTenant(context);
+    this.enter(context, params.id);
     return this.inner.resubscribe(params, context);
   }
 
@@ -120,7 +121,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     params: GetTaskPushNotificationConfigRequest,
     context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    this.noTenant(context);
+    this.enter(context, params.taskId, params.id);
     return this.inner.getTaskPushNotificationConfig(params, context);
   }
 
@@ -128,7 +129,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     params: ListTaskPushNotificationConfigsRequest,
     context: ServerCallContext,
   ): Promise<ListTaskPushNotificationConfigsResponse> {
-    this.noTenant(context);
+    this.enter(context, params.taskId);
     return this.inner.listTaskPushNotificationConfigs(params, context);
   }
 
@@ -136,13 +137,13 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     params: DeleteTaskPushNotificationConfigRequest,
     context: ServerCallContext,
   ): Promise<void> {
-    this.noTenant(context);
+    this.enter(context, params.taskId, params.id);
     return this.inner.deleteTaskPushNotificationConfig(params, context);
   }
 
   /** Everything the SDK would not check, then the gate; the turn is refused before any task exists. */
   private async admit(params: SendMessageRequest, context: ServerCallContext): Promise<void> {
-    this.noTenant(context);
+    this.enter(context);
     const message = params.message;
     const text = messageText(message);
     checkContextId(message?.contextId);
@@ -182,8 +183,13 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     }
   }
 
-  private noTenant(context: ServerCallContext): void {
+  /** Every call: the request is decoded (RequestScope.decoded), names no tenant, and its ids are strings. */
+  private enter(context: ServerCallContext, ...ids: unknown[]): void {
+    scopeOf(context).decoded = true;
     if (context.tenant) throw new RequestMalformedError('This agent has no tenants: leave "tenant" empty.');
+    if (ids.some((id) => typeof id !== 'string')) {
+      throw new RequestMalformedError('Task and push config ids are strings.');
+    }
   }
 
   /** Kept on the request for the transport to answer in its terms (status, Retry-After, error code). */

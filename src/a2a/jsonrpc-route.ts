@@ -58,13 +58,20 @@ export class JsonRpcRoute {
       return this.replyError(res, id, error, false);
     }
     const legacy = version === '0.3';
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      const invalid = {
+        code: A2A_ERROR_CODE.INVALID_REQUEST,
+        message: 'Send one JSON-RPC request object (batches are not served).',
+      };
+      return sendJson(res, 200, { jsonrpc: '2.0', id: null, error: invalid });
+    }
     const context = callContext(caller, version);
     const transport = legacy ? this.legacy : this.v1;
     const answer = await transport.handle(body as Record<string, unknown>, context);
     if (!isStream(answer)) {
       const reply = answer as JsonRpcReply;
       if (!reply.error) return sendJson(res, 200, reply);
-      const fixed = fixJsonRpcError(reply.error, scopeOf(context).refusal, legacy, this.options.report);
+      const fixed = fixJsonRpcError(reply.error, scopeOf(context), legacy, this.options.report);
       return sendJson(res, fixed.status, { ...reply, error: fixed.error }, fixed.headers);
     }
     const rest = answer[Symbol.asyncIterator]();

@@ -10,7 +10,9 @@ const CONTEXT_ID = /^[\x21-\x7e]{1,128}$/;
  * data part is refused with ContentTypeNotSupported rather than dropped silently.
  */
 export function messageText(message: Message | undefined): string {
-  if (!message) throw new RequestMalformedError('The request has no message: send one with a text part.');
+  if (!message?.parts?.length) {
+    throw new RequestMalformedError('The request has no message with parts: send one with a text part.');
+  }
   if (message.role !== Role.ROLE_USER) {
     throw new RequestMalformedError('The message role must be ROLE_USER (v0.3: "user").');
   }

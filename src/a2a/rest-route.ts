@@ -17,6 +17,7 @@ import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { SseOptions } from '../agent/sse.js';
 import { restErrorReply } from './a2a-errors.js';
 import { callContext, scopeOf } from './call-context.js';
+import { decode } from './decode.js';
 import type { A2ACaller } from './chat-core.js';
 import { sendJson, streamSse } from './http-io.js';
 
@@ -84,7 +85,12 @@ export class RestRoute {
     try {
       checkVersion(req);
       const { id, configId } = route.params;
-      const params = { id: decode(id), configId: decode(configId), query, body: asObject(body) };
+      const params = {
+        id: decodeSegment(id),
+        configId: decodeSegment(configId),
+        query,
+        body: asObject(body),
+      };
       const answer = await route.handle(this.handler, context, params);
       if ('status' in answer) return sendJson(res, answer.status, answer.body ?? {}, {}, A2A_CONTENT_TYPE);
       const rest = answer.stream[Symbol.asyncIterator]();
@@ -113,7 +119,7 @@ export class RestRoute {
 }
 
 async function send(h: A2ARequestHandler, c: ServerCallContext, p: Params): Promise<Answer> {
-  const result = await h.sendMessage(SendMessageRequest.fromJSON(p.body), c);
+  const result = await h.sendMessage(decode(SendMessageRequest, p.body, 'request body'), c);
   const payload =
     'messageId' in result
       ? { $case: 'message' as const, value: result }
@@ -122,7 +128,7 @@ async function send(h: A2ARequestHandler, c: ServerCallContext, p: Params): Prom
 }
 
 async function stream(h: A2ARequestHandler, c: ServerCallContext, p: Params): Promise<Answer> {
-  return { stream: h.sendMessageStream(SendMessageRequest.fromJSON(p.body), c) };
+  return { stream: h.sendMessageStream(decode(SendMessageRequest, p.body, 'request body'), c) };
 }
 
 async function get(h: A2ARequestHandler, c: ServerCallContext, p: Params): Promise<Answer> {
@@ -176,7 +182,7 @@ async function subscribe(h: A2ARequestHandler, c: ServerCallContext, p: Params):
 }
 
 async function createPush(h: A2ARequestHandler, c: ServerCallContext, p: Params): Promise<Answer> {
-  const config = TaskPushNotificationConfig.fromJSON({ ...p.body, taskId: p.id });
+  const config = decode(TaskPushNotificationConfig, { ...p.body, taskId: p.id }, 'push notification config');
   const created = await h.createTaskPushNotificationConfig(config, c);
   return { status: 201, body: TaskPushNotificationConfig.toJSON(created) };
 }
@@ -226,7 +232,7 @@ function count(query: URLSearchParams, name: string, min: number): number | unde
   return Number(value);
 }
 
-function decode(segment: string): string {
+function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {

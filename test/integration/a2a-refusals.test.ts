@@ -196,6 +196,43 @@ describe('failures', () => {
 });
 
 describe('the wire', () => {
+  it('answers malformed requests as the caller’s error, never as the agent’s failure', async () => {
+    const before = reported.length;
+    const v1Null = await rpc({
+      method: 'SendMessage',
+      params: { message: { messageId: 'n', role: 'ROLE_USER', parts: [null] } },
+    });
+    expect(await rpcError(v1Null)).toMatchObject({ code: -32602 });
+    const v03File = await rpc(
+      {
+        method: 'message/send',
+        params: {
+          message: { kind: 'message', messageId: 'f', role: 'user', parts: [{ kind: 'file', file: 5 }] },
+        },
+      },
+      { Authorization: `Bearer ${KEYS.alice}`, 'A2A-Version': '0.3' },
+    );
+    expect(await rpcError(v03File)).toMatchObject({ code: -32602 });
+    const v03Id = await rpc(
+      { method: 'tasks/resubscribe', params: { id: 5 } },
+      { Authorization: `Bearer ${KEYS.alice}`, 'A2A-Version': '0.3' },
+    );
+    expect(await rpcError(v03Id)).toMatchObject({ code: -32602 });
+    const batch = await fetch(`${agent.url}/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${KEYS.alice}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'x' } }]),
+    });
+    expect(await rpcError(batch)).toMatchObject({ code: -32600 });
+    const restNull = await fetch(`${agent.url}/a2a/rest/message:send`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${KEYS.alice}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ message: { messageId: 'n', role: 'ROLE_USER', parts: [null] } }),
+    });
+    expect(restNull.status).toBe(400);
+    expect(reported.length).toBe(before);
+  });
+
   it('refuses bodies past the limit with 413, and answers what is not JSON', async () => {
     const big = await rpc({ method: 'SendMessage', params: message('x'.repeat(70 * 1024)) });
     expect(big.status).toBe(413);
