@@ -99,7 +99,8 @@ export class ChatExecutor<C extends A2ACaller> implements AgentExecutor {
         );
         return;
       }
-      if (!(error instanceof ProtocolError)) this.options.onError?.(taskId, error);
+      if (!(error instanceof ProtocolError || error instanceof A2AError))
+        this.options.onError?.(taskId, error);
       publishStatus(TaskState.TASK_STATE_FAILED, failureText(error));
     } finally {
       this.running.delete(taskId);
