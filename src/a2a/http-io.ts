@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ContentTypeNotSupportedError } from '@a2a-js/sdk/errors';
 import { SseWriter, type SseOptions } from '../agent/sse.js';
-import { schemaInvalid } from '../protocol/index.js';
+import { ProtocolError, schemaInvalid } from '../protocol/index.js';
 
 /** `application/json`, `application/a2a+json` or any other `+json` type (or none: curl's default). */
 const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
@@ -22,14 +22,20 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   const chunks: Buffer[] = [];
   let size = 0;
-  // Not destroyed on an early exit: the refusal must still reach the caller (its rest is discarded).
-  for await (const chunk of req.iterator({ destroyOnReturn: false })) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      req.resume();
-      throw tooLarge(limit);
+  try {
+    // Not destroyed on an early exit: the refusal must still reach the caller (its rest is discarded).
+    for await (const chunk of req.iterator({ destroyOnReturn: false })) {
+      size += (chunk as Buffer).length;
+      if (size > limit) {
+        req.resume();
+        throw tooLarge(limit);
+      }
+      chunks.push(chunk as Buffer);
     }
-    chunks.push(chunk as Buffer);
+  } catch (error) {
+    if (error instanceof ProtocolError) throw error;
+    // The caller left (or the listener's request timeout cut a slow body): its doing, not the agent's.
+    throw schemaInvalid('The request body did not arrive whole; send it again.', 'size', 408);
   }
   if (size === 0) return {};
   try {
