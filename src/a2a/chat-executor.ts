@@ -61,6 +61,14 @@ export class ChatExecutor<C extends A2ACaller> implements AgentExecutor {
           metadata,
         }),
       );
+    // Aborted: a cancel ended the task already; otherwise the agent is stopping (or stopped the run).
+    const stopped = () => {
+      if (controller.signal.reason instanceof CanceledByCaller) return;
+      publishStatus(
+        TaskState.TASK_STATE_FAILED,
+        'The agent stopped before this task finished; send the message again.',
+      );
+    };
     try {
       bus.publish(
         AgentEvent.task({
@@ -83,7 +91,7 @@ export class ChatExecutor<C extends A2ACaller> implements AgentExecutor {
         signal: controller.signal,
         onDelta,
       });
-      if (controller.signal.aborted) return;
+      if (controller.signal.aborted) return stopped();
       bus.publish(artifactUpdate(taskId, contextId, reply.reply, { append: false, lastChunk: true }));
       publishStatus(
         TaskState.TASK_STATE_COMPLETED,
@@ -91,14 +99,7 @@ export class ChatExecutor<C extends A2ACaller> implements AgentExecutor {
         reply.usage ? { usage: reply.usage } : undefined,
       );
     } catch (error) {
-      if (controller.signal.reason instanceof CanceledByCaller) return; // cancelTask ended the task already
-      if (controller.signal.aborted) {
-        publishStatus(
-          TaskState.TASK_STATE_FAILED,
-          'The agent stopped before this task finished; send the message again.',
-        );
-        return;
-      }
+      if (controller.signal.aborted) return stopped();
       if (!(error instanceof ProtocolError || error instanceof A2AError))
         this.options.onError?.(taskId, error);
       publishStatus(TaskState.TASK_STATE_FAILED, failureText(error));

@@ -36,7 +36,7 @@ export interface Turn {
   aborted: boolean;
 }
 
-/** A gateway stand-in: "hold" waits for `release()` (or an abort) after its first delta. */
+/** A gateway stand-in: "hold" waits for `release()` (or an abort) after its first delta; "deaf" ignores aborts. */
 export class FakeCore implements ChatCore {
   readonly turns: Turn[] = [];
   private releases: (() => void)[] = [];
@@ -50,6 +50,11 @@ export class FakeCore implements ChatCore {
       throw new ProtocolError('AGENT_UNAVAILABLE', 502, 'The gateway did not answer; try again later.');
     }
     const words = ['Hello', ', ', caller.name, '.'];
+    if (turn.message === 'deaf') {
+      // A core that does not listen to its signal: answers once released, whatever happened meanwhile.
+      await new Promise<void>((resolve) => this.releases.push(resolve));
+      return { reply: 'Too late' };
+    }
     if (turn.message === 'hold') {
       control.onDelta('Holding');
       await new Promise<void>((resolve, reject) => {

@@ -6,6 +6,7 @@ import { TaskState } from '@a2a-js/sdk';
 import { A2ATaskFiles, type A2ATaskRecord } from '../../src/state/a2a-task-store.js';
 import { a2aClient, KEYS, startA2AAgent, type A2AAgent } from '../helpers/a2a-agent.js';
 import { asTask, collect, replyText, send } from '../helpers/a2a-messages.js';
+import { until } from '../helpers/polling.js';
 
 // A2A tasks in the data dir, through the SDK's client: what survives a restart, what a stream costs the
 // store, and the caps. The chat core is a fake (tests/helpers/a2a-agent.ts): the real core comes later.
@@ -89,5 +90,22 @@ describe('A2A tasks in the data dir', () => {
     expect(agent.core.turns).toHaveLength(2);
     const bob = await a2aClient(agent.url, KEYS.bob, 'HTTP+JSON');
     expect(asTask(await bob.sendMessage(send('hi'))).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('end failed when the agent stops with their runs in flight, whether the core listens or not', async () => {
+    const agent = await start({ dataDir: dataDir() });
+    const alice = await a2aClient(agent.url, KEYS.alice);
+    const later = { configuration: { returnImmediately: true } };
+    const held = asTask(await alice.sendMessage(send('hold', later)));
+    const deaf = asTask(await alice.sendMessage(send('deaf', later)));
+    agent.door.close();
+    agent.core.release();
+    for (const id of [held.id, deaf.id]) {
+      const state = async () => (await alice.getTask({ tenant: '', id })).status?.state;
+      await until(async () => (await state()) !== TaskState.TASK_STATE_WORKING, 2000, `task ${id} to end`);
+      const task = await alice.getTask({ tenant: '', id });
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+      expect(task.status?.message?.parts[0]?.content?.value).toMatch(/agent stopped/);
+    }
   });
 });
