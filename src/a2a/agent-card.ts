@@ -1,0 +1,92 @@
+import { A2A_PROTOCOL_VERSION, type AgentCard, type AgentInterface } from '@a2a-js/sdk';
+import { duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
+
+/** Where the A2A front door answers on the agent port (SAMVAD's card stays at /.well-known/agent.json). */
+export const A2A_PATHS = {
+  card: '/.well-known/agent-card.json',
+  jwks: '/.well-known/jwks.json',
+  jsonRpc: '/a2a/jsonrpc',
+  rest: '/a2a/rest',
+} as const;
+
+/** The name of the card's security scheme: an A2A key the operator issued, sent as a bearer token. */
+export const KEY_SCHEME = 'a2aKey';
+
+export interface A2ASkillInput {
+  id: string;
+  name: string;
+  description: string;
+  tags?: string[];
+  examples?: string[];
+}
+
+export interface A2ACardInput {
+  /** The public base URL (tunnel or --public-url), without a trailing slash. */
+  baseUrl: string;
+  name: string;
+  description: string;
+  version: string;
+  /** Human-readable notes for callers (the SAMVAD intro at /agent/intro serves). */
+  documentationUrl?: string;
+  provider?: { organization: string; url: string };
+  skills: A2ASkillInput[];
+  /** The `open` policy: callers without a key are admitted too (with per-address limits). */
+  keylessAllowed: boolean;
+}
+
+/**
+ * The A2A v1.0 card (unsigned). Interfaces in order of preference: JSON-RPC 1.0, HTTP+JSON 1.0, and JSON-RPC
+ * 0.3 for callers still on v0.3 (the SDK's compatibility layer serves it at the same URL). Security: an
+ * HTTP bearer scheme, because every A2A client sends `Authorization: Bearer` (the SDK's auth handler and
+ * per-call headers, OpenClaw's per-peer tokens) while an apiKey header needs a client that reads the
+ * card's header name; the key is an opaque operator-issued secret, not a JWT.
+ */
+export function buildA2ACard(input: A2ACardInput): AgentCard {
+  const base = input.baseUrl.replace(/\/+$/, '');
+  const v1 = (path: string, protocolBinding: string): AgentInterface => ({
+    url: `${base}${path}`,
+    protocolBinding,
+    tenant: '',
+    protocolVersion: A2A_PROTOCOL_VERSION,
+  });
+  const interfaces = [v1(A2A_PATHS.jsonRpc, 'JSONRPC'), v1(A2A_PATHS.rest, 'HTTP+JSON')];
+  const keyed = { schemes: { [KEY_SCHEME]: { list: [] } } };
+  return {
+    name: input.name,
+    description: input.description,
+    supportedInterfaces: duplicateInterfacesForLegacy(interfaces, ['JSONRPC']),
+    provider: input.provider,
+    version: input.version,
+    documentationUrl: input.documentationUrl,
+    capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: false },
+    securitySchemes: {
+      [KEY_SCHEME]: {
+        scheme: {
+          $case: 'httpAuthSecurityScheme',
+          value: {
+            scheme: 'Bearer',
+            bearerFormat: 'A2A key',
+            description:
+              "An A2A key issued by this agent's operator (console Access page, or `agent-bridge keys`). Ask the operator for one.",
+          },
+        },
+      },
+    },
+    // OpenAPI semantics: an empty requirement is the keyless alternative.
+    securityRequirements: input.keylessAllowed ? [keyed, { schemes: {} }] : [keyed],
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: input.skills.map((skill) => ({
+      id: skill.id,
+      name: skill.name,
+      description: skill.description,
+      tags: skill.tags ?? [skill.id],
+      examples: skill.examples ?? [],
+      inputModes: ['text/plain'],
+      outputModes: ['text/plain'],
+      securityRequirements: [],
+    })),
+    signatures: [],
+    iconUrl: undefined,
+  };
+}

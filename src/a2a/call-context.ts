@@ -1,0 +1,52 @@
+import { ServerCallContext, type User } from '@a2a-js/sdk/server';
+import type { ProtocolError } from '../protocol/index.js';
+import type { A2ACaller } from './chat-core.js';
+
+/**
+ * The caller as the SDK sees it: its stores and event buses scope everything by `userName`
+ * (resolveUserScope), so a caller's tasks, streams and push configs are out of every other caller's reach.
+ */
+export class CallerUser<C extends A2ACaller> implements User {
+  constructor(readonly caller: C) {}
+
+  get isAuthenticated(): boolean {
+    return true;
+  }
+
+  get userName(): string {
+    return this.caller.id;
+  }
+}
+
+/** What one request carries past the SDK, for the transport to answer in its own terms. */
+export interface RequestScope {
+  /** The gate's refusal (the SDK would keep only its text). */
+  refusal?: ProtocolError;
+  /**
+   * Set once the SDK's transport decoded the request and called the handler: an error before that is
+   * the caller's malformed request (the SDK's decoders throw TypeErrors on it), not the agent's failure.
+   */
+  decoded?: boolean;
+}
+
+const SCOPE_KEY = 'agent-bridge.request';
+
+/** The SDK's per-request context for an authenticated caller speaking `version` ('1.0' or '0.3'). */
+export function callContext<C extends A2ACaller>(caller: C, version: string): ServerCallContext {
+  const scope: RequestScope = {};
+  return new ServerCallContext({
+    user: new CallerUser(caller),
+    requestedVersion: version,
+    state: new Map([[SCOPE_KEY, scope]]),
+  });
+}
+
+export function callerOf<C extends A2ACaller>(context: ServerCallContext): C {
+  const user = context.user;
+  if (!(user instanceof CallerUser)) throw new Error('An A2A call reached the core without a caller.');
+  return user.caller as C;
+}
+
+export function scopeOf(context: ServerCallContext): RequestScope {
+  return (context.state.get(SCOPE_KEY) as RequestScope | undefined) ?? {};
+}

@@ -1,0 +1,159 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  DefaultRequestHandler,
+  InMemoryPushNotificationStore,
+  type PushNotificationStore,
+  type TaskStore,
+} from '@a2a-js/sdk/server';
+import type { SseOptions } from '../agent/sse.js';
+import { A2A_PATHS, buildA2ACard } from './agent-card.js';
+import { CardRoute, type CardRouteOptions } from './card-route.js';
+import type { A2ACaller, A2AGate, ChatCore } from './chat-core.js';
+import { ChatExecutor } from './chat-executor.js';
+import { GatedHandler } from './gated-handler.js';
+import { readJsonBody, sendJson } from './http-io.js';
+import { JsonRpcRoute } from './jsonrpc-route.js';
+import { A2APushSender, type PushNotification } from './push-sender.js';
+import { RestRoute } from './rest-route.js';
+
+export interface A2AFrontDoorOptions<C extends A2ACaller> extends CardRouteOptions {
+  gate: A2AGate<C>;
+  core: ChatCore<C>;
+  /** Where A2A tasks live (the SDK's interface); every event of a running task is saved through it. */
+  tasks: TaskStore;
+  /** Refuses a new task past its caller's cap (A2ATaskStore.admit), after the gate admitted the turn. */
+  taskCapacity?(owner: string): Promise<void>;
+  /** Push notification configs; in memory (this process) when not given. */
+  pushConfigs?: PushNotificationStore;
+  /** Sends one push notification (the shared, address-guarded callback delivery). */
+  deliverPush(notification: PushNotification): Promise<void>;
+  /** Why a push URL is refused (the SAMVAD callback rule: public https; loopback under --dev-http-peers). */
+  pushUrlProblem(url: string): string | undefined;
+  bodyLimitBytes(): number;
+  sse?: SseOptions;
+  /** Failures that are not the caller's to read, for the operator's log (never holds a secret). */
+  onError?(error: unknown): void;
+}
+
+/**
+ * The A2A front door on the agent port: the card, its JWKS, JSON-RPC (v1.0, and v0.3 through the SDK's
+ * compatibility layer) and HTTP+JSON, all on the SDK's one request handler, behind the gate. It plugs into
+ * the agent's Koa router as `if (a2a.owns(ctx.path)) { ctx.respond = false; return a2a.handle(ctx.req,
+ * ctx.res); }`: no second listener, no Express.
+ */
+export class A2AFrontDoor<C extends A2ACaller> {
+  readonly executor: ChatExecutor<C>;
+  private readonly cards: CardRoute;
+  private readonly jsonRpc: JsonRpcRoute;
+  private readonly rest: RestRoute;
+
+  constructor(private readonly options: A2AFrontDoorOptions<C>) {
+    const report = (error: unknown) => options.onError?.(error);
+    this.executor = new ChatExecutor(options.core, { onError: (_taskId, error) => report(error) });
+    this.cards = new CardRoute(options);
+    const pushConfigs = options.pushConfigs ?? new InMemoryPushNotificationStore();
+    const sender = new A2APushSender({ store: pushConfigs, deliver: options.deliverPush, onError: report });
+    // The SDK reads only the card's capabilities (streaming, push): the URLs it holds are never served.
+    const sdk = new DefaultRequestHandler(
+      buildA2ACard(options.card()),
+      options.tasks,
+      this.executor,
+      undefined,
+      pushConfigs,
+      sender,
+    );
+    const handler = new GatedHandler(sdk, {
+      gate: options.gate,
+      tasks: options.tasks,
+      pushUrlProblem: options.pushUrlProblem,
+      taskCapacity: options.taskCapacity,
+      onError: report,
+    });
+    this.jsonRpc = new JsonRpcRoute(handler, { sse: options.sse, report });
+    this.rest = new RestRoute(handler, { sse: options.sse, report });
+  }
+
+  /** The paths this front door answers (anything else stays the agent port's). */
+  owns(path: string): boolean {
+    return (
+      path === A2A_PATHS.card ||
+      path === A2A_PATHS.jwks ||
+      path === A2A_PATHS.jsonRpc ||
+      path === A2A_PATHS.rest ||
+      path.startsWith(`${A2A_PATHS.rest}/`)
+    );
+  }
+
+  /** The v1.0 card as served now (signed). */
+  card(): Record<string, unknown> {
+    return this.cards.card();
+  }
+
+  /** Answers one request on an owned path; never rejects (the last guard answers 500, as Koa's would). */
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      await this.route(req, res);
+    } catch (error) {
+      this.options.onError?.(error);
+      if (res.headersSent) res.destroy();
+      else
+        sendJson(res, 500, {
+          error: 'The agent failed to answer; the operator can see why in the agent log.',
+        });
+    }
+  }
+
+  /** Aborts every run in flight (the agent is stopping): their tasks end `failed`. */
+  close(): void {
+    this.executor.abortAll(new Error('agent shutting down'));
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://agent.invalid');
+    const path = url.pathname;
+    const method = req.method ?? 'GET';
+    if (path === A2A_PATHS.card || path === A2A_PATHS.jwks) {
+      if (method !== 'GET' && method !== 'HEAD') return notAllowed(res, 'GET, HEAD');
+      return path === A2A_PATHS.card ? this.cards.serveCard(req, res) : this.cards.serveJwks(req, res);
+    }
+    if (path === A2A_PATHS.jsonRpc) {
+      if (method !== 'POST') return notAllowed(res, 'POST');
+      const info = { headers: req.headers, remoteAddress: req.socket.remoteAddress, method: `POST ${path}` };
+      let caller: C;
+      let body: unknown;
+      try {
+        caller = await this.options.gate.authenticate(info);
+        body = await readJsonBody(req, this.options.bodyLimitBytes());
+      } catch (error) {
+        return this.jsonRpc.refuse(req, res, error);
+      }
+      return this.jsonRpc.serve(req, res, caller, body);
+    }
+    const sub = path.slice(A2A_PATHS.rest.length);
+    const route = this.rest.match(method, sub);
+    if ('allow' in route) {
+      if (route.allow.length > 0) return notAllowed(res, route.allow.join(', '));
+      return sendJson(res, 404, {
+        error: `No A2A HTTP+JSON operation at ${path.slice(0, 120)}; see ${A2A_PATHS.card} (v0.3 callers: use the JSON-RPC interface).`,
+      });
+    }
+    let caller: C;
+    let body: unknown = {};
+    try {
+      caller = await this.options.gate.authenticate({
+        headers: req.headers,
+        remoteAddress: req.socket.remoteAddress,
+        method: `${method} ${path}`,
+      });
+      if (method === 'POST') body = await readJsonBody(req, this.options.bodyLimitBytes());
+    } catch (error) {
+      return this.rest.refuse(res, error);
+    }
+    return this.rest.serve(req, res, caller, route, url.searchParams, body);
+  }
+}
+
+function notAllowed(res: ServerResponse, allow: string): void {
+  res.setHeader('Allow', allow);
+  sendJson(res, 405, { error: `Use ${allow} here.` });
+}

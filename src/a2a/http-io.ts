@@ -1,0 +1,119 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ContentTypeNotSupportedError } from '@a2a-js/sdk/errors';
+import { SseWriter, type SseOptions } from '../agent/sse.js';
+import { ProtocolError, schemaInvalid } from '../protocol/index.js';
+
+/** `application/json`, `application/a2a+json` or any other `+json` type (or none: curl's default). */
+const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
+
+/**
+ * The request body as parsed JSON: 413 past `limit` (a declared length is refused before a byte is read,
+ * a chunked body as soon as it passes it), 400 when it is not JSON, ContentTypeNotSupported for another
+ * media type. An empty body is `{}` (HTTP+JSON's cancel and subscribe POSTs have none).
+ */
+export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  const type = req.headers['content-type'];
+  if (type && !JSON_TYPE.test(type)) {
+    throw new ContentTypeNotSupportedError(
+      `Send the body as application/json or application/a2a+json (got "${type.slice(0, 60)}").`,
+    );
+  }
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    // Not destroyed on an early exit: the refusal must still reach the caller (its rest is discarded).
+    for await (const chunk of req.iterator({ destroyOnReturn: false })) {
+      size += (chunk as Buffer).length;
+      if (size > limit) {
+        req.resume();
+        throw tooLarge(limit);
+      }
+      chunks.push(chunk as Buffer);
+    }
+  } catch (error) {
+    if (error instanceof ProtocolError) throw error;
+    // The caller left (or the listener's request timeout cut a slow body): its doing, not the agent's.
+    throw schemaInvalid('The request body did not arrive whole; send it again.', 'size', 408);
+  }
+  if (size === 0) return {};
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  } catch {
+    // The parser's message quotes the body, which may hold a secret: say only what to fix.
+    throw schemaInvalid('The request body is not valid JSON; send one JSON object.', 'shape');
+  }
+}
+
+function tooLarge(limit: number) {
+  return schemaInvalid(
+    `The request body is larger than ${limit} bytes; send a shorter message.`,
+    'size',
+    413,
+  );
+}
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+  type = 'application/json',
+): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    'Content-Type': `${type}; charset=utf-8`,
+    'Content-Length': Buffer.byteLength(text),
+    'Cache-Control': 'no-store',
+  });
+  res.end(text);
+}
+
+export interface StreamPlan<T> {
+  /**
+   * The stream's first result, already awaited so an early error is answered as plain JSON; without it
+   * the stream opens first and an early error is an error event.
+   */
+  first?: IteratorResult<T>;
+  rest: AsyncIterator<T>;
+  /** One event's data, as the transport frames it. */
+  encode(event: T): unknown;
+  /** The `event: error` data for a failure after the stream opened. */
+  errorData(error: unknown): unknown;
+  sse?: SseOptions;
+}
+
+/**
+ * Sends a stream as Server-Sent Events through the agent's one SSE writer (its headers, keep-alive comments,
+ * and bound on unsent data). When the caller leaves, the SDK's iterator is told to return: the task goes
+ * on (a caller may resubscribe), only this stream's listener goes once the next event or the end arrives.
+ */
+export async function streamSse<T>(res: ServerResponse, plan: StreamPlan<T>): Promise<void> {
+  const sse = new SseWriter(res, plan.sse);
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    void plan.rest.return?.().catch(() => undefined);
+  };
+  res.once('close', stop);
+  try {
+    let next = plan.first ?? (await plan.rest.next());
+    while (!next.done && !sse.closed) {
+      sse.send(plan.encode(next.value));
+      next = await plan.rest.next();
+    }
+  } catch (error) {
+    sse.send(plan.errorData(error), 'error');
+  } finally {
+    res.off('close', stop);
+    if (sse.closed) stop();
+    sse.end();
+  }
+}

@@ -1,0 +1,124 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { A2A_ERROR_CODE, VersionNotSupportedError } from '@a2a-js/sdk/errors';
+import { isV1JsonRpcMethod, LEGACY_METHOD_TASKS_RESUBSCRIBE } from '@a2a-js/sdk/compat/v0_3';
+import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
+import { JsonRpcTransportHandler, type A2ARequestHandler } from '@a2a-js/sdk/server';
+import type { SseOptions } from '../agent/sse.js';
+import { ProtocolError } from '../protocol/index.js';
+import { fixJsonRpcError, jsonRpcError, type JsonRpcErrorObject } from './a2a-errors.js';
+import { callContext, scopeOf } from './call-context.js';
+import type { A2ACaller } from './chat-core.js';
+import { sendJson, streamSse } from './http-io.js';
+
+export type WireVersion = '1.0' | '0.3';
+
+interface JsonRpcReply {
+  jsonrpc: string;
+  id: string | number | null;
+  result?: unknown;
+  error?: JsonRpcErrorObject;
+}
+
+/**
+ * The version a JSON-RPC request speaks. `A2A-Version` decides when present (1.0, or 0.3 through the
+ * SDK's compatibility layer). Without it the spec says 0.3, but OpenClaw's A2A client sends v1.0 method
+ * names and shapes with no header (GATEWAY.md): a v1.0 method name is v1.0, anything else is v0.3.
+ */
+export function jsonRpcVersion(header: string | undefined, method: unknown): WireVersion {
+  const requested = header?.trim();
+  if (!requested) return isV1JsonRpcMethod(method) ? '1.0' : '0.3';
+  if (/^1\.0(\.\d+)?$/.test(requested)) return '1.0';
+  if (/^0\.3(\.\d+)?$/.test(requested)) return '0.3';
+  throw new VersionNotSupportedError(
+    `A2A-Version ${requested.slice(0, 20)} is not served here; send 1.0 (or 0.3).`,
+  );
+}
+
+/** The SDK's two JSON-RPC transport handlers (v1.0, and v0.3 through the compat layer) on node http. */
+export class JsonRpcRoute {
+  private readonly v1: JsonRpcTransportHandler;
+  private readonly legacy: LegacyJsonRpcTransportHandler;
+
+  constructor(
+    handler: A2ARequestHandler,
+    private readonly options: { sse?: SseOptions; report(error: unknown): void },
+  ) {
+    this.v1 = new JsonRpcTransportHandler(handler);
+    this.legacy = new LegacyJsonRpcTransportHandler(handler);
+  }
+
+  /** Answers a request whose caller is known and whose body is read. */
+  async serve(req: IncomingMessage, res: ServerResponse, caller: A2ACaller, body: unknown): Promise<void> {
+    const method = (body as { method?: unknown } | null)?.method;
+    const id = requestId(body);
+    let version: WireVersion;
+    try {
+      version = jsonRpcVersion(header(req), method);
+    } catch (error) {
+      return this.replyError(res, id, error, false);
+    }
+    const legacy = version === '0.3';
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      const invalid = {
+        code: A2A_ERROR_CODE.INVALID_REQUEST,
+        message: 'Send one JSON-RPC request object (batches are not served).',
+      };
+      return sendJson(res, 200, { jsonrpc: '2.0', id: null, error: invalid });
+    }
+    const context = callContext(caller, version);
+    const transport = legacy ? this.legacy : this.v1;
+    const answer = await transport.handle(body as Record<string, unknown>, context);
+    if (!isStream(answer)) {
+      const reply = answer as JsonRpcReply;
+      if (!reply.error) return sendJson(res, 200, reply);
+      const fixed = fixJsonRpcError(reply.error, scopeOf(context), legacy, this.options.report);
+      return sendJson(res, fixed.status, { ...reply, error: fixed.error }, fixed.headers);
+    }
+    const rest = answer[Symbol.asyncIterator]();
+    const errorData = (error: unknown) => ({
+      jsonrpc: '2.0',
+      id,
+      error: jsonRpcError(scopeOf(context).refusal ?? error, legacy, this.options.report).error,
+    });
+    // Strict v0.3 clients read tasks/resubscribe as a stream whatever happens: its errors are events too.
+    const alwaysStream = legacy && method === LEGACY_METHOD_TASKS_RESUBSCRIBE;
+    const plan = { rest, encode: (event: unknown) => event, errorData, sse: this.options.sse };
+    if (alwaysStream) return streamSse(res, plan);
+    let first: IteratorResult<unknown>;
+    try {
+      first = await rest.next();
+    } catch (error) {
+      return this.replyError(res, id, scopeOf(context).refusal ?? error, legacy);
+    }
+    return streamSse(res, { ...plan, first });
+  }
+
+  /** An error before any method ran (no key, a body that is not JSON-RPC): in the shape `header` asks for. */
+  refuse(req: IncomingMessage, res: ServerResponse, error: unknown): void {
+    const legacy = /^0\.3(\.\d+)?$/.test(header(req)?.trim() ?? '');
+    if (error instanceof ProtocolError && error.code === 'SCHEMA_INVALID' && error.httpStatus === 400) {
+      const parseError = { code: A2A_ERROR_CODE.PARSE_ERROR, message: error.message };
+      return sendJson(res, 200, { jsonrpc: '2.0', id: null, error: parseError });
+    }
+    this.replyError(res, null, error, legacy);
+  }
+
+  private replyError(res: ServerResponse, id: JsonRpcReply['id'], error: unknown, legacy: boolean): void {
+    const mapped = jsonRpcError(error, legacy, this.options.report);
+    sendJson(res, mapped.status, { jsonrpc: '2.0', id, error: mapped.error }, mapped.headers);
+  }
+}
+
+function header(req: IncomingMessage): string | undefined {
+  const value = req.headers['a2a-version'];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function requestId(body: unknown): JsonRpcReply['id'] {
+  const id = (body as { id?: unknown } | null)?.id;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null;
+}
+
+function isStream(value: unknown): value is AsyncGenerator<unknown> {
+  return typeof (value as AsyncGenerator<unknown>)?.[Symbol.asyncIterator] === 'function';
+}

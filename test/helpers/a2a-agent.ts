@@ -1,0 +1,236 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Koa from 'koa';
+import type { TaskStore } from '@a2a-js/sdk/server';
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  createAuthenticatingFetchWithRetry,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+  type Client,
+} from '@a2a-js/sdk/client';
+import { CallbackSender, CallbackUrlError } from '../../src/agent/callbacks.js';
+import type { A2ACaller, A2AGate, ChatCore, ChatTurn, ChatTurnRequest } from '../../src/a2a/chat-core.js';
+import { A2AFrontDoor, type A2AFrontDoorOptions } from '../../src/a2a/front-door.js';
+import type { PushNotification } from '../../src/a2a/push-sender.js';
+import { A2ATaskStore } from '../../src/a2a/task-store.js';
+import { KeyStore } from '../../src/keys/keystore.js';
+import { A2ATaskFiles, type A2ATaskRecords } from '../../src/state/a2a-task-store.js';
+import { authFailed, ProtocolError } from '../../src/protocol/index.js';
+
+/**
+ * The real caller-admission core and gateway come later (the lead wires them): this fake core streams a
+ * reply the test chooses, and the fake gate knows two keys. Everything else is real: the SDK's request
+ * handler and transports, our adapter, a Koa server on an ephemeral loopback port, the SDK's own client.
+ */
+export const KEYS = { alice: 'a2a_test_alice_key', bob: 'a2a_test_bob_key' } as const;
+
+export interface Turn {
+  caller: A2ACaller;
+  turn: ChatTurn;
+  aborted: boolean;
+}
+
+/** A gateway stand-in: "hold" waits for `release()` (or an abort) after its first delta; "deaf" ignores aborts. */
+export class FakeCore implements ChatCore {
+  readonly turns: Turn[] = [];
+  private releases: (() => void)[] = [];
+
+  async run(caller: A2ACaller, turn: ChatTurn, control: { signal: AbortSignal; onDelta(t: string): void }) {
+    const record: Turn = { caller, turn, aborted: false };
+    this.turns.push(record);
+    control.signal.addEventListener('abort', () => (record.aborted = true), { once: true });
+    if (turn.message === 'crash') throw new Error('secret internal detail /home/operator/.openclaw');
+    if (turn.message === 'gateway down') {
+      throw new ProtocolError('AGENT_UNAVAILABLE', 502, 'The gateway did not answer; try again later.');
+    }
+    const words = ['Hello', ', ', caller.name, '.'];
+    if (turn.message === 'deaf') {
+      // A core that does not listen to its signal: answers once released, whatever happened meanwhile.
+      await new Promise<void>((resolve) => this.releases.push(resolve));
+      return { reply: 'Too late' };
+    }
+    if (turn.message === 'hold') {
+      control.onDelta('Holding');
+      await new Promise<void>((resolve, reject) => {
+        this.releases.push(resolve);
+        control.signal.addEventListener('abort', () => reject(control.signal.reason), { once: true });
+      });
+      for (const word of words) control.onDelta(word);
+      return { reply: `Holding${words.join('')}` };
+    }
+    for (const word of words) control.onDelta(word);
+    return { reply: words.join(''), usage: { promptTokens: 3, completionTokens: 4, totalTokens: 7 } };
+  }
+
+  /** Lets every held turn go on. */
+  release(): void {
+    for (const release of this.releases.splice(0)) release();
+  }
+}
+
+export class FakeGate implements A2AGate {
+  readonly admitted: ChatTurnRequest[] = [];
+
+  async authenticate({
+    headers,
+  }: {
+    headers: Record<string, string | string[] | undefined>;
+  }): Promise<A2ACaller> {
+    const header = headers.authorization;
+    const key = typeof header === 'string' ? /^Bearer (\S+)$/.exec(header)?.[1] : undefined;
+    if (!key) throw authFailed('This agent needs an A2A key: ask its operator for one.', 'access');
+    const name = Object.entries(KEYS).find(([, value]) => value === key)?.[0];
+    if (!name) throw authFailed('This A2A key is not valid here.', 'access');
+    return { id: `a2a-key:${name}`, name };
+  }
+
+  async admit(_caller: A2ACaller, turn: ChatTurnRequest): Promise<void> {
+    if (turn.message === 'too often') {
+      throw new ProtocolError('RATE_LIMITED', 429, 'Too many messages; wait a moment.', {
+        step: 'rate-limit',
+        retryAfterSeconds: 7,
+      });
+    }
+    this.admitted.push(turn);
+  }
+}
+
+export interface A2AAgent {
+  url: string;
+  /** The durable task records under the SDK-facing store (unless the test passed its own `tasks`). */
+  records: A2ATaskRecords;
+  store: A2ATaskStore;
+  door: A2AFrontDoor<A2ACaller>;
+  keys: KeyStore;
+  core: FakeCore;
+  gate: FakeGate;
+  pushes: PushNotification[];
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+export interface StartOptions extends Partial<A2AFrontDoorOptions<A2ACaller>> {
+  tasks?: TaskStore;
+  dataDir?: string;
+  /** The task records (default: the data-dir store in `dataDir`). */
+  records?: A2ATaskRecords;
+}
+
+/**
+ * The front door mounted in a Koa app (as the agent port will), on an ephemeral loopback port, with its
+ * tasks in the data dir (tasks unfinished by an earlier agent on the same dir end failed at start).
+ */
+export async function startA2AAgent(options: StartOptions = {}): Promise<A2AAgent> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'a2a-test-'));
+  const keys = KeyStore.open(dataDir, { cardTTLSeconds: 300 });
+  const records = options.records ?? new A2ATaskFiles(dataDir);
+  const store = new A2ATaskStore(records, { retentionMs: () => 24 * 3600_000 });
+  await store.recover();
+  const core = new FakeCore();
+  const gate = new FakeGate();
+  const pushes: PushNotification[] = [];
+  // The SAMVAD callback rule, as the lead will wire it (loopback stays refused: no --dev-http-peers here).
+  const callbacks = new CallbackSender({ signer: () => keys.signer });
+  let url = '';
+  const door = new A2AFrontDoor<A2ACaller>({
+    card: () => ({
+      baseUrl: url,
+      name: 'Test agent',
+      description: 'An OpenClaw agent behind Agent Bridge',
+      version: '0.1.0',
+      skills: [{ id: 'chat', name: 'Chat', description: 'Talk with the agent' }],
+      keylessAllowed: false,
+    }),
+    signer: () => keys.signer,
+    publicKeys: () => keys.publicKeys(),
+    cardTTLSeconds: () => 300,
+    gate,
+    core,
+    tasks: options.tasks ?? store,
+    taskCapacity: (owner) => store.admit(owner),
+    deliverPush: async (notification) => void pushes.push(notification),
+    pushUrlProblem: (raw) => {
+      try {
+        callbacks.check(raw);
+        return undefined;
+      } catch (error) {
+        if (error instanceof CallbackUrlError) return error.message.replace('callbackUrl', 'the URL');
+        throw error;
+      }
+    },
+    bodyLimitBytes: () => 64 * 1024,
+    sse: { keepAliveMs: 50 },
+    onError: () => undefined,
+    ...options,
+  });
+  const app = new Koa();
+  app.use(async (ctx) => {
+    if (door.owns(ctx.path)) {
+      ctx.respond = false;
+      return door.handle(ctx.req, ctx.res);
+    }
+    ctx.status = 404;
+  });
+  const server: Server = createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    records,
+    store,
+    door,
+    keys,
+    core,
+    gate,
+    pushes,
+    dataDir,
+    close: async () => {
+      door.close();
+      core.release();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A fetch that sends the caller's A2A key, through the SDK's own authentication hook. */
+export function keyFetch(key: string | undefined): typeof fetch {
+  if (!key) return fetch;
+  return createAuthenticatingFetchWithRetry(fetch, {
+    headers: async () => ({ Authorization: `Bearer ${key}` }),
+    shouldRetryWithHeaders: async () => undefined,
+  });
+}
+
+export type Transport = 'JSONRPC' | 'HTTP+JSON';
+
+/** The SDK's ClientFactory with both transports and its v0.3 compatibility on, preferring `transport`. */
+export function clientFactory(key: string | undefined, transport: Transport = 'JSONRPC'): ClientFactory {
+  const fetchImpl = keyFetch(key);
+  const legacyCompat = { enabled: true };
+  return new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [
+        new JsonRpcTransportFactory({ fetchImpl, legacyCompat }),
+        new RestTransportFactory({ fetchImpl, legacyCompat }),
+      ],
+      preferredTransports: [transport],
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl, legacyCompat }),
+    }),
+  );
+}
+
+export function a2aClient(
+  url: string,
+  key: string | undefined,
+  transport: Transport = 'JSONRPC',
+): Promise<Client> {
+  return clientFactory(key, transport).createFromUrl(url);
+}

@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TaskState } from '@a2a-js/sdk';
+import { a2aClient, KEYS, startA2AAgent, type A2AAgent } from '../helpers/a2a-agent.js';
+import { asTask, send } from '../helpers/a2a-messages.js';
+import { until } from '../helpers/polling.js';
+import { readSse, type SseBlock } from '../helpers/sse.js';
+
+// The wire under the SDK client: SSE framing and the agent's SSE conventions, and what push notifications
+// carry. The chat core is a fake (tests/helpers/a2a-agent.ts): the real core and gateway come later.
+let agent: A2AAgent;
+
+beforeAll(async () => {
+  agent = await startA2AAgent();
+});
+
+afterAll(async () => {
+  await agent.close();
+});
+
+const auth = { Authorization: `Bearer ${KEYS.alice}` };
+const hold = { message: { messageId: 'hold-1', role: 'ROLE_USER', parts: [{ text: 'hold' }] } };
+
+describe('streams', () => {
+  it('frames JSON-RPC events as SSE with the agent’s headers and keep-alive comments', async () => {
+    const response = await fetch(`${agent.url}/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'req-9', method: 'SendStreamingMessage', params: hold }),
+    });
+    expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(response.headers.get('cache-control')).toBe('no-cache');
+    expect(response.headers.get('x-accel-buffering')).toBe('no');
+    const blocks: SseBlock[] = [];
+    const reading = (async () => {
+      for await (const block of readSse(response)) blocks.push(block);
+    })();
+    // The helper's agent sends a keep-alive comment after 50 ms without events.
+    await until(() => blocks.some((b) => b.comment === 'keep-alive'), 5000, 'a keep-alive comment');
+    agent.core.release();
+    await reading;
+    const events = blocks.filter((b) => b.data !== undefined).map((b) => b.data as Record<string, unknown>);
+    expect(events.every((e) => e.jsonrpc === '2.0' && e.id === 'req-9' && 'result' in e)).toBe(true);
+    expect(Object.keys((events[0] as { result: object }).result)).toEqual(['task']);
+    expect(events.at(-1)).toMatchObject({
+      result: { statusUpdate: { status: { state: 'TASK_STATE_COMPLETED' } } },
+    });
+  });
+
+  it('frames HTTP+JSON events as bare StreamResponses', async () => {
+    const response = await fetch(`${agent.url}/a2a/rest/message:stream`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/a2a+json' },
+      body: JSON.stringify({ message: { messageId: 'r-1', role: 'ROLE_USER', parts: [{ text: 'hi' }] } }),
+    });
+    const events: unknown[] = [];
+    for await (const block of readSse(response)) if (block.data !== undefined) events.push(block.data);
+    expect(Object.keys(events[0] as object)).toEqual(['task']);
+    expect(events.at(-1)).toMatchObject({ statusUpdate: { status: { state: 'TASK_STATE_COMPLETED' } } });
+  });
+
+  it('keeps the task going when the caller leaves a stream, and answers the next stream as usual', async () => {
+    const leaving = new AbortController();
+    const response = await fetch(`${agent.url}/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'SendStreamingMessage', params: hold }),
+      signal: leaving.signal,
+    });
+    let taskId = '';
+    for await (const block of readSse(response)) {
+      const result = (block.data as { result?: { task?: { id: string } } } | undefined)?.result;
+      if (result?.task) {
+        taskId = result.task.id;
+        break;
+      }
+    }
+    leaving.abort();
+    agent.core.release();
+    const client = await a2aClient(agent.url, KEYS.alice);
+    await until(async () => {
+      const task = await client.getTask({ tenant: '', id: taskId });
+      return task.status?.state === TaskState.TASK_STATE_COMPLETED;
+    });
+    const next = asTask(await client.sendMessage(send('hi')));
+    expect(next.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+});
+
+describe('push notifications', () => {
+  const config = {
+    tenant: '',
+    id: '',
+    taskId: '',
+    url: 'https://hooks.example.com/a2a',
+    token: 'receiver-token',
+    authentication: { scheme: 'Bearer', credentials: 'receiver-secret' },
+  };
+
+  it('posts the task, the whole reply and each status change, not every delta, authenticated per config', async () => {
+    agent.pushes.length = 0;
+    const client = await a2aClient(agent.url, KEYS.alice, 'HTTP+JSON');
+    const task = asTask(
+      await client.sendMessage(send('hi', { configuration: { taskPushNotificationConfig: config } })),
+    );
+    await until(() => agent.pushes.length >= 3, 5000, 'three push notifications');
+    expect(agent.pushes.map((p) => Object.keys(JSON.parse(p.body) as object)[0])).toEqual([
+      'task',
+      'artifactUpdate',
+      'statusUpdate',
+    ]);
+    const [, reply, done] = agent.pushes.map(
+      (p) => JSON.parse(p.body) as Record<string, Record<string, unknown>>,
+    );
+    expect(reply?.artifactUpdate).toMatchObject({
+      lastChunk: true,
+      artifact: { parts: [{ text: 'Hello, alice.' }] },
+    });
+    expect(done?.statusUpdate).toMatchObject({ taskId: task.id, status: { state: 'TASK_STATE_COMPLETED' } });
+    for (const push of agent.pushes) {
+      expect(push).toMatchObject({ taskId: task.id, url: config.url, contentType: 'application/a2a+json' });
+      expect(push.headers).toEqual({
+        Authorization: 'Bearer receiver-secret',
+        'X-A2A-Notification-Token': 'receiver-token',
+      });
+    }
+  });
+
+  it('posts v0.3 shapes to a webhook a v0.3 caller registered', async () => {
+    agent.pushes.length = 0;
+    await fetch(`${agent.url}/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json', 'A2A-Version': '0.3' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'message/send',
+        params: {
+          message: {
+            kind: 'message',
+            messageId: 'v03-push',
+            role: 'user',
+            parts: [{ kind: 'text', text: 'hi' }],
+          },
+          configuration: { blocking: true, pushNotificationConfig: { url: config.url, token: 'v03-token' } },
+        },
+      }),
+    });
+    await until(() => agent.pushes.length >= 3, 5000, 'three push notifications');
+    // The SDK's v0.3 serializer sends the whole task each time (the v0.3 webhook convention).
+    const bodies = agent.pushes.map((p) => JSON.parse(p.body) as { kind: string; status: { state: string } });
+    expect(bodies.map((b) => b.kind)).toEqual(['task', 'task', 'task']);
+    expect(bodies.at(-1)).toMatchObject({
+      status: { state: 'completed' },
+      artifacts: [{ parts: [{ text: 'Hello, alice.' }] }],
+    });
+    expect(agent.pushes[0]).toMatchObject({
+      contentType: 'application/json',
+      headers: { 'X-A2A-Notification-Token': 'v03-token' },
+    });
+  });
+});

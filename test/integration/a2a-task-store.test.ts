@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TaskState } from '@a2a-js/sdk';
+import { A2ATaskFiles, type A2ATaskRecord } from '../../src/state/a2a-task-store.js';
+import { a2aClient, KEYS, startA2AAgent, type A2AAgent } from '../helpers/a2a-agent.js';
+import { asTask, collect, replyText, send } from '../helpers/a2a-messages.js';
+import { until } from '../helpers/polling.js';
+
+// A2A tasks in the data dir, through the SDK's client: what survives a restart, what a stream costs the
+// store, and the caps. The chat core is a fake (tests/helpers/a2a-agent.ts): the real core comes later.
+const agents: A2AAgent[] = [];
+const dirs: string[] = [];
+
+afterEach(async () => {
+  for (const agent of agents.splice(0)) await agent.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+async function start(options: Parameters<typeof startA2AAgent>[0]) {
+  const agent = await startA2AAgent(options);
+  agents.push(agent);
+  return agent;
+}
+
+function dataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'a2a-restart-'));
+  dirs.push(dir);
+  return dir;
+}
+
+describe('A2A tasks in the data dir', () => {
+  it('keep a finished task across a restart; one cut short by it ends failed', async () => {
+    const dir = dataDir();
+    const before = await start({ dataDir: dir });
+    const alice = await a2aClient(before.url, KEYS.alice);
+    const done = asTask(await alice.sendMessage(send('hi')));
+    const cut = asTask(await alice.sendMessage(send('hold', { configuration: { returnImmediately: true } })));
+    expect(cut.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+
+    // The first agent never finishes (as if its process died); a second one opens the same data dir.
+    const after = await start({ dataDir: dir });
+    const again = await a2aClient(after.url, KEYS.alice);
+    const kept = await again.getTask({ tenant: '', id: done.id });
+    expect(kept.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(replyText(kept)).toBe('Hello, alice.');
+    const failed = await again.getTask({ tenant: '', id: cut.id });
+    expect(failed.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    expect(failed.status?.message?.parts[0]?.content?.value).toMatch(/restarted/);
+    const listed = await again.listTasks({
+      tenant: '',
+      contextId: '',
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+    });
+    expect(listed.tasks.map((t) => t.id).sort()).toEqual([done.id, cut.id].sort());
+    const bob = await a2aClient(after.url, KEYS.bob);
+    await expect(bob.getTask({ tenant: '', id: done.id })).rejects.toThrow(/not found/i);
+  });
+
+  it('write a streamed task on its changes of state, not on each reply token', async () => {
+    const dir = dataDir();
+    const writes: A2ATaskRecord[] = [];
+    const files = new A2ATaskFiles(dir);
+    const counting = Object.assign(Object.create(files) as A2ATaskFiles, {
+      put: (record: A2ATaskRecord) => {
+        writes.push(record);
+        return files.put(record);
+      },
+    });
+    const agent = await start({ dataDir: dir, records: counting });
+    const alice = await a2aClient(agent.url, KEYS.alice);
+    const events = await collect(alice.sendMessageStream(send('hi')));
+    expect(events.length).toBe(7);
+    expect(writes.map((w) => w.state)).toEqual(['TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
+    const stored = writes.at(-1)!.doc as { artifacts: { parts: { text: string }[] }[] };
+    expect(stored.artifacts[0]?.parts).toEqual([{ text: 'Hello, alice.', mediaType: 'text/plain' }]);
+  });
+
+  it('refuse a task past the caller’s cap with 429, before the core runs', async () => {
+    const dir = dataDir();
+    const agent = await start({ dataDir: dir, records: new A2ATaskFiles(dir, { maxPerOwner: 2 }) });
+    const alice = await a2aClient(agent.url, KEYS.alice, 'HTTP+JSON');
+    await alice.sendMessage(send('hi'));
+    await alice.sendMessage(send('hi'));
+    const refused = await alice.sendMessage(send('hi')).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ statusCode: 429, message: expect.stringMatching(/already has 2 tasks/) });
+    expect(agent.core.turns).toHaveLength(2);
+    const bob = await a2aClient(agent.url, KEYS.bob, 'HTTP+JSON');
+    expect(asTask(await bob.sendMessage(send('hi'))).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('end failed when the agent stops with their runs in flight, whether the core listens or not', async () => {
+    const agent = await start({ dataDir: dataDir() });
+    const alice = await a2aClient(agent.url, KEYS.alice);
+    const later = { configuration: { returnImmediately: true } };
+    const held = asTask(await alice.sendMessage(send('hold', later)));
+    const deaf = asTask(await alice.sendMessage(send('deaf', later)));
+    agent.door.close();
+    agent.core.release();
+    for (const id of [held.id, deaf.id]) {
+      const state = async () => (await alice.getTask({ tenant: '', id })).status?.state;
+      await until(async () => (await state()) !== TaskState.TASK_STATE_WORKING, 2000, `task ${id} to end`);
+      const task = await alice.getTask({ tenant: '', id });
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+      expect(task.status?.message?.parts[0]?.content?.value).toMatch(/agent stopped/);
+    }
+  });
+});
