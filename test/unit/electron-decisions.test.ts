@@ -232,6 +232,10 @@ describe('tray menu', () => {
     register: vi.fn(),
     rotateKey: vi.fn(),
     setStartAtLogin: vi.fn(),
+    checkForUpdates: vi.fn(),
+    restartToUpdate: vi.fn(),
+    setAutoUpdate: vi.fn(),
+    openReleases: vi.fn(),
     quit: vi.fn(),
   });
   const item = (template: ReturnType<typeof menuTemplate>, id: string) =>
