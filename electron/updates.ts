@@ -80,9 +80,11 @@ export class AppUpdates {
   check(asked: boolean): void {
     if (this.mode !== 'automatic' && this.mode !== 'manual') return;
     this.asked = asked;
-    // A failure arrives as the updater's `error` event too, which is where it is handled.
+    // A failure of the check or of the download it starts arrives as the updater's `error` event too, which
+    // is where it is handled; the promises would otherwise reject unhandled.
     void this.updaterFor()
       .checkForUpdates()
+      .then((result) => result?.downloadPromise?.catch(() => undefined))
       .catch(() => undefined);
   }
 
