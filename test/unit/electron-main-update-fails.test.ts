@@ -8,6 +8,7 @@ import { until } from '../helpers/polling.js';
 
 // An update that cannot be installed (electron-updater reports an error instead of starting its installer):
 // the agent was already drained for the restart, so the app restarts as it is, on the version it has.
+// This launch also takes its data folder from AGENT_BRIDGE_DATA_DIR (the packaged-app smoke test does).
 vi.mock(
   'electron',
   async () => (await import('../fixtures/electron-standin/index.js')).electronStandin().module,
@@ -29,6 +30,8 @@ beforeAll(async () => {
     settings: { port: 0, consolePort: 0, tunnel: 'none' },
     standin: { isPackaged: true, appPath },
     notFirstRun: true,
+    // An operator who set AGENT_BRIDGE_DATA_DIR for `serve` gets the same agent on the desktop.
+    dataDirFromEnv: true,
   });
 });
 
@@ -38,6 +41,11 @@ afterAll(async () => {
   } finally {
     rmSync(appPath, { recursive: true, force: true });
   }
+});
+
+it('takes its data folder from AGENT_BRIDGE_DATA_DIR before Electron is ready, as serve does', () => {
+  expect(calls.of('app.setPath').map((call) => call.args)).toEqual([['userData', shell.userData, false]]);
+  expect(calls.indexOf('app.setPath')).toBeLessThan(calls.indexOf('app.whenReady'));
 });
 
 it('restarts as it is when the downloaded update cannot be installed', async () => {
