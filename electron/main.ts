@@ -5,10 +5,11 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readBuildInfo } from './build-info.js';
-import { loginItemSettings, shouldShowWindow } from './decisions/login-item.js';
+import { shouldShowWindow } from './decisions/login-item.js';
 import type { ShellState } from './decisions/shell-state.js';
 import { INSTALL_GIVE_UP_MS } from './decisions/updates.js';
 import { readShellState, startCore, writeSettings, type Core } from './core.js';
+import { startAtLogin as loginItem } from './login-item.js';
 import { Notifier } from './notifier.js';
 import { AppTray } from './tray.js';
 import { AppUpdates } from './updates.js';
@@ -45,7 +46,7 @@ async function main(): Promise<void> {
   }
   const window = new ConsoleWindow(core.console.url, core.console.token, join(iconDir, 'window.png'));
   const notifier = new Notifier((page) => window.show(page));
-  const startAtLogin = () => app.getLoginItemSettings().openAtLogin;
+  const login = loginItem(app);
   const updates = new AppUpdates({
     current: app.getVersion(),
     build: readBuildInfo(app.getAppPath()),
@@ -66,7 +67,10 @@ async function main(): Promise<void> {
       register: () =>
         void core.app.register().catch(() => undefined /* shown by the notifier and the console */),
       rotateKey: () => core.app.keys.rotate(),
-      setStartAtLogin: (enabled) => app.setLoginItemSettings(loginItemSettings(enabled)),
+      setStartAtLogin: (enabled) => {
+        login.set(enabled);
+        void refresh();
+      },
       checkForUpdates: () => updates.check(true),
       restartToUpdate: () => void restartToUpdate(),
       setAutoUpdate: (enabled) =>
@@ -92,7 +96,7 @@ async function main(): Promise<void> {
     const read = ++reads;
     let state: ShellState;
     try {
-      state = await readShellState(core, startAtLogin(), updates.view());
+      state = await readShellState(core, login.enabled(), updates.view());
     } catch {
       return; // The console is stopping; the next event refreshes.
     }
