@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import yaml from 'js-yaml';
 import { _electron as electron } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { StatusResponse } from '../../src/protocol/console-api.js';
@@ -20,14 +21,26 @@ if (!packaged) {
 }
 
 describe.skipIf(!packaged)('the packaged app', () => {
-  it('starts in a fresh data folder, answers its health, opens the console with its token, shows its tray and quits cleanly', async () => {
+  it('carries its update feed, starts in a fresh data folder, answers its health, opens the console with its token, shows its tray and quits cleanly', async () => {
     const executable = resolve(packaged!);
     expect(existsSync(executable), `no packaged app at ${executable}`).toBe(true);
+    // Where installed apps look for updates: electron-builder writes it from electron-builder.yml's publish.
+    const resources =
+      process.platform === 'darwin'
+        ? resolve(executable, '../../Resources')
+        : join(dirname(executable), 'resources');
+    const feed = yaml.load(readFileSync(join(resources, 'app-update.yml'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    expect(feed).toMatchObject({ provider: 'github', owner: expect.any(String), repo: expect.any(String) });
+
     const dataDir = mkdtempSync(join(tmpdir(), 'agent-bridge-packaged-'));
-    // Free ports and no tunnel: the smoke test is about the app, not this runner's network.
+    // Free ports, no tunnel and no update check: the smoke test is about the app, not this runner's network
+    // (test/integration/update-feed.test.ts runs the updater against a feed double).
     writeFileSync(
       join(dataDir, 'settings.json'),
-      JSON.stringify({ port: 0, consolePort: 0, tunnel: 'none' }),
+      JSON.stringify({ port: 0, consolePort: 0, tunnel: 'none', autoUpdate: false }),
     );
     const app = await electron.launch({
       executablePath: executable,
