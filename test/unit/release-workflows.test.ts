@@ -120,6 +120,8 @@ describe('the release workflow', () => {
     expect(packaging).toBeLessThan(smoke);
     expect(smoke).toBeLessThan(upload);
     expect(build!.steps[smoke]!.env).toEqual({ AGENT_BRIDGE_PACKAGED_APP: '${{ matrix.app }}' });
+    // An unset secret arrives as an empty variable, which electron-builder would take for a certificate.
+    expect(build!.steps[packaging]!.run).toContain('if [ -z "${!name}" ]; then unset "$name"; fi');
     // Nothing is published from a build: the publish job does it once every platform passed.
     expect(build!.steps[packaging]!.run).toContain('--publish never');
     // The repository is the workflow's own, never a name written here.
