@@ -14,7 +14,10 @@ export interface SigningPlan {
   notarised: boolean;
   /** Lines for the workflow log, as GitHub annotations. */
   notices: { level: 'notice' | 'warning'; text: string }[];
-  /** Environment for the next steps (never a secret's value). */
+  /**
+   * Environment for the next steps (never a secret's value); SIGNING_BUILDER_ARGS is added to
+   * electron-builder's command line.
+   */
   exports: Record<string, string>;
   /** The App Store Connect API key to write to a file for notarisation (its content is a secret). */
   appleApiKey?: string;
@@ -71,8 +74,13 @@ export function signingPlan(platform: Platform, env: NodeJS.ProcessEnv): Signing
           text: 'This macOS build is unsigned and not notarised: the MAC_CSC_LINK secret is not set. Gatekeeper will block it until the operator allows it in System Settings, and installed apps will not update themselves.',
         },
       ],
-      // Without a certificate, electron-builder must not pick whatever identity the runner's keychain has.
-      exports: { CSC_IDENTITY_AUTO_DISCOVERY: 'false' },
+      exports: {
+        // Without a certificate, electron-builder must not pick whatever identity the runner's keychain has;
+        // the app is signed ad hoc instead (an Apple silicon Mac runs no unsigned code), without the hardened
+        // runtime, which an ad-hoc signature cannot satisfy (electron.build/code-signing).
+        CSC_IDENTITY_AUTO_DISCOVERY: 'false',
+        SIGNING_BUILDER_ARGS: '-c.mac.identity=- -c.mac.hardenedRuntime=false',
+      },
     };
   }
   const missing = NOTARY.filter((name) => !has(name));

@@ -91,7 +91,10 @@ describe('signing: what a build with the secrets it has does and says', () => {
   it('says a Mac build without its certificate is unsigned, and keeps electron-builder off the keychain', () => {
     const plan = signingPlan('mac', { ...notary, CSC_LINK: '  ' });
     expect(plan).toMatchObject({ signed: false, notarised: false });
-    expect(plan.exports).toEqual({ CSC_IDENTITY_AUTO_DISCOVERY: 'false' });
+    expect(plan.exports).toEqual({
+      CSC_IDENTITY_AUTO_DISCOVERY: 'false',
+      SIGNING_BUILDER_ARGS: '-c.mac.identity=- -c.mac.hardenedRuntime=false',
+    });
     expect(plan.notices).toEqual([
       {
         level: 'warning',
