@@ -82,9 +82,15 @@ export class AppUpdates {
     this.asked = asked;
     // A failure of the check or of the download it starts arrives as the updater's `error` event too, which
     // is where it is handled; the promises would otherwise reject unhandled.
+    const before = this.state;
     void this.updaterFor()
       .checkForUpdates()
-      .then((result) => result?.downloadPromise?.catch(() => undefined))
+      .then((result) => {
+        // No result and not a word: electron-updater declined to check (it judged the app not installed);
+        // the next check comes at its usual time rather than at every redraw.
+        if (result === null && this.state === before) this.apply({ kind: 'not-available' });
+        return result?.downloadPromise?.catch(() => undefined);
+      })
       .catch(() => undefined);
   }
 

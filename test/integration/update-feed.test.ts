@@ -118,11 +118,11 @@ class NodeExecutor extends ElectronHttpExecutor {
 }
 
 /** The app as electron-updater sees it: version 0.1.0, installed, with its app-update.yml. */
-function appAdapter(dir: string, quits: string[]): AppAdapter {
+function appAdapter(dir: string, quits: string[], isPackaged = true): AppAdapter {
   return {
     version: '0.1.0',
     name: 'Agent Bridge',
-    isPackaged: true,
+    isPackaged,
     appUpdateConfigPath: join(dir, 'app-update.yml'),
     userDataPath: join(dir, 'user-data'),
     baseCachePath: join(dir, 'cache'),
@@ -148,7 +148,7 @@ afterEach(() => {
 });
 
 /** The shell's updates over a real NSIS updater, as an installed signed Windows app has them. */
-function installedApp() {
+function installedApp(isPackaged = true) {
   const dir = tempDir('agent-bridge-update-');
   dirs.push(dir);
   // As electron-builder writes it from electron-builder.yml's publish (owner and repo from the workflow), with
@@ -166,7 +166,7 @@ function installedApp() {
     }),
   );
   const quits: string[] = [];
-  const nsis = new electronUpdater.NsisUpdater(null, appAdapter(dir, quits));
+  const nsis = new electronUpdater.NsisUpdater(null, appAdapter(dir, quits, isPackaged));
   // Its log would repeat what the assertions check.
   nsis.logger = null;
   Object.assign(nsis, {
@@ -263,5 +263,17 @@ describe('updates from a GitHub release feed (electron-updater, NSIS)', () => {
       failures: 1,
       message: expect.stringMatching(/ECONNREFUSED|127\.0\.0\.1:1/),
     });
+  });
+
+  it('moves on when electron-updater declines to check (an app it does not see as installed)', async () => {
+    const app = installedApp(false);
+    app.updates.check(false);
+    await until(
+      () => app.updates.view().state.phase === 'idle' && app.changes() > 0,
+      5000,
+      'the check to end',
+    );
+    expect(app.updates.view().state).toMatchObject({ phase: 'idle', lastCheckAt: expect.any(Number) });
+    expect(feed.requests).toEqual([]);
   });
 });
