@@ -5,6 +5,7 @@ import { settingsConfOptions, openSettingsStore } from '../src/settings/store.js
 import type { Settings } from '../src/settings/schema.js';
 import type { StatusResponse } from '../src/protocol/console-api.js';
 import { shellStateFrom, type ShellState } from './decisions/shell-state.js';
+import type { UpdateView } from './decisions/updates.js';
 
 export interface Core {
   app: AgentBridgeApp;
@@ -37,10 +38,24 @@ export async function startCore(dataDir: string, staticDir: string): Promise<Cor
 }
 
 /** The shell's view of the core, read from the console's own status so both show the same thing. */
-export async function readShellState(core: Core, startAtLogin: boolean): Promise<ShellState> {
+export async function readShellState(
+  core: Core,
+  startAtLogin: boolean,
+  update?: UpdateView,
+): Promise<ShellState> {
   const response = await fetch(`${core.console.url}/api/status`, {
     headers: { authorization: `Bearer ${core.console.token}` },
   });
   if (!response.ok) throw new Error(`console status answered HTTP ${response.status}`);
-  return shellStateFrom((await response.json()) as StatusResponse, startAtLogin);
+  return shellStateFrom((await response.json()) as StatusResponse, startAtLogin, update);
+}
+
+/** Changes settings through the console's own API: validated and saved as the Settings page does. */
+export async function writeSettings(core: Core, change: Partial<Settings>): Promise<void> {
+  const response = await fetch(`${core.console.url}/api/settings`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${core.console.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(change),
+  });
+  if (!response.ok) throw new Error(`console settings answered HTTP ${response.status}`);
 }

@@ -1,13 +1,18 @@
 // The desktop shell: wiring only. Decisions live in ./decisions (pure, unit-tested); the agent is src/app.
-import { app, clipboard, dialog } from 'electron';
+import { app, clipboard, dialog, shell } from 'electron';
+import electronUpdater from 'electron-updater';
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loginItemSettings, shouldShowWindow } from './decisions/login-item.js';
+import { readBuildInfo } from './build-info.js';
+import { shouldShowWindow } from './decisions/login-item.js';
 import type { ShellState } from './decisions/shell-state.js';
-import { readShellState, startCore, type Core } from './core.js';
+import { INSTALL_GIVE_UP_MS } from './decisions/updates.js';
+import { readShellState, startCore, writeSettings, type Core } from './core.js';
+import { startAtLogin as loginItem } from './login-item.js';
 import { Notifier } from './notifier.js';
 import { AppTray } from './tray.js';
+import { AppUpdates } from './updates.js';
 import { ConsoleWindow } from './window.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -20,6 +25,9 @@ else void main();
 
 async function main(): Promise<void> {
   app.setName('Agent Bridge'); // userData is then "<appData>/Agent Bridge", the headless data dir too
+  // The same override as `serve` (src/settings/data-dir.ts), set before Chromium opens its profile there.
+  const dataDirOverride = process.env.AGENT_BRIDGE_DATA_DIR;
+  if (dataDirOverride) app.setPath('userData', dataDirOverride);
   await app.whenReady();
   const dataDir = app.getPath('userData');
   const firstRunMarker = join(dataDir, '.first-run-done');
@@ -38,7 +46,15 @@ async function main(): Promise<void> {
   }
   const window = new ConsoleWindow(core.console.url, core.console.token, join(iconDir, 'window.png'));
   const notifier = new Notifier((page) => window.show(page));
-  const startAtLogin = () => app.getLoginItemSettings().openAtLogin;
+  const login = loginItem(app);
+  const updates = new AppUpdates({
+    current: app.getVersion(),
+    build: readBuildInfo(app.getAppPath()),
+    packaged: app.isPackaged,
+    autoUpdate: () => core.app.currentSettings.autoUpdate,
+    createUpdater: () => electronUpdater.autoUpdater,
+    onChange: () => void refresh(),
+  });
   const tray = new AppTray(
     iconDir,
     {
@@ -51,12 +67,28 @@ async function main(): Promise<void> {
       register: () =>
         void core.app.register().catch(() => undefined /* shown by the notifier and the console */),
       rotateKey: () => core.app.keys.rotate(),
-      setStartAtLogin: (enabled) => app.setLoginItemSettings(loginItemSettings(enabled)),
+      setStartAtLogin: (enabled) => {
+        login.set(enabled);
+        void refresh();
+      },
+      checkForUpdates: () => updates.check(true),
+      restartToUpdate: () => void restartToUpdate(),
+      setAutoUpdate: (enabled) =>
+        void writeSettings(core, { autoUpdate: enabled })
+          .catch((error: Error) => console.error(`Could not save the update setting: ${error.message}`))
+          .then(() => refresh()),
+      openReleases: (url) => void shell.openExternal(url),
       quit: () => app.quit(),
     },
     () => window.show(),
   );
 
+  // The packaged-app smoke test (test/e2e/packaged-app.e2e.test.ts) looks at the tray from the main
+  // process: Electron has no API that lists an app's trays.
+  Object.assign(globalThis, { [Symbol.for('agent-bridge.tray')]: tray.tray });
+
+  let stopping: Promise<void> | undefined;
+  let stopped = false;
   // Events come in bursts and each read is an HTTP call: a read that answers after a newer one is stale.
   let reads = 0;
   let drawn = 0;
@@ -64,14 +96,15 @@ async function main(): Promise<void> {
     const read = ++reads;
     let state: ShellState;
     try {
-      state = await readShellState(core, startAtLogin());
+      state = await readShellState(core, login.enabled(), updates.view());
     } catch {
       return; // The console is stopping; the next event refreshes.
     }
-    if (read < drawn) return;
+    if (read < drawn || stopping) return;
     drawn = read;
     tray.update(state);
     notifier.observe(state);
+    updates.sync(); // the console may have changed the update setting
   };
   for (const event of ['tunnel', 'gateway', 'gatewayAgent', 'registry', 'card', 'address', 'access'] as const)
     core.app.on(event, () => void refresh());
@@ -82,18 +115,35 @@ async function main(): Promise<void> {
     window.show();
   if (firstRun) writeFileSync(firstRunMarker, new Date().toISOString());
 
-  // Closing the window keeps the agent running in the tray; quitting stops it cleanly first.
+  // Closing the window keeps the agent running in the tray. Quitting, and restarting for an update, stop
+  // the agent first: in-flight work finishes or is recorded as failed, and state is flushed (src/app.ts).
   app.on('window-all-closed', () => undefined);
-  let stopped = false;
+  const stopShell = () =>
+    (stopping ??= (async () => {
+      notifier.stop();
+      updates.stop();
+      window.allowClose();
+      await core
+        .stop()
+        .catch((error: Error) => console.error(`The agent did not stop cleanly: ${error.message}`));
+      stopped = true;
+      tray.destroy();
+    })());
   app.on('before-quit', (event) => {
     if (stopped) return;
     event.preventDefault();
-    notifier.stop();
-    window.allowClose();
-    void core.stop().finally(() => {
-      stopped = true;
-      tray.destroy();
-      app.quit();
-    });
+    void stopShell().then(() => app.quit());
   });
+  // The updater quits the app itself once its installer runs; if it cannot, the app restarts as it is.
+  const restartAsIs = () => {
+    app.relaunch();
+    app.quit();
+  };
+  const restartToUpdate = async () => {
+    await stopShell();
+    if (!updates.install()) return restartAsIs();
+    setTimeout(restartAsIs, INSTALL_GIVE_UP_MS).unref();
+  };
+
+  updates.sync(); // the first check, now that the agent runs
 }

@@ -6,7 +6,7 @@ import { trayIconFile, trayModel } from './decisions/tray-model.js';
 
 /** The tray icon and menu; everything it shows comes from the pure decisions. */
 export class AppTray {
-  private readonly tray: Tray;
+  readonly tray: Tray;
 
   constructor(
     private readonly iconDir: string,

@@ -1,7 +1,8 @@
 import type { MenuItemConstructorOptions } from 'electron';
 import { healthOf, publicUrlOf, type ShellState } from './shell-state.js';
+import { updateMenuItems, type UpdateActions } from './updates.js';
 
-export interface MenuActions {
+export interface MenuActions extends UpdateActions {
   copyPublicUrl(url: string): void;
   openConsole(): void;
   /** Opens the console on its Access page, where waiting senders are approved or denied. */
@@ -69,6 +70,7 @@ export function menuTemplate(state: ShellState, actions: MenuActions): MenuItemC
       checked: state.startAtLogin,
       click: (item) => actions.setStartAtLogin(item.checked),
     },
+    ...(state.update ? updateMenuItems(state.update, actions) : []),
     { type: 'separator' },
     { id: 'quit', label: 'Quit Agent Bridge', role: 'quit', click: () => actions.quit() },
   ];

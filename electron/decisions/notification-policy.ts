@@ -1,8 +1,15 @@
 import { publicUrlOf, type NewestSender, type ShellState } from './shell-state.js';
+import { updateNotice, type UpdateNotice } from './updates.js';
 import type { ConsolePage } from './window-options.js';
 
 export type NoticeKind =
-  'gateway-down' | 'gateway-up' | 'url-changed' | 'tunnel-stuck' | 'registration-failed' | 'new-sender';
+  | 'gateway-down'
+  | 'gateway-up'
+  | 'url-changed'
+  | 'tunnel-stuck'
+  | 'registration-failed'
+  | 'new-sender'
+  | UpdateNotice['kind'];
 
 export interface Notice {
   kind: NoticeKind;
@@ -66,6 +73,8 @@ export function noticesFor(before: ShellState, after: ShellState): Notice[] {
   }
   if (after.access.newest && newSenderArrived(before.access, after.access))
     notices.push(newSenderNotice(after.access.newest, after.access.pending));
+  const update = before.update && after.update ? updateNotice(before.update, after.update) : undefined;
+  if (update) notices.push(update);
   return notices;
 }
 

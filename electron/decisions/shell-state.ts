@@ -6,6 +6,7 @@ import type {
   StatusResponse,
   TunnelStatus,
 } from '../../src/protocol/console-api.js';
+import type { UpdateView } from './updates.js';
 
 /** What the desktop shell knows about the core: enough to draw the tray, the menu and notifications. */
 export interface ShellState {
@@ -27,6 +28,8 @@ export interface ShellState {
   /** Senders that wait for the operator's approval (access policy `pairing`), and the newest of them. */
   access: { pending: number; newest?: NewestSender };
   startAtLogin: boolean;
+  /** The app's own updates; undefined where the shell has no updater. */
+  update?: UpdateView;
 }
 
 /** The gateway agent as far as the tray cares: whether it exists and which host tools it exposes. */
@@ -55,7 +58,7 @@ export interface StatusFacts {
 }
 
 /** The shell's state from the console's status, so the tray and the console always agree. */
-export function shellStateFrom(status: StatusFacts, startAtLogin: boolean): ShellState {
+export function shellStateFrom(status: StatusFacts, startAtLogin: boolean, update?: UpdateView): ShellState {
   const { problem, agent } = status.gateway;
   const access = status.access ?? { pending: 0 };
   return {
@@ -78,6 +81,7 @@ export function shellStateFrom(status: StatusFacts, startAtLogin: boolean): Shel
     agentUrl: status.agent.url,
     access: { pending: access.pending, ...(access.newest ? { newest: access.newest } : {}) },
     startAtLogin,
+    ...(update ? { update } : {}),
   };
 }
 

@@ -79,6 +79,8 @@ export type Settings = {
   keysFile?: string;
   /** On Redis: how long a replica may go silent before the others fail its running tasks. */
   taskLeaseSeconds: number;
+  /** The desktop app checks for updates by itself and downloads them (signed builds only). */
+  autoUpdate: boolean;
 };
 
 export type SettingName = keyof Settings;
@@ -134,6 +136,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<Settings, OptionalSetting>> = {
   outboundMaxReplyBytes: 262_144,
   metricsNoAuth: false,
   taskLeaseSeconds: 30,
+  autoUpdate: true,
 };
 
 /** Settings that are write-only: never logged, never sent back to the console. */
@@ -272,6 +275,7 @@ const FIELDS: { [K in SettingName]-?: Field } = {
   },
   keysFile: text(1, 4096, 'must be a file path'),
   taskLeaseSeconds: integer(1, 3600, 'seconds'),
+  autoUpdate: boolean(),
 };
 
 export const SETTING_NAMES = Object.keys(FIELDS) as SettingName[];

@@ -1,6 +1,11 @@
 import { inflateSync } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
-import { HIDDEN_FLAG, loginItemSettings, shouldShowWindow } from '../../electron/decisions/login-item.js';
+import {
+  HIDDEN_FLAG,
+  autostartEntry,
+  loginItemSettings,
+  shouldShowWindow,
+} from '../../electron/decisions/login-item.js';
 import { menuTemplate, type MenuActions } from '../../electron/decisions/menu-template.js';
 import {
   NotificationLimiter,
@@ -232,6 +237,10 @@ describe('tray menu', () => {
     register: vi.fn(),
     rotateKey: vi.fn(),
     setStartAtLogin: vi.fn(),
+    checkForUpdates: vi.fn(),
+    restartToUpdate: vi.fn(),
+    setAutoUpdate: vi.fn(),
+    openReleases: vi.fn(),
     quit: vi.fn(),
   });
   const item = (template: ReturnType<typeof menuTemplate>, id: string) =>
@@ -571,5 +580,29 @@ describe('icons from the one source', () => {
     const idat = png.indexOf(Buffer.from('IDAT'));
     const length = png.readUInt32BE(idat - 4);
     expect(inflateSync(png.subarray(idat + 4, idat + 4 + length))).toHaveLength((16 * 4 + 1) * 16);
+  });
+});
+
+describe('start at login on Linux (XDG autostart)', () => {
+  it('runs the app hidden, quoting the path as the Desktop Entry Specification says', () => {
+    const entry = autostartEntry(['/opt/Agent Bridge/agent-bridge', HIDDEN_FLAG]);
+    expect(entry).toBe(
+      [
+        '[Desktop Entry]',
+        'Type=Application',
+        'Name=Agent Bridge',
+        'Comment=Puts your own AI agent on the open agent network',
+        'Exec="/opt/Agent Bridge/agent-bridge" --hidden',
+        'Terminal=false',
+        'X-GNOME-Autostart-enabled=true',
+        '',
+      ].join('\n'),
+    );
+    expect(autostartEntry(['/home/a/Apps/agent-bridge.AppImage', '--hidden'])).toContain(
+      'Exec=/home/a/Apps/agent-bridge.AppImage --hidden\n',
+    );
+    expect(autostartEntry(['/home/a/my "$apps"/100%/x'])).toContain(
+      'Exec="/home/a/my \\"\\$apps\\"/100%%/x"\n',
+    );
   });
 });

@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
+import yaml from 'js-yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -88,6 +90,51 @@ describe('packaging (electron-builder)', () => {
     // npm 11 skips install scripts unless allowed: electron's is not, so no install ever downloads a desktop
     // runtime; `npm start` fetches the binary on a desktop (scripts/start-desktop.ts).
     expect(pkg.allowScripts?.electron).toBe(false);
+  });
+
+  it("is valid by electron-builder's own schema, and publishes to the tag's GitHub release with update metadata", async () => {
+    // electron-builder's validation, as `electron-builder` runs it before building (a typo fails here).
+    const require = createRequire(import.meta.url);
+    const { getConfig, validateConfiguration } = require('app-builder-lib/out/util/config/config.js') as {
+      getConfig(dir: string, file: string, options: null): Promise<Record<string, unknown>>;
+      validateConfiguration(config: Record<string, unknown>, logger: unknown): Promise<void>;
+    };
+    const { DebugLogger } = require('builder-util') as { DebugLogger: new (enabled: boolean) => unknown };
+    const config = await getConfig(ROOT, 'electron-builder.yml', null);
+    await validateConfiguration(config, new DebugLogger(false));
+    await expect(
+      validateConfiguration(
+        { ...config, publish: { provider: 'github', releasType: 'release' } },
+        new DebugLogger(false),
+      ),
+    ).rejects.toThrow(/does not match the API schema/);
+
+    const builder = yaml.load(read('electron-builder.yml')) as {
+      productName: string;
+      artifactName: string;
+      publish: { provider: string; owner?: string; repo?: string };
+      mac: { target: string[] };
+      linux: { executableName: string };
+    };
+    // The owner and the repository come from the release workflow's context, never written here.
+    expect(builder.publish).toEqual({ provider: 'github', releaseType: 'release' });
+    // A Mac updates from the zip (Squirrel.Mac); the dmg is for the first install.
+    expect(builder.mac.target).toEqual(['dmg', 'zip']);
+    // A release asset's name keeps no space, and each architecture has its own file names.
+    expect(builder.artifactName).not.toMatch(/\s/);
+    expect(builder.artifactName).toContain('${arch}');
+    // The smoke test starts the app at these paths (release.yml's matrix).
+    const apps = (
+      yaml.load(read('.github/workflows/release.yml')) as {
+        jobs: { build: { strategy: { matrix: { include: { app: string }[] } } } };
+      }
+    ).jobs.build.strategy.matrix.include.map((entry) => entry.app);
+    expect(apps).toEqual([
+      `release/linux-unpacked/${builder.linux.executableName}`,
+      `release/mac-arm64/${builder.productName}.app/Contents/MacOS/${builder.productName}`,
+      `release/mac/${builder.productName}.app/Contents/MacOS/${builder.productName}`,
+      `release/win-unpacked/${builder.productName}.exe`,
+    ]);
   });
 
   const electronDist = process.env.ELECTRON_DIST ?? join(ROOT, 'node_modules/electron/dist');

@@ -1,6 +1,6 @@
 /** The first-run walk-through: what is left to do before the agent is public and listed, in order. */
 import type { StatusResponse } from '../api/contract';
-import { isPublicHttpsUrl } from './address';
+import { isLoopbackHost, isPublicHttpsUrl } from './address';
 
 export interface SetupStep {
   id: 'gateway' | 'tunnel' | 'registry' | 'mcp';
@@ -12,6 +12,8 @@ export interface SetupStep {
   optional?: boolean;
   /** The step's next action is a command the Overview shows (with its copy button). */
   command?: 'mcp-add' | 'mcp-update';
+  /** No gateway on this machine: the Overview offers OpenClaw's install page and a remote gateway's form. */
+  offer?: 'remote-gateway';
 }
 
 export function setupSteps(status: StatusResponse): SetupStep[] {
@@ -56,25 +58,74 @@ function mcpStep(mcp: StatusResponse['mcp']): SetupStep {
 
 function gatewayStep(gateway: StatusResponse['gateway']): SetupStep {
   const title = 'Connect your gateway';
+  const offer = noGatewayHere(gateway) ? { offer: 'remote-gateway' as const } : {};
   if (gateway.status !== 'configured') {
     return {
       id: 'gateway',
       title,
       done: false,
+      ...offer,
       next: `The gateway is ${gateway.status.replace('missing', 'missing its')}: set its URL and token in Settings → Gateway. Next to OpenClaw, both are read from ~/.openclaw/openclaw.json.`,
     };
   }
   if (gateway.problem)
-    return { id: 'gateway', title, done: false, next: `${gateway.problem.diagnosis} ${gateway.problem.fix}` };
+    return {
+      id: 'gateway',
+      title,
+      done: false,
+      ...offer,
+      next: `${gateway.problem.diagnosis} ${gateway.problem.fix}`,
+    };
   if (gateway.live === false)
     return {
       id: 'gateway',
       title,
       done: false,
+      ...offer,
       next: 'The gateway does not answer: start it and check its URL.',
     };
   if (gateway.live === undefined) return { id: 'gateway', title, done: false, next: 'Checking the gateway…' };
   return agentStep(gateway.agent, title);
+}
+
+/**
+ * No OpenClaw gateway on this machine: none was found (no address and token in the settings, the
+ * environment or ~/.openclaw/openclaw.json), or nothing answers at the loopback address the bridge uses.
+ */
+function noGatewayHere(gateway: StatusResponse['gateway']): boolean {
+  if (gateway.status !== 'configured') return true;
+  const unreachable = gateway.problem ? gateway.problem.kind === 'unreachable' : gateway.live === false;
+  return unreachable && isLoopbackUrl(gateway.url);
+}
+
+function isLoopbackUrl(url: string): boolean {
+  try {
+    return isLoopbackHost(new URL(url).host);
+  } catch {
+    return false;
+  }
+}
+
+/** OpenClaw's installation guide (its README's "Install" section points there) and its remote-access page. */
+export const OPENCLAW_INSTALL_URL = 'https://docs.openclaw.ai/install';
+export const OPENCLAW_REMOTE_URL = 'https://docs.openclaw.ai/gateway/remote';
+
+/**
+ * What is wrong with a remote gateway's address and token as typed, before they are sent (the console checks
+ * again); undefined when they may be saved.
+ */
+export function remoteGatewayProblem(url: string, token: string): string | undefined {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url.trim());
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.hostname === '')
+    return "The address must be the gateway's http:// or https:// URL, like https://gateway.example.com or http://100.101.102.103:18789.";
+  if (token.trim() === '')
+    return "Enter the gateway's token (gateway.auth.token in that machine's ~/.openclaw/openclaw.json): it is sent to this address only.";
+  return undefined;
 }
 
 /** The gateway answers; the agent callers reach must exist and must not hand them this machine. */

@@ -5,6 +5,7 @@ import { Badge, type Tone } from '../components/Badge';
 import { Card, Field } from '../components/Card';
 import { CopyButton } from '../components/CopyButton';
 import { McpCard, McpCommand, RevealButton, useMcpView, type McpViewState } from '../components/McpCard';
+import { NoLocalGateway } from '../components/RemoteGateway';
 import { Countdown } from '../components/Countdown';
 import { agentName, CheckAgain, GatewayAgentNotices } from '../components/GatewayAgent';
 import { SelfTestPanel } from '../components/SelfTestPanel';
@@ -36,7 +37,7 @@ export function Overview({ api, data }: PageProps) {
       ) : null}
       <PendingNotice access={status.access} />
       <StateNotice state={status.state} />
-      <GettingStarted status={status} mcpView={mcpView} />
+      <GettingStarted status={status} mcpView={mcpView} api={api} onChange={refreshStatus} />
       <div className="grid">
         <IdentityCard agent={status.agent} />
         <TunnelCard api={api} tunnel={status.tunnel} onChange={refreshStatus} />
@@ -66,7 +67,17 @@ function StateNotice({ state }: { state: StatusResponse['state'] }) {
 }
 
 /** Shown until the gateway answers, the address is public and the agent is listed: the first-run guide. */
-function GettingStarted({ status, mcpView }: { status: StatusResponse; mcpView: McpViewState }) {
+function GettingStarted({
+  status,
+  mcpView,
+  api,
+  onChange,
+}: {
+  status: StatusResponse;
+  mcpView: McpViewState;
+  api: ApiClient;
+  onChange: () => void;
+}) {
   const steps = setupSteps(status);
   if (setupComplete(steps)) return null;
   return (
@@ -91,6 +102,9 @@ function GettingStarted({ status, mcpView }: { status: StatusResponse; mcpView: 
                 </span>
               ) : null}
               {step.command && !step.done ? <SetupCommand mcpView={mcpView} kind={step.command} /> : null}
+              {step.offer === 'remote-gateway' && !step.done ? (
+                <NoLocalGateway api={api} onSaved={onChange} />
+              ) : null}
             </span>
           </li>
         ))}
