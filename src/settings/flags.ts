@@ -304,6 +304,14 @@ const FLAGS: FlagSpec[] = [
   { flag: 'help', help: 'show this help', defaultText: '' },
 ];
 
+/** The flag that sets a setting for one run, and the environment variables that do the same. */
+export function flagOf(name: SettingName): { flag: string; env: string[] } | undefined {
+  const spec = FLAGS.find((candidate) => candidate.setting === name);
+  if (!spec) return undefined;
+  const env = [spec.env, ...(spec.envAliases ?? [])].filter((item): item is string => item !== undefined);
+  return { flag: `--${spec.flag}`, env };
+}
+
 const PARSE_OPTIONS: NonNullable<ParseArgsConfig['options']> = Object.fromEntries(
   FLAGS.map((spec) => [
     spec.flag,
