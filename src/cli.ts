@@ -122,17 +122,18 @@ async function main(argv: string[]): Promise<void> {
     const shared = `  State:      Redis at ${maskedRedisUrl(settings.redisUrl ?? '')}, shared with the other replicas`;
     console.log(printable(`${shared}${settings.keysFile ? `; keys in ${settings.keysFile}` : ''}`));
   }
-  const operatorConsole = await openConsole(
-    app,
-    store,
-    dataDir,
-    settings.consolePort,
-    parsed.overrides.consolePort !== undefined,
-  );
+  const operatorConsole = await openConsole(app, store, dataDir, {
+    port: settings.consolePort,
+    explicit: parsed.overrides.consolePort !== undefined,
+    newToken: parsed.newConsoleToken,
+  });
   // The token only to a terminal: service and container output lands in logs (console-file.ts).
   const consoleFile = join(dataDir, CONSOLE_FILE);
   for (const line of consoleLinkLines(operatorConsole, consoleFile, mayPrintConsoleToken(process))) {
     console.log(line);
+  }
+  if (parsed.newConsoleToken) {
+    console.log('              A new console token: earlier links and open tabs no longer work.');
   }
   console.log(
     `  MCP:        ${operatorConsole.mcp.url} (for your own agent; token in ${operatorConsole.mcp.file})`,
@@ -179,18 +180,18 @@ async function openConsole(
   app: AgentBridgeApp,
   store: SettingsStore,
   dataDir: string,
-  port: number,
-  explicit: boolean,
+  { port, explicit, newToken }: { port: number; explicit: boolean; newToken: boolean },
 ): Promise<ConsoleHandle> {
   try {
-    return await startConsole({ app, store, dataDir, port });
+    return await startConsole({ app, store, dataDir, port, newToken });
   } catch (error) {
     const inUse = (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
     if (inUse && !explicit && port !== 0) {
       console.log(
         `Console port ${port} is in use; the console takes a free port (choose one with --console-port).`,
       );
-      return openConsole(app, store, dataDir, 0, true);
+      // The token was replaced (and saved) before the first try.
+      return openConsole(app, store, dataDir, { port: 0, explicit: true, newToken: false });
     }
     await app.stop(0);
     if (inUse) {

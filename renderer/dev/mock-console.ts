@@ -528,12 +528,14 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
   };
   const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
+  // The console's token: DEV_TOKEN until the UI asks for a new one.
+  let consoleToken = DEV_TOKEN;
   const api = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
     const token =
       url.pathname === '/api/events'
         ? url.searchParams.get('token')
         : req.headers.authorization?.replace(/^Bearer /, '');
-    if (token !== DEV_TOKEN) {
+    if (token !== consoleToken) {
       return fail(
         res,
         401,
@@ -544,6 +546,10 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
     const route = `${req.method} ${url.pathname}`;
     if (route === 'GET /api/status') return json(res, 200, status());
     if (route === 'GET /api/mcp') return json(res, 200, mcpView());
+    if (route === 'POST /api/console/token') {
+      consoleToken = `dev-console-token-${Date.now().toString(36)}`;
+      return json(res, 200, { token: consoleToken, file: '/home/you/.config/Agent Bridge/console.json' });
+    }
     if (route === 'POST /api/mcp/token') {
       mcpToken = `dev-mcp-token-${Date.now().toString(36).padEnd(30, 'x')}`;
       mcpListed = false;

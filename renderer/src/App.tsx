@@ -46,6 +46,13 @@ export function App({ createEventSource }: AppProps) {
     forgetToken();
     setAccess({ token: null, reason: 'refused' });
   }, []);
+  // This tab asked for a new console token: it goes on with it (the console reloads its data).
+  const [tokenReplaced, setTokenReplaced] = useState(false);
+  const replaceToken = useCallback((token: string) => {
+    storeToken(token);
+    setTokenReplaced(true);
+    setAccess({ token });
+  }, []);
 
   if (access.token === null) {
     return (
@@ -63,6 +70,8 @@ export function App({ createEventSource }: AppProps) {
       key={access.token}
       token={access.token}
       onUnauthorized={onUnauthorized}
+      replaceToken={replaceToken}
+      tokenReplaced={tokenReplaced}
       createEventSource={createEventSource}
     />
   );
@@ -71,10 +80,12 @@ export function App({ createEventSource }: AppProps) {
 interface ConsoleProps {
   token: string;
   onUnauthorized: () => void;
+  replaceToken: (token: string) => void;
+  tokenReplaced: boolean;
   createEventSource?: (url: string) => EventSourceLike;
 }
 
-function Console({ token, onUnauthorized, createEventSource }: ConsoleProps) {
+function Console({ token, onUnauthorized, replaceToken, tokenReplaced, createEventSource }: ConsoleProps) {
   const api = useMemo(() => createApiClient({ token, onUnauthorized }), [token, onUnauthorized]);
   const data = useConsole(api, { onUnauthorized, createEventSource });
   const page = useHashPage();
@@ -88,7 +99,7 @@ function Console({ token, onUnauthorized, createEventSource }: ConsoleProps) {
 
   const restartNeeded = status?.restartNeeded ?? [];
   const pending = status?.access.pending ?? 0;
-  const props: PageProps = { api, data };
+  const props: PageProps = { api, data, replaceToken, tokenReplaced };
   return (
     <div className={`app ${page === 'traffic' ? 'fill' : ''}`}>
       <a

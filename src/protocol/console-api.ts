@@ -312,6 +312,12 @@ export interface SettingsResponse {
   readOnly: string[];
 }
 
+/** POST /api/console/token: the console's new token (the old one no longer works) and the file that keeps it. */
+export interface ConsoleTokenResponse {
+  token: string;
+  file: string;
+}
+
 /** PUT /api/settings answer. */
 export interface SettingsUpdateResponse extends SettingsResponse {
   /** Settings that took effect at once. */

@@ -16,6 +16,8 @@ export interface ServeArgs {
   help: boolean;
   /** --register: register with the agent registry once the public URL is reachable. */
   register: boolean;
+  /** --new-console-token: replace the console token kept in console.json. */
+  newConsoleToken: boolean;
 }
 
 interface FlagSpec {
@@ -301,6 +303,11 @@ const FLAGS: FlagSpec[] = [
     help: 'register with the agent registry once the public URL is reachable',
     defaultText: '',
   },
+  {
+    flag: 'new-console-token',
+    help: 'replace the console token (kept in console.json across restarts): earlier links and open tabs stop working',
+    defaultText: '',
+  },
   { flag: 'help', help: 'show this help', defaultText: '' },
 ];
 
@@ -324,7 +331,7 @@ const PARSE_OPTIONS: NonNullable<ParseArgsConfig['options']> = Object.fromEntrie
 /** `agent-bridge serve` flags and env; flags beat env. Throws an Error naming the flag and its rule. */
 export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ServeArgs {
   const values = parseStrict(argv);
-  if (values.help === true) return { overrides: {}, help: true, register: false };
+  if (values.help === true) return { overrides: {}, help: true, register: false, newConsoleToken: false };
 
   const overrides: Record<string, unknown> = {};
   const sources = new Map<SettingName, { spec: FlagSpec; label: string; raw: string[] }>();
@@ -363,6 +370,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ServeArg
     overrides: result.value,
     help: false,
     register: values.register === true,
+    newConsoleToken: values['new-console-token'] === true,
   };
 }
 

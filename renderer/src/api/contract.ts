@@ -11,6 +11,7 @@ export type {
   AdmissionRule,
   ApiError,
   ApprovedSenderView,
+  ConsoleTokenResponse,
   GatewayAgentView,
   GatewayView,
   KeyView,

@@ -3,6 +3,7 @@ import type { FieldError } from '../api/client';
 import type { SettingsResponse, SettingsUpdateResponse, StatusResponse } from '../api/contract';
 import { OpenAccessWarning } from '../components/AccessNotices';
 import { Badge } from '../components/Badge';
+import { ConsoleTokenCard } from '../components/ConsoleTokenCard';
 import { agentName, GatewayAgentNotices } from '../components/GatewayAgent';
 import { ErrorNotice, Loading, Notice } from '../components/States';
 import { RichText } from '../components/Text';
@@ -25,7 +26,7 @@ import {
 } from '../settings/form';
 import type { PageProps } from './types';
 
-export function Settings({ api, data }: PageProps) {
+export function Settings({ api, data, replaceToken, tokenReplaced }: PageProps) {
   const load = useAction(() => api.settings());
   const { run: runLoad } = load;
   useEffect(() => {
@@ -43,7 +44,12 @@ export function Settings({ api, data }: PageProps) {
     );
   }
   if (!load.result) return <Loading label="Loading the settings…" />;
-  return <SettingsForm api={api} loaded={load.result} onSaved={data.refreshStatus} status={data.status} />;
+  return (
+    <>
+      <SettingsForm api={api} loaded={load.result} onSaved={data.refreshStatus} status={data.status} />
+      <ConsoleTokenCard api={api} replaceToken={replaceToken} replaced={tokenReplaced} />
+    </>
+  );
 }
 
 interface SettingsFormProps {
