@@ -8,7 +8,7 @@ import type { AccessPolicy, GatewayAgentView } from './protocol/console-api.js';
 import type { TunnelState } from './tunnel/state.js';
 import { probeGateway } from './bridge/gateway-health.js';
 import { CONSOLE_FILE, consoleLinkLines, mayPrintConsoleToken } from './console/console-file.js';
-import { startConsole, type ConsoleHandle } from './console/console-server.js';
+import { startConsole, type ConsoleHandle, type ConsoleOptions } from './console/console-server.js';
 import { defaultDataDir } from './settings/data-dir.js';
 import { printable } from './lib/text.js';
 import { SERVE_HELP, parseServeArgs } from './settings/flags.js';
@@ -126,6 +126,7 @@ async function main(argv: string[]): Promise<void> {
     port: settings.consolePort,
     explicit: parsed.overrides.consolePort !== undefined,
     newToken: parsed.newConsoleToken,
+    origins: parsed.origins,
   });
   // The token only to a terminal: service and container output lands in logs (console-file.ts).
   const consoleFile = join(dataDir, CONSOLE_FILE);
@@ -180,10 +181,12 @@ async function openConsole(
   app: AgentBridgeApp,
   store: SettingsStore,
   dataDir: string,
-  { port, explicit, newToken }: { port: number; explicit: boolean; newToken: boolean },
+  options: Pick<ConsoleOptions, 'port' | 'newToken' | 'origins'> & { explicit: boolean },
 ): Promise<ConsoleHandle> {
+  const { explicit, ...choices } = options;
+  const { port } = choices;
   try {
-    return await startConsole({ app, store, dataDir, port, newToken });
+    return await startConsole({ app, store, dataDir, ...choices });
   } catch (error) {
     const inUse = (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
     if (inUse && !explicit && port !== 0) {
@@ -191,7 +194,7 @@ async function openConsole(
         `Console port ${port} is in use; the console takes a free port (choose one with --console-port).`,
       );
       // The token was replaced (and saved) before the first try.
-      return openConsole(app, store, dataDir, { port: 0, explicit: true, newToken: false });
+      return openConsole(app, store, dataDir, { ...options, port: 0, explicit: true, newToken: false });
     }
     await app.stop(0);
     if (inUse) {

@@ -227,6 +227,13 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
         ? { gatewayUrl: withoutPassword(settings.gatewayUrl) }
         : {}),
     },
+    // As the console says where values come from: saved here, one by a flag, the token from OpenClaw's config.
+    sources: {
+      ...Object.fromEntries(Object.keys(settings).map((name) => [name, { source: 'settings' as const }])),
+      rpm: { source: 'flag', from: '--rpm' },
+      gatewayModel: { source: 'default', value: `openclaw/${String(settings.gatewayAgent)}` },
+      gatewayToken: { source: 'openclaw.json', from: '/home/you/.openclaw/openclaw.json' },
+    },
     secrets,
     restartNeeded,
     readOnly: [...readOnly],

@@ -4,6 +4,8 @@ import Koa, { type Context } from 'koa';
 import type { AgentBridgeApp, AppEvents } from '../app.js';
 import { errorCode } from '../lib/atomic-file.js';
 import type { TunnelStatus } from '../protocol/console-api.js';
+import type { SettingName } from '../settings/schema.js';
+import type { OverrideOrigin } from '../settings/sources.js';
 import type { SettingsStore } from '../settings/store.js';
 import { consoleApi } from './api.js';
 import { requireToken, sameOriginOnly } from './auth.js';
@@ -39,6 +41,8 @@ export interface ConsoleOptions {
   onError?: (error: unknown) => void;
   /** Replace the saved console token before listening (`--new-console-token`). */
   newToken?: boolean;
+  /** The flags and environment variables that set settings for this run (Settings shows where each comes from). */
+  origins?: Partial<Record<SettingName, OverrideOrigin>>;
 }
 
 export interface ConsoleHandle {
@@ -81,7 +85,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     // Masked wherever they might appear (a diagnosis, a preview): the log must never hold them.
     secrets: () => [app.currentSettings.gatewayToken ?? '', ...app.currentSettings.bearerTokens],
   });
-  const settings = new ConsoleSettings(app, options.store, () => events.state('settings'));
+  const settings = new ConsoleSettings(app, options.store, () => events.state('settings'), options.origins);
   // A tunnel that fails to start leaves no supervisor behind: remember the failure so the status shows it.
   let lastTunnel: TunnelStatus | undefined;
   const tunnel = (): TunnelStatus => {

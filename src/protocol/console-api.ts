@@ -300,9 +300,28 @@ export interface ApiError {
   error: { message: string; fix?: string; fields?: { field: string; message: string }[] };
 }
 
-/** Settings as the console shows them: secrets only as set / not set. */
+/**
+ * Where a setting's value in use comes from: its default, settings.json (also what the console saves), a flag
+ * or an environment variable given for this run, or OpenClaw's own config (the gateway's address and token).
+ */
+export type SettingSource = 'default' | 'settings' | 'flag' | 'env' | 'openclaw.json';
+
+export interface SettingSourceView {
+  source: SettingSource;
+  /** The flag or variable that set it (`--rpm`, `GATEWAY_URL`), or the file it was read from. */
+  from?: string;
+  /** The value in use when the setting itself is not set and another place supplies it; never a secret. */
+  value?: unknown;
+  /** Saved in the console over a flag or variable of this run: that one applies again at the next start. */
+  overridesAtStart?: string;
+}
+
+/** Settings as the console shows them: secrets only as set / not set, and where every value comes from. */
 export interface SettingsResponse {
   settings: Record<string, unknown>;
+  /** One for every setting, secrets included (their source only). */
+  sources: Record<string, SettingSourceView>;
+  /** In use or not (from any source, OpenClaw's config included), never the value. */
   secrets: { gatewayToken: { set: boolean }; bearerTokens: { count: number } };
   restartNeeded: string[];
   /**

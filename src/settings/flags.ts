@@ -7,12 +7,15 @@ import {
   type SettingName,
   type Settings,
 } from './schema.js';
+import type { OverrideOrigin } from './sources.js';
 
 export interface ServeArgs {
   /** From --data-dir or AGENT_BRIDGE_DATA_DIR; undefined means defaultDataDir(). */
   dataDir?: string;
   /** Settings for this run only: they override the store and are never written to it. */
   overrides: Partial<Settings>;
+  /** Which flag or environment variable set each override (the console shows it). */
+  origins: Partial<Record<SettingName, OverrideOrigin>>;
   help: boolean;
   /** --register: register with the agent registry once the public URL is reachable. */
   register: boolean;
@@ -331,7 +334,9 @@ const PARSE_OPTIONS: NonNullable<ParseArgsConfig['options']> = Object.fromEntrie
 /** `agent-bridge serve` flags and env; flags beat env. Throws an Error naming the flag and its rule. */
 export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ServeArgs {
   const values = parseStrict(argv);
-  if (values.help === true) return { overrides: {}, help: true, register: false, newConsoleToken: false };
+  if (values.help === true) {
+    return { overrides: {}, origins: {}, help: true, register: false, newConsoleToken: false };
+  }
 
   const overrides: Record<string, unknown> = {};
   const sources = new Map<SettingName, { spec: FlagSpec; label: string; raw: string[] }>();
@@ -365,9 +370,14 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ServeArg
     });
     throw new Error(`${messages.join('; ')}. Run with --help to list the flags.`);
   }
+  const origins: Partial<Record<SettingName, OverrideOrigin>> = {};
+  for (const [name, { label }] of sources) {
+    origins[name] = label.startsWith('--') ? { source: 'flag', name: label } : { source: 'env', name: label };
+  }
   return {
     ...(dataDir === undefined ? {} : { dataDir }),
     overrides: result.value,
+    origins,
     help: false,
     register: values.register === true,
     newConsoleToken: values['new-console-token'] === true,

@@ -233,13 +233,17 @@ export function accessView(overrides: Partial<AccessResponse> = {}): AccessRespo
 /** What the console refuses to change (a command the agent runs), as `GET /api/settings` lists it. */
 export const READ_ONLY_SETTINGS = ['tunnelCommand', 'tunnelUrlPattern'];
 
-/** GET /api/settings around `settings`: the gateway token set, two bearer tokens, the tunnel command read-only. */
+/**
+ * GET /api/settings around `settings`: each saved in settings.json, the gateway token set, two bearer tokens,
+ * the tunnel command read-only.
+ */
 export function settingsView(
   settings: Record<string, unknown>,
   overrides: Partial<SettingsResponse> = {},
 ): SettingsResponse {
   return {
     settings,
+    sources: Object.fromEntries(Object.keys(settings).map((name) => [name, { source: 'settings' }])),
     secrets: { gatewayToken: { set: true }, bearerTokens: { count: 2 } },
     restartNeeded: [],
     readOnly: [...READ_ONLY_SETTINGS],

@@ -23,6 +23,7 @@ export type {
   RegistryStatus,
   SelfTestResponse,
   SelfTestStageView,
+  SettingSourceView,
   SettingsResponse,
   SettingsUpdateResponse,
   StateEvent,
