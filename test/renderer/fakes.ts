@@ -94,7 +94,8 @@ export function fakeFetch(routes: Record<string, Reply | Route>) {
 export function entry(id: number, overrides: Partial<TrafficEntry> = {}): TrafficEntry {
   return {
     id,
-    time: new Date(Date.UTC(2025, 0, 1, 12, 0, id % 60)).toISOString(),
+    // One second apart, in the order of their ids (the log lists them newest first by start time).
+    time: new Date(Date.UTC(2025, 0, 1, 12, 0, 0) + id * 1000).toISOString(),
     endpoint: '/agent/message',
     sender: 'agent://a.example',
     skill: 'chat',

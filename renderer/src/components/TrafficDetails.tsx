@@ -21,7 +21,7 @@ const STEP_WORDS: Record<StepState, string> = {
   'not-run': 'not run',
 };
 
-/** One envelope: why it was accepted or refused, step by step, and what was answered. */
+/** One envelope: what was answered first, then why it was accepted or refused, step by step. */
 export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
   const out = entry.direction === 'out';
   // A call out went through the operator's outbound policy and the other agent, not the receive pipeline.
@@ -44,37 +44,6 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
           ✕
         </button>
       </header>
-
-      <section aria-labelledby="details-steps">
-        <h3 id="details-steps">{out ? 'Call out' : 'Verification'}</h3>
-        <ol className="step-list">
-          {steps.map((step) => (
-            <li
-              key={step.step}
-              className={`step ${step.state}`}
-              data-testid="verification-step"
-              data-step={step.step}
-              data-state={step.state}
-            >
-              <span className="step-icon" aria-hidden="true">
-                {STEP_ICONS[step.state]}
-              </span>
-              <span className="step-text">
-                <span className="step-label">
-                  {step.label}
-                  <span className="step-name"> ({step.step})</span>
-                </span>
-                <span className="step-state">{STEP_WORDS[step.state]}</span>
-                {step.detail ? <span className="step-detail">{step.detail}</span> : null}
-              </span>
-            </li>
-          ))}
-        </ol>
-      </section>
-
-      {entry.diagnosis ? (
-        <Notice tone="error" title="Diagnosis" message={entry.diagnosis} testId="traffic-diagnosis" />
-      ) : null}
 
       <section aria-labelledby="details-response">
         <h3 id="details-response">Response</h3>
@@ -119,6 +88,37 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
             </Field>
           ) : null}
         </dl>
+      </section>
+
+      {entry.diagnosis ? (
+        <Notice tone="error" title="Diagnosis" message={entry.diagnosis} testId="traffic-diagnosis" />
+      ) : null}
+
+      <section aria-labelledby="details-steps">
+        <h3 id="details-steps">{out ? 'Call out' : 'Verification'}</h3>
+        <ol className="step-list">
+          {steps.map((step) => (
+            <li
+              key={step.step}
+              className={`step ${step.state}`}
+              data-testid="verification-step"
+              data-step={step.step}
+              data-state={step.state}
+            >
+              <span className="step-icon" aria-hidden="true">
+                {STEP_ICONS[step.state]}
+              </span>
+              <span className="step-text">
+                <span className="step-label">
+                  {step.label}
+                  <span className="step-name"> ({step.step})</span>
+                </span>
+                <span className="step-state">{STEP_WORDS[step.state]}</span>
+                {step.detail ? <span className="step-detail">{step.detail}</span> : null}
+              </span>
+            </li>
+          ))}
+        </ol>
       </section>
 
       <section aria-labelledby="details-envelope">
