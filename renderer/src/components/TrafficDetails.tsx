@@ -3,6 +3,7 @@ import { formatBytes, formatDateTime, formatMs } from '../lib/format';
 import { outboundSteps } from '../traffic/outbound';
 import { ADMISSION_LABELS, verificationSteps, type StepState } from '../traffic/steps';
 import { pageHref } from '../pages/types';
+import { Address } from './Address';
 import { Badge } from './Badge';
 import { Field } from './Card';
 import { Notice } from './States';
@@ -132,7 +133,7 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
           </Field>
           {out ? (
             <>
-              <Field label="Called">{entry.callee ? <code>{entry.callee}</code> : 'unknown'}</Field>
+              <Field label="Called">{entry.callee ? <Address value={entry.callee} /> : 'unknown'}</Field>
               <Field label="Reply signature">
                 <span
                   data-testid="reply-verified"
@@ -151,7 +152,7 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
             <code>{entry.endpoint}</code>
           </Field>
           <Field label={out ? 'Sent as' : 'Sender'}>
-            {entry.sender ? <code>{entry.sender}</code> : 'unknown'}
+            {entry.sender ? <Address value={entry.sender} /> : 'unknown'}
           </Field>
           <Field label="Skill">{entry.skill ?? '—'}</Field>
           <Field label="Mode">{entry.mode ?? '—'}</Field>
