@@ -108,7 +108,13 @@ function Console({ token, onUnauthorized, replaceToken, tokenReplaced, createEve
         onClick={(event) => {
           // Not a hash change: the fragment is the page route.
           event.preventDefault();
-          main.current?.focus();
+          const target = main.current;
+          if (!target) return;
+          // Focusable for this jump only: with a lasting tabindex, any click in the page would focus <main>
+          // and leave keyboard focus inside the page, past the skip link and the tabs.
+          target.tabIndex = -1;
+          target.addEventListener('blur', () => target.removeAttribute('tabindex'), { once: true });
+          target.focus();
         }}
       >
         Skip to content
@@ -150,7 +156,7 @@ function Console({ token, onUnauthorized, replaceToken, tokenReplaced, createEve
           ))}
         </ul>
       </nav>
-      <main id="main" ref={main} tabIndex={-1} className="main">
+      <main id="main" ref={main} className="main">
         {connection.status === 'reconnecting' ? (
           <Notice
             tone="warning"

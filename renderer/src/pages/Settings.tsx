@@ -394,7 +394,9 @@ function FormField({ field, value, readOnly = false, source, changed, error, onC
         <>
           <label htmlFor={id}>
             {field.label}
-            {changed ? <span className="changed-dot" title="Changed" aria-label="(changed)" /> : null}
+            {/* Seen, not announced: the save bar says how many changes wait (a name that changes as you type would
+                be noise). */}
+            {changed ? <span className="changed-dot" title="Changed" aria-hidden="true" /> : null}
           </label>
           {control}
         </>
