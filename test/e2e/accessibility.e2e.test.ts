@@ -120,9 +120,10 @@ describe.skipIf(!hasChromium)('accessibility in Chromium', () => {
         }
       }
 
-      it('Overview', async () => {
+      it('Overview, and its new MCP token dialog', async () => {
         await open('overview', '[data-testid="agent-identity"]');
         await check('overview');
+        await checkDialog('overview-mcp-token-dialog', 'New token…');
       });
 
       it('Traffic, and its details pane', async () => {
@@ -145,10 +146,11 @@ describe.skipIf(!hasChromium)('accessibility in Chromium', () => {
         await checkDialog('access-deny-dialog', `Deny ${stack.stranger.id}`);
       });
 
-      it('Keys, and its rotate dialog', async () => {
+      it('Keys, and its rotate and revoke dialogs', async () => {
         await open('keys', '[data-testid="key-row"]');
         await check('keys');
         await checkDialog('keys-rotate-dialog', 'Rotate key…');
+        await checkDialog('keys-revoke-dialog', 'Revoke key');
       });
 
       it('Registry', async () => {
