@@ -35,8 +35,8 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   {
-    // The package's bin: plain JavaScript for Node, no build step.
-    files: ['bin/**'],
+    // The package's bin and the prepare script: plain JavaScript for Node, no build step.
+    files: ['bin/**', 'scripts/**/*.mjs'],
     languageOptions: { globals: { URL: 'readonly', console: 'readonly', process: 'readonly' } },
     rules: { 'no-console': 'off' },
   },

@@ -568,6 +568,11 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     return this.gateway.config;
   }
 
+  /** Where the gateway's address and token in use come from (a setting, the environment, OpenClaw's config). */
+  gatewaySource(): ResolvedGateway['source'] {
+    return this.gateway.source;
+  }
+
   /** Where the local OpenClaw config is (`OPENCLAW_CONFIG_PATH` or ~/.openclaw/openclaw.json), and the env it reads. */
   openclawConfig(): { path: string; env: NodeJS.ProcessEnv } {
     return { path: openclawConfigPath(this.env), env: this.env };

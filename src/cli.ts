@@ -1,19 +1,31 @@
 #!/usr/bin/env node
 /** Headless entry: `agent-bridge serve [flags]` (npm run serve -- [flags]). */
 import { join } from 'node:path';
-import { AGENT_VERSION, AgentBridgeApp } from './app.js';
+import { AGENT_VERSION, AgentBridgeApp, type AppEvents } from './app.js';
 import { PROTOCOL_VERSION } from './protocol/index.js';
 import type { EnvelopeEvent } from './agent/events.js';
 import type { AccessPolicy, GatewayAgentView } from './protocol/console-api.js';
 import type { TunnelState } from './tunnel/state.js';
 import { probeGateway } from './bridge/gateway-health.js';
 import { CONSOLE_FILE, consoleLinkLines, mayPrintConsoleToken } from './console/console-file.js';
-import { startConsole, type ConsoleHandle } from './console/console-server.js';
+import { startConsole, type ConsoleHandle, type ConsoleOptions } from './console/console-server.js';
 import { defaultDataDir } from './settings/data-dir.js';
 import { printable } from './lib/text.js';
 import { SERVE_HELP, parseServeArgs } from './settings/flags.js';
 import { maskedRedisUrl } from './state/redis-connection.js';
 import { openSettingsStore, type SettingsStore } from './settings/store.js';
+
+/**
+ * What events print while the start banner is being printed (the tunnel connects meanwhile), printed once
+ * it is out whole; undefined after that.
+ */
+let held: (() => void)[] | undefined = [];
+
+function releaseHeld(): void {
+  const lines = held ?? [];
+  held = undefined;
+  for (const print of lines) print();
+}
 
 async function main(argv: string[]): Promise<void> {
   if (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version') {
@@ -32,20 +44,25 @@ async function main(argv: string[]): Promise<void> {
   const settings = { ...store.get(), ...parsed.overrides };
 
   const app = new AgentBridgeApp({ dataDir, settings });
-  app.on('envelope', (event) => say(formatEnvelope(event)));
-  app.on('outbound', (event) => say(formatEnvelope(event)));
-  app.on('callback', (e) =>
+  const on = <K extends keyof AppEvents>(name: K, listener: (...args: AppEvents[K]) => void) => {
+    const run = (...args: AppEvents[K]) => (held ? held.push(() => listener(...args)) : listener(...args));
+    // Node's typings cannot narrow their conditional listener type through a generic K; the call is sound.
+    app.on(name, run as never);
+  };
+  on('envelope', (event) => say(formatEnvelope(event)));
+  on('outbound', (event) => say(formatEnvelope(event)));
+  on('callback', (e) =>
     say(
       `${clock(e.time)} callback ${e.outcome} task ${e.taskId} (attempt ${e.attempt}${e.message ? `: ${e.message}` : ''})`,
     ),
   );
-  app.on('gateway', (state) => {
+  on('gateway', (state) => {
     if (state.lastCall && !state.lastCall.ok)
       say(`Gateway problem: ${state.lastCall.diagnosis}`, `  Fix: ${state.lastCall.fix}`);
     else console.log('Gateway answering again.');
   });
 
-  app.on('access', (change) => {
+  on('access', (change) => {
     if (change.kind !== 'new-sender') return;
     const { sender, name, code, preview } = change.pending;
     say(
@@ -54,26 +71,26 @@ async function main(argv: string[]): Promise<void> {
     );
   });
   let lastTarget = '';
-  app.on('gatewayAgent', (view) => {
+  on('gatewayAgent', (view) => {
     const line = describeTarget(view);
     if (line && line !== lastTarget) say(line);
     lastTarget = line;
   });
 
-  app.on('state', (health) =>
+  on('state', (health) =>
     say(
       health.up
         ? 'Shared state: Redis answering again; calls are checked and accepted.'
         : `Shared state: ${health.problem}`,
     ),
   );
-  app.on('tunnel', (state) => say(describeTunnel(state)));
-  app.on('address', (change) => {
+  on('tunnel', (state) => say(describeTunnel(state)));
+  on('address', (change) => {
     say(
       `Public URL: ${change.url}${change.previous ? ` (was ${change.previous})` : ''}${change.note ? `: ${change.note}` : ''}`,
     );
   });
-  app.on('registry', (state) => {
+  on('registry', (state) => {
     if (state.status === 'registered' && !state.lastError)
       say(`Registered with ${state.record.registry} as ${state.record.id} (${state.record.url}).`);
     if (state.status !== 'registering' && state.lastError)
@@ -105,17 +122,19 @@ async function main(argv: string[]): Promise<void> {
     const shared = `  State:      Redis at ${maskedRedisUrl(settings.redisUrl ?? '')}, shared with the other replicas`;
     console.log(printable(`${shared}${settings.keysFile ? `; keys in ${settings.keysFile}` : ''}`));
   }
-  const operatorConsole = await openConsole(
-    app,
-    store,
-    dataDir,
-    settings.consolePort,
-    parsed.overrides.consolePort !== undefined,
-  );
+  const operatorConsole = await openConsole(app, store, dataDir, {
+    port: settings.consolePort,
+    explicit: parsed.overrides.consolePort !== undefined,
+    newToken: parsed.newConsoleToken,
+    origins: parsed.origins,
+  });
   // The token only to a terminal: service and container output lands in logs (console-file.ts).
   const consoleFile = join(dataDir, CONSOLE_FILE);
   for (const line of consoleLinkLines(operatorConsole, consoleFile, mayPrintConsoleToken(process))) {
     console.log(line);
+  }
+  if (parsed.newConsoleToken) {
+    console.log('              A new console token: earlier links and open tabs no longer work.');
   }
   console.log(
     `  MCP:        ${operatorConsole.mcp.url} (for your own agent; token in ${operatorConsole.mcp.file})`,
@@ -130,6 +149,7 @@ async function main(argv: string[]): Promise<void> {
   }
   await reportGateway(app);
   console.log(`  Access:     ${describeAccess(settings.access)}`);
+  releaseHeld();
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -141,7 +161,8 @@ async function main(argv: string[]): Promise<void> {
       .stop()
       .then(() => operatorConsole.close())
       .then(
-        () => process.exit(0),
+        // Only now: the traffic log, tasks and access lists are on disk, so the process may be ended.
+        () => process.stdout.write('Agent Bridge stopped.\n', () => process.exit(0)),
         (error: unknown) => {
           console.error(`Stopped with an error: ${(error as Error).message}`);
           process.exit(1);
@@ -160,18 +181,20 @@ async function openConsole(
   app: AgentBridgeApp,
   store: SettingsStore,
   dataDir: string,
-  port: number,
-  explicit: boolean,
+  options: Pick<ConsoleOptions, 'port' | 'newToken' | 'origins'> & { explicit: boolean },
 ): Promise<ConsoleHandle> {
+  const { explicit, ...choices } = options;
+  const { port } = choices;
   try {
-    return await startConsole({ app, store, dataDir, port });
+    return await startConsole({ app, store, dataDir, ...choices });
   } catch (error) {
     const inUse = (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
     if (inUse && !explicit && port !== 0) {
       console.log(
         `Console port ${port} is in use; the console takes a free port (choose one with --console-port).`,
       );
-      return openConsole(app, store, dataDir, 0, true);
+      // The token was replaced (and saved) before the first try.
+      return openConsole(app, store, dataDir, { ...options, port: 0, explicit: true, newToken: false });
     }
     await app.stop(0);
     if (inUse) {
@@ -289,6 +312,7 @@ function say(...lines: string[]): void {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
+  releaseHeld();
   console.error(`agent-bridge: ${(error as Error).message}`);
   process.exit(1);
 });

@@ -227,6 +227,13 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
         ? { gatewayUrl: withoutPassword(settings.gatewayUrl) }
         : {}),
     },
+    // As the console says where values come from: saved here, one by a flag, the token from OpenClaw's config.
+    sources: {
+      ...Object.fromEntries(Object.keys(settings).map((name) => [name, { source: 'settings' as const }])),
+      rpm: { source: 'flag', from: '--rpm' },
+      gatewayModel: { source: 'default', value: `openclaw/${String(settings.gatewayAgent)}` },
+      gatewayToken: { source: 'openclaw.json', from: '/home/you/.openclaw/openclaw.json' },
+    },
     secrets,
     restartNeeded,
     readOnly: [...readOnly],
@@ -528,12 +535,14 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
   };
   const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
+  // The console's token: DEV_TOKEN until the UI asks for a new one.
+  let consoleToken = DEV_TOKEN;
   const api = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
     const token =
       url.pathname === '/api/events'
         ? url.searchParams.get('token')
         : req.headers.authorization?.replace(/^Bearer /, '');
-    if (token !== DEV_TOKEN) {
+    if (token !== consoleToken) {
       return fail(
         res,
         401,
@@ -544,6 +553,10 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
     const route = `${req.method} ${url.pathname}`;
     if (route === 'GET /api/status') return json(res, 200, status());
     if (route === 'GET /api/mcp') return json(res, 200, mcpView());
+    if (route === 'POST /api/console/token') {
+      consoleToken = `dev-console-token-${Date.now().toString(36)}`;
+      return json(res, 200, { token: consoleToken, file: '/home/you/.config/Agent Bridge/console.json' });
+    }
     if (route === 'POST /api/mcp/token') {
       mcpToken = `dev-mcp-token-${Date.now().toString(36).padEnd(30, 'x')}`;
       mcpListed = false;

@@ -46,6 +46,13 @@ export function App({ createEventSource }: AppProps) {
     forgetToken();
     setAccess({ token: null, reason: 'refused' });
   }, []);
+  // This tab asked for a new console token: it goes on with it (the console reloads its data).
+  const [tokenReplaced, setTokenReplaced] = useState(false);
+  const replaceToken = useCallback((token: string) => {
+    storeToken(token);
+    setTokenReplaced(true);
+    setAccess({ token });
+  }, []);
 
   if (access.token === null) {
     return (
@@ -63,6 +70,8 @@ export function App({ createEventSource }: AppProps) {
       key={access.token}
       token={access.token}
       onUnauthorized={onUnauthorized}
+      replaceToken={replaceToken}
+      tokenReplaced={tokenReplaced}
       createEventSource={createEventSource}
     />
   );
@@ -71,10 +80,12 @@ export function App({ createEventSource }: AppProps) {
 interface ConsoleProps {
   token: string;
   onUnauthorized: () => void;
+  replaceToken: (token: string) => void;
+  tokenReplaced: boolean;
   createEventSource?: (url: string) => EventSourceLike;
 }
 
-function Console({ token, onUnauthorized, createEventSource }: ConsoleProps) {
+function Console({ token, onUnauthorized, replaceToken, tokenReplaced, createEventSource }: ConsoleProps) {
   const api = useMemo(() => createApiClient({ token, onUnauthorized }), [token, onUnauthorized]);
   const data = useConsole(api, { onUnauthorized, createEventSource });
   const page = useHashPage();
@@ -88,7 +99,7 @@ function Console({ token, onUnauthorized, createEventSource }: ConsoleProps) {
 
   const restartNeeded = status?.restartNeeded ?? [];
   const pending = status?.access.pending ?? 0;
-  const props: PageProps = { api, data };
+  const props: PageProps = { api, data, replaceToken, tokenReplaced };
   return (
     <div className={`app ${page === 'traffic' ? 'fill' : ''}`}>
       <a
@@ -97,7 +108,13 @@ function Console({ token, onUnauthorized, createEventSource }: ConsoleProps) {
         onClick={(event) => {
           // Not a hash change: the fragment is the page route.
           event.preventDefault();
-          main.current?.focus();
+          const target = main.current;
+          if (!target) return;
+          // Focusable for this jump only: with a lasting tabindex, any click in the page would focus <main>
+          // and leave keyboard focus inside the page, past the skip link and the tabs.
+          target.tabIndex = -1;
+          target.addEventListener('blur', () => target.removeAttribute('tabindex'), { once: true });
+          target.focus();
         }}
       >
         Skip to content
@@ -139,7 +156,7 @@ function Console({ token, onUnauthorized, createEventSource }: ConsoleProps) {
           ))}
         </ul>
       </nav>
-      <main id="main" ref={main} tabIndex={-1} className="main">
+      <main id="main" ref={main} className="main">
         {connection.status === 'reconnecting' ? (
           <Notice
             tone="warning"

@@ -41,6 +41,8 @@ export async function handleEnvelope(
 ): Promise<void> {
   const { req, res, path } = exchange;
   const started = performance.now();
+  // The entry's time is when the call started, as for calls out: the log lists calls by it.
+  const startedAt = Date.now();
   const trace: ReceiveTrace = { form: 'none' };
   const controller = new AbortController();
   // The caller going away aborts the handler (and so the gateway call) in sync and stream modes.
@@ -53,7 +55,7 @@ export async function handleEnvelope(
     const sink = runtime.events.envelope;
     if (!sink) return;
     const event: EnvelopeEvent = {
-      time: new Date().toISOString(),
+      time: new Date(startedAt).toISOString(),
       endpoint: path,
       sender: trace.sender,
       skill: trace.skill,
@@ -301,7 +303,7 @@ async function runTask(runtime: AgentRuntime, accepted: Accepted, task: StoredTa
     finished = await runtime.tasks.finish(task, { error: { code: failure.code, message: failure.message } });
     envelopeOut = errorBody(failure.code, failure.message, task.traceId, task.spanId);
     runtime.events.envelope?.({
-      time: new Date().toISOString(),
+      time: new Date(task.createdAt).toISOString(),
       endpoint: '/agent/task',
       sender: task.sender,
       skill: task.skill,

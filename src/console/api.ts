@@ -1,7 +1,7 @@
 import { Router, type RouterContext } from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { AgentBridgeApp } from '../app.js';
-import type { StatusResponse } from '../protocol/console-api.js';
+import type { ConsoleTokenResponse, StatusResponse } from '../protocol/console-api.js';
 import { accessRoutes } from './access-routes.js';
 import { agentRoutes } from './agent-routes.js';
 import { checkDeclaredLength } from './body.js';
@@ -19,6 +19,8 @@ export interface ApiDeps {
   events: EventStreams;
   settings: ConsoleSettings;
   mcp: McpConsole;
+  /** Replaces the console token (the old one stops working at once) and answers the new one. */
+  consoleToken(): ConsoleTokenResponse;
   status(): StatusResponse;
   tunnel(): StatusResponse['tunnel'];
 }

@@ -1,13 +1,8 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';
 import type { Context, Next } from 'koa';
 import { CONSOLE_FILE } from './console-file.js';
 import { ConsoleError } from './errors.js';
-
-/** A fresh secret per launch: 32 random bytes, URL-safe so it fits in `#token=...`. */
-export function newConsoleToken(): string {
-  return randomBytes(32).toString('base64url');
-}
 
 /** Constant-time comparison (hashing first makes the lengths equal), so timing reveals nothing of the token. */
 export function tokenMatches(expected: string, given: string | undefined): boolean {
@@ -45,21 +40,22 @@ export function sameOriginOnly(port: () => number) {
 }
 
 /**
- * Every /api call carries the launch's token as `Authorization: Bearer`. `/api/events` may instead take
- * `?token=`, because the browser's EventSource cannot send headers; the console never logs URLs.
+ * Every /api call carries the console token (`token()`: the operator may replace it) as `Authorization:
+ * Bearer`. `/api/events` may instead take `?token=`, because the browser's EventSource cannot send headers;
+ * the console never logs URLs.
  */
-export function requireToken(token: string, dataDir: string) {
+export function requireToken(token: () => string, dataDir: string) {
   return async (ctx: Context, next: Next): Promise<void> => {
     const header = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1];
     const query =
       ctx.path === '/api/events'
         ? (new URLSearchParams(ctx.querystring).get('token') ?? undefined)
         : undefined;
-    if (!tokenMatches(token, header ?? query)) {
+    if (!tokenMatches(token(), header ?? query)) {
       throw new ConsoleError(
         401,
-        `Missing or wrong console token. It changes at every start: open the console URL printed at start ` +
-          `(it ends in #token=...), or read "token" from ${join(dataDir, CONSOLE_FILE)}.`,
+        `Missing or wrong console token (it changes only when the operator asks for a new one): open the ` +
+          `console URL printed at start (it ends in #token=...), or read "token" from ${join(dataDir, CONSOLE_FILE)}.`,
         'Send it as "Authorization: Bearer <token>".',
         undefined,
         { 'WWW-Authenticate': 'Bearer realm="agent-bridge-console"' },

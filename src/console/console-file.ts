@@ -1,35 +1,25 @@
-import { unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
+import { TokenFile, type SavedToken } from '../lib/token-file.js';
 
 export const CONSOLE_FILE = 'console.json';
 
-export interface ConsoleFile {
-  url: string;
-  token: string;
-}
+/** `<dataDir>/console.json` (0600): the console's address and its token, so local tools can reach it. */
+export type ConsoleFile = SavedToken;
 
-/** `<dataDir>/console.json`, so local tools can reach the console; 0600, since it holds the token. */
-export function writeConsoleFile(dataDir: string, info: ConsoleFile): string {
-  const path = join(dataDir, CONSOLE_FILE);
-  writeFileAtomic(path, `${JSON.stringify(info, null, 2)}\n`, 0o600);
-  return path;
-}
-
-/** Removes the file only while it names this launch: a newer console on the same data dir keeps its own. */
-export function removeConsoleFile(dataDir: string, token: string): void {
-  const path = join(dataDir, CONSOLE_FILE);
-  try {
-    if (readJsonFile<Partial<ConsoleFile>>(path)?.token === token) unlinkSync(path);
-  } catch {
-    // Gone or unreadable: nothing of this launch is left to remove.
+/**
+ * The console token. It stays the same across restarts, so an open tab and a saved link keep working,
+ * until the operator asks for a new one (the console's "New console token", or `--new-console-token`).
+ */
+export class ConsoleToken extends TokenFile {
+  constructor(dataDir: string) {
+    super(join(dataDir, CONSOLE_FILE));
   }
 }
 
 /**
  * Whether `serve` may print the console link with its token: only to a person at a terminal. A service's or
  * a container's output is kept in logs (journald, `docker logs`) that others may read, and the token opens
- * the whole console for as long as the process runs. Both stdin and stdout must be terminals: `docker run
+ * the whole console, across restarts, until the operator replaces it. Both stdin and stdout must be terminals: `docker run
  * -t` without `-i` gives stdout a terminal whose output still goes to the container's log.
  */
 export function mayPrintConsoleToken(streams: {

@@ -1,14 +1,15 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import Koa, { type Context } from 'koa';
 import type { AgentBridgeApp, AppEvents } from '../app.js';
 import { errorCode } from '../lib/atomic-file.js';
 import type { TunnelStatus } from '../protocol/console-api.js';
+import type { SettingName } from '../settings/schema.js';
+import type { OverrideOrigin } from '../settings/sources.js';
 import type { SettingsStore } from '../settings/store.js';
 import { consoleApi } from './api.js';
-import { newConsoleToken, requireToken, sameOriginOnly } from './auth.js';
-import { CONSOLE_FILE, removeConsoleFile, writeConsoleFile } from './console-file.js';
+import { requireToken, sameOriginOnly } from './auth.js';
+import { ConsoleToken } from './console-file.js';
 import { errorsAsJson } from './error-reply.js';
 import { EventStreams, type EventStreamOptions } from './events-stream.js';
 import { McpConsole } from './mcp-console.js';
@@ -38,22 +39,27 @@ export interface ConsoleOptions {
   events?: EventStreamOptions;
   /** Unexpected errors (answered as a plain 500); default: printed to stderr. */
   onError?: (error: unknown) => void;
+  /** Replace the saved console token before listening (`--new-console-token`). */
+  newToken?: boolean;
+  /** The flags and environment variables that set settings for this run (Settings shows where each comes from). */
+  origins?: Partial<Record<SettingName, OverrideOrigin>>;
 }
 
 export interface ConsoleHandle {
   /** `http://127.0.0.1:PORT` */
   url: string;
-  token: string;
+  /** The console token now (kept in console.json across restarts; the operator may replace it). */
+  readonly token: string;
   /** The MCP server on this listener: its URL, mcp.json, and the usual URL when the port was busy. */
   mcp: { url: string; file: string; movedFrom?: string };
-  /** Ends the event streams, stops listening, flushes the traffic log and removes console.json. */
+  /** Ends the event streams, stops listening, flushes the traffic log; console.json keeps the token, not the URL. */
   close(): Promise<void>;
 }
 
 /**
  * The operator console (DESIGN.md): a second listener, on loopback only, serving the UI at `/`, the
  * token-protected API at `/api/*` and Prometheus metrics at `/metrics` (token too, unless `metricsNoAuth`).
- * It writes `<dataDir>/console.json` and prints nothing itself.
+ * It keeps its token in `<dataDir>/console.json` (with the URL) and prints nothing itself.
  */
 export async function startConsole(options: ConsoleOptions): Promise<ConsoleHandle> {
   const { app, dataDir, host = '127.0.0.1' } = options;
@@ -64,7 +70,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     );
   }
   const onError = options.onError ?? ((error: unknown) => console.error('Console: unexpected error:', error));
-  const token = newConsoleToken();
+  const token = new ConsoleToken(dataDir);
+  if (options.newToken) token.regenerate();
   const startedAt = Date.now();
   let port = 0;
   // The port the settings ask for: the gateway's config holds the MCP URL on it.
@@ -78,7 +85,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     // Masked wherever they might appear (a diagnosis, a preview): the log must never hold them.
     secrets: () => [app.currentSettings.gatewayToken ?? '', ...app.currentSettings.bearerTokens],
   });
-  const settings = new ConsoleSettings(app, options.store, () => events.state('settings'));
+  const settings = new ConsoleSettings(app, options.store, () => events.state('settings'), options.origins);
   // A tunnel that fails to start leaves no supervisor behind: remember the failure so the status shows it.
   let lastTunnel: TunnelStatus | undefined;
   const tunnel = (): TunnelStatus => {
@@ -118,6 +125,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     events,
     settings,
     mcp,
+    consoleToken: () => ({ token: token.regenerate(), file: token.path }),
     tunnel: tunnelView,
     status: () =>
       buildStatus({
@@ -130,7 +138,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
         mcp: mcp.status(),
       }),
   });
-  const guardApi = requireToken(token, dataDir);
+  const guardApi = requireToken(() => token.token, dataDir);
   // Its own long-lived token, never the console's; the Host/Origin checks below apply to it as to /api.
   const mcpRoute = mcpHandler({
     token: () => mcp.token.token,
@@ -180,11 +188,11 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     server.closeAllConnections();
     await closed;
     await log.close();
-    removeConsoleFile(dataDir, token);
+    token.forgetUrl(url);
   };
-  let file = join(dataDir, CONSOLE_FILE);
+  let file = token.path;
   try {
-    writeConsoleFile(dataDir, { url, token });
+    token.save(url);
     file = mcp.token.path;
     mcp.listening(url, configuredPort);
   } catch (error) {
@@ -196,7 +204,14 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
   }
   const movedFrom = mcp.moved;
   const mcpInfo = { url: mcp.currentUrl, file: mcp.token.path, ...(movedFrom ? { movedFrom } : {}) };
-  return { url, token, mcp: mcpInfo, close: () => (closing ??= close()) };
+  return {
+    url,
+    get token() {
+      return token.token;
+    },
+    mcp: mcpInfo,
+    close: () => (closing ??= close()),
+  };
 }
 
 /** app.on with its matching off, so close() can undo every subscription. */

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { AgentBridgeApp } from '../app.js';
-import type { SettingsResponse, SettingsUpdateResponse } from '../protocol/console-api.js';
+import type { SettingSourceView, SettingsResponse, SettingsUpdateResponse } from '../protocol/console-api.js';
+import { settingSources, type OverrideOrigin } from '../settings/sources.js';
 import {
   CONSOLE_READ_ONLY_SETTINGS,
   DEFAULT_SETTINGS,
@@ -49,11 +50,15 @@ const NEW_ADDRESS_NEEDS_TOKEN =
 export class ConsoleSettings {
   private readonly running: Pick<Settings, (typeof RESTART_SETTINGS)[number]>;
   private readonly pendingRestart = new Set<string>();
+  /** Saved or cleared here since the start: settings.json has them now, whatever flag set them at start. */
+  private readonly savedSince = new Set<string>();
 
   constructor(
     private readonly app: AgentBridgeApp,
     private readonly store: SettingsStore,
     private readonly onChange: () => void,
+    /** The flags and environment variables that set settings for this run (`serve`; none in the desktop app). */
+    private readonly overrides: Partial<Record<SettingName, OverrideOrigin>> = {},
   ) {
     const { port, host, consolePort } = app.currentSettings;
     this.running = { port, host, consolePort };
@@ -74,13 +79,47 @@ export class ConsoleSettings {
     if (settings.redisUrl !== undefined) shown.redisUrl = maskedRedisUrl(settings.redisUrl);
     return {
       settings: structuredClone(shown),
+      sources: this.sources(),
       secrets: {
-        gatewayToken: { set: Boolean(settings.gatewayToken) },
+        // The token in use, wherever it comes from (OpenClaw's config too): never its value.
+        gatewayToken: { set: Boolean(this.app.gatewayConfig().token) },
         bearerTokens: { count: settings.bearerTokens.length },
       },
       restartNeeded: this.restartNeeded,
       readOnly: [...CONSOLE_READ_ONLY_SETTINGS],
     };
+  }
+
+  /**
+   * Where each value comes from; for the gateway's address, token and model when they are not set, what the
+   * bridge uses instead and where it found it (the environment, OpenClaw's config, the default).
+   */
+  private sources(): Record<string, SettingSourceView> {
+    const sources: Record<string, SettingSourceView> = settingSources({
+      settings: this.app.currentSettings,
+      stored: this.store.stored(),
+      overrides: this.overrides,
+      savedSince: this.savedSince,
+    });
+    const resolved = this.app.gatewaySource();
+    const openclaw = this.app.openclawConfig().path;
+    const fallback = (from: 'env' | 'openclaw-config' | 'default' | 'none', env: string) =>
+      from === 'env'
+        ? ({ source: 'env', from: env } as const)
+        : from === 'openclaw-config'
+          ? ({ source: 'openclaw.json', from: openclaw } as const)
+          : ({ source: 'default' } as const);
+    if (this.app.currentSettings.gatewayUrl === undefined && resolved.url !== 'setting') {
+      const value = withoutPassword(this.app.gatewayConfig().url);
+      sources.gatewayUrl = { ...fallback(resolved.url, 'GATEWAY_URL or OPENCLAW_GATEWAY_URL'), value };
+    }
+    if (this.app.currentSettings.gatewayToken === undefined && resolved.token !== 'setting') {
+      sources.gatewayToken = fallback(resolved.token, 'GATEWAY_TOKEN or OPENCLAW_GATEWAY_TOKEN');
+    }
+    if (this.app.currentSettings.gatewayModel === undefined) {
+      sources.gatewayModel = { ...sources.gatewayModel!, value: this.app.gatewayConfig().model };
+    }
+    return sources;
   }
 
   update(body: unknown): SettingsUpdateResponse {
@@ -95,6 +134,7 @@ export class ConsoleSettings {
     this.refuseReadOnly(request);
     const { values, cleared } = this.check(request, problems);
     const saved = this.save(values, cleared);
+    for (const name of [...Object.keys(values), ...cleared]) this.savedSince.add(name);
     const change: Partial<Settings> = { ...values };
     for (const name of cleared) Object.assign(change, { [name]: saved[name] });
 

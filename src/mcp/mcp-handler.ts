@@ -1,7 +1,7 @@
 /**
  * The MCP endpoint (Streamable HTTP, stateless: one server and transport per request, so a restart of the
  * bridge never strands a client's session). Mounted on the console listener at /mcp, behind the console's
- * Host/Origin checks; it takes its own long-lived token, never the console's per-launch one.
+ * Host/Origin checks; it takes its own long-lived token, never the console's.
  */
 import type { Context } from 'koa';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';

@@ -25,8 +25,9 @@ export type Verdict = 'accepted' | RefusalStep;
 
 /** One envelope handled, as the operator's log keeps it. Never tokens, signatures' secrets or keys. */
 export interface TrafficEntry {
-  /** Increases by one per entry within a run; the UI's row key. */
+  /** Increases by one per entry within a run (in the order calls end); the UI's row key. */
   id: number;
+  /** When the call started (ISO 8601), in and out alike: the console lists calls newest first by it. */
   time: string;
   endpoint: string;
   sender?: string;
@@ -300,9 +301,28 @@ export interface ApiError {
   error: { message: string; fix?: string; fields?: { field: string; message: string }[] };
 }
 
-/** Settings as the console shows them: secrets only as set / not set. */
+/**
+ * Where a setting's value in use comes from: its default, settings.json (also what the console saves), a flag
+ * or an environment variable given for this run, or OpenClaw's own config (the gateway's address and token).
+ */
+export type SettingSource = 'default' | 'settings' | 'flag' | 'env' | 'openclaw.json';
+
+export interface SettingSourceView {
+  source: SettingSource;
+  /** The flag or variable that set it (`--rpm`, `GATEWAY_URL`), or the file it was read from. */
+  from?: string;
+  /** The value in use when the setting itself is not set and another place supplies it; never a secret. */
+  value?: unknown;
+  /** Saved in the console over a flag or variable of this run: that one applies again at the next start. */
+  overridesAtStart?: string;
+}
+
+/** Settings as the console shows them: secrets only as set / not set, and where every value comes from. */
 export interface SettingsResponse {
   settings: Record<string, unknown>;
+  /** One for every setting, secrets included (their source only). */
+  sources: Record<string, SettingSourceView>;
+  /** In use or not (from any source, OpenClaw's config included), never the value. */
   secrets: { gatewayToken: { set: boolean }; bearerTokens: { count: number } };
   restartNeeded: string[];
   /**
@@ -310,6 +330,12 @@ export interface SettingsResponse {
    * settings.json on the machine. A PUT that changes one gets 403 with a field error.
    */
   readOnly: string[];
+}
+
+/** POST /api/console/token: the console's new token (the old one no longer works) and the file that keeps it. */
+export interface ConsoleTokenResponse {
+  token: string;
+  file: string;
 }
 
 /** PUT /api/settings answer. */

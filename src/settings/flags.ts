@@ -7,15 +7,20 @@ import {
   type SettingName,
   type Settings,
 } from './schema.js';
+import type { OverrideOrigin } from './sources.js';
 
 export interface ServeArgs {
   /** From --data-dir or AGENT_BRIDGE_DATA_DIR; undefined means defaultDataDir(). */
   dataDir?: string;
   /** Settings for this run only: they override the store and are never written to it. */
   overrides: Partial<Settings>;
+  /** Which flag or environment variable set each override (the console shows it). */
+  origins: Partial<Record<SettingName, OverrideOrigin>>;
   help: boolean;
   /** --register: register with the agent registry once the public URL is reachable. */
   register: boolean;
+  /** --new-console-token: replace the console token kept in console.json. */
+  newConsoleToken: boolean;
 }
 
 interface FlagSpec {
@@ -301,8 +306,21 @@ const FLAGS: FlagSpec[] = [
     help: 'register with the agent registry once the public URL is reachable',
     defaultText: '',
   },
+  {
+    flag: 'new-console-token',
+    help: 'replace the console token (kept in console.json across restarts): earlier links and open tabs stop working',
+    defaultText: '',
+  },
   { flag: 'help', help: 'show this help', defaultText: '' },
 ];
+
+/** The flag that sets a setting for one run, and the environment variables that do the same. */
+export function flagOf(name: SettingName): { flag: string; env: string[] } | undefined {
+  const spec = FLAGS.find((candidate) => candidate.setting === name);
+  if (!spec) return undefined;
+  const env = [spec.env, ...(spec.envAliases ?? [])].filter((item): item is string => item !== undefined);
+  return { flag: `--${spec.flag}`, env };
+}
 
 const PARSE_OPTIONS: NonNullable<ParseArgsConfig['options']> = Object.fromEntries(
   FLAGS.map((spec) => [
@@ -316,7 +334,9 @@ const PARSE_OPTIONS: NonNullable<ParseArgsConfig['options']> = Object.fromEntrie
 /** `agent-bridge serve` flags and env; flags beat env. Throws an Error naming the flag and its rule. */
 export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ServeArgs {
   const values = parseStrict(argv);
-  if (values.help === true) return { overrides: {}, help: true, register: false };
+  if (values.help === true) {
+    return { overrides: {}, origins: {}, help: true, register: false, newConsoleToken: false };
+  }
 
   const overrides: Record<string, unknown> = {};
   const sources = new Map<SettingName, { spec: FlagSpec; label: string; raw: string[] }>();
@@ -350,11 +370,17 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ServeArg
     });
     throw new Error(`${messages.join('; ')}. Run with --help to list the flags.`);
   }
+  const origins: Partial<Record<SettingName, OverrideOrigin>> = {};
+  for (const [name, { label }] of sources) {
+    origins[name] = label.startsWith('--') ? { source: 'flag', name: label } : { source: 'env', name: label };
+  }
   return {
     ...(dataDir === undefined ? {} : { dataDir }),
     overrides: result.value,
+    origins,
     help: false,
     register: values.register === true,
+    newConsoleToken: values['new-console-token'] === true,
   };
 }
 

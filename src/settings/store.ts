@@ -35,6 +35,8 @@ export interface SettingsStore {
   readonly path: string;
   /** Every setting, defaults filled in. */
   get(): Settings;
+  /** The names of the settings the file holds (what the operator set, not defaults). */
+  stored(): Set<SettingName>;
   /** Validates and saves some settings; throws SettingsError naming every bad field. */
   update(partial: Partial<Settings>): Settings;
   /** Forgets stored values, so the defaults (or "not set") apply again. */
@@ -68,21 +70,21 @@ export function openSettingsStore(dataDir: string, conf?: Conf<Settings>): Setti
   // The file holds secrets; an electron-store built without `configFileMode` would leave it 0644.
   restrictFileMode(path, 0o600);
 
-  const get = (): Settings => {
+  const known = () => {
     const stored = guard(path, () => store.store) as Record<string, unknown>;
-    const known = Object.entries(stored).filter(
-      ([name, value]) => isSettingName(name) && value !== undefined,
-    );
-    return {
-      ...structuredClone(DEFAULT_SETTINGS),
-      ...structuredClone(Object.fromEntries(known)),
-    } as Settings;
+    return Object.entries(stored).filter(([name, value]) => isSettingName(name) && value !== undefined);
   };
+  const get = (): Settings =>
+    ({
+      ...structuredClone(DEFAULT_SETTINGS),
+      ...structuredClone(Object.fromEntries(known())),
+    }) as Settings;
 
   return {
     conf: store,
     path,
     get,
+    stored: () => new Set(known().map(([name]) => name as SettingName)),
     update(partial) {
       const result = validateSettings(partial);
       if (!result.ok) {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -256,7 +256,7 @@ describe('access', () => {
     }
   });
 
-  it('writes console.json (0600) with its URL and token, and removes it on close', async () => {
+  it('writes console.json (0600) with its URL and token; on close it keeps the token, not the URL', async () => {
     const other = await startAgent();
     cleanups.push(() => other.close());
     const second = await openConsole(other);
@@ -266,7 +266,7 @@ describe('access', () => {
     expect(second.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(second.token).not.toBe(con.token);
     await second.close();
-    expect(existsSync(path)).toBe(false);
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({ url: '', token: second.token });
   });
 
   it('listens on 127.0.0.1 only', async () => {

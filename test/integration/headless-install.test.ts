@@ -21,7 +21,7 @@ beforeAll(() => {
   if (!existsSync(join(ROOT, 'dist/renderer/index.html'))) {
     execFileSync('npx', ['vite', 'build'], { cwd: ROOT, stdio: 'pipe' });
   }
-  // The build ran above (as `prepack` would): pack without running it again.
+  // The build ran above (as `prepare` would): pack without running it again.
   const [packed] = JSON.parse(
     execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], {
       cwd: ROOT,

@@ -94,7 +94,8 @@ export function fakeFetch(routes: Record<string, Reply | Route>) {
 export function entry(id: number, overrides: Partial<TrafficEntry> = {}): TrafficEntry {
   return {
     id,
-    time: new Date(Date.UTC(2025, 0, 1, 12, 0, id % 60)).toISOString(),
+    // One second apart, in the order of their ids (the log lists them newest first by start time).
+    time: new Date(Date.UTC(2025, 0, 1, 12, 0, 0) + id * 1000).toISOString(),
     endpoint: '/agent/message',
     sender: 'agent://a.example',
     skill: 'chat',
@@ -233,13 +234,17 @@ export function accessView(overrides: Partial<AccessResponse> = {}): AccessRespo
 /** What the console refuses to change (a command the agent runs), as `GET /api/settings` lists it. */
 export const READ_ONLY_SETTINGS = ['tunnelCommand', 'tunnelUrlPattern'];
 
-/** GET /api/settings around `settings`: the gateway token set, two bearer tokens, the tunnel command read-only. */
+/**
+ * GET /api/settings around `settings`: each saved in settings.json, the gateway token set, two bearer tokens,
+ * the tunnel command read-only.
+ */
 export function settingsView(
   settings: Record<string, unknown>,
   overrides: Partial<SettingsResponse> = {},
 ): SettingsResponse {
   return {
     settings,
+    sources: Object.fromEntries(Object.keys(settings).map((name) => [name, { source: 'settings' }])),
     secrets: { gatewayToken: { set: true }, bearerTokens: { count: 2 } },
     restartNeeded: [],
     readOnly: [...READ_ONLY_SETTINGS],

@@ -164,9 +164,11 @@ describe('SettingsForm', () => {
 
   it('catches a number that is not one without asking the console', async () => {
     const { calls } = setup({ body: {} });
-    fireEvent.change(screen.getByLabelText('Timeout (ms)'), { target: { value: 'soon' } });
+    fireEvent.change(screen.getByLabelText('Timeout (seconds)'), { target: { value: 'soon' } });
     fireEvent.click(screen.getByRole('button', { name: 'Save changes' }));
-    expect(await screen.findByText('Timeout (ms) must be a whole number')).toBeTruthy();
+    expect(
+      await screen.findByText('Timeout (seconds) must be a number of seconds (at most 3 decimals)'),
+    ).toBeTruthy();
     expect(calls).toHaveLength(0);
   });
 });

@@ -63,7 +63,7 @@ describe('direction', () => {
     expect(badges).toEqual(['out', 'in', 'out', 'in', 'out']);
     const first = screen.getAllByTestId('traffic-row')[0] as HTMLElement;
     expect(first.dataset.direction).toBe('out');
-    expect(within(first).getByText('agent://weather.example')).toBeTruthy();
+    expect(within(first).getByTestId('traffic-agent').textContent).toBe('agent://weather.example');
     expect(within(first).queryByText(OWN)).toBeNull();
 
     fireEvent.change(screen.getByLabelText('Direction'), { target: { value: 'out' } });

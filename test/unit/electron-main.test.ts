@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -192,8 +192,14 @@ describe('electron/main.ts against the electron stand-in (first run)', () => {
 
   it('quits by stopping the core first: before-quit prevented, agent and console closed, then quit', async () => {
     const { agent } = await shell.status();
-    let consoleFileAtTrayDestroy: boolean | undefined;
-    calls.onCall('tray.destroy', () => (consoleFileAtTrayDestroy = existsSync(shell.consoleFile)));
+    // The console, once closed, no longer names its URL in console.json (it keeps the token for the next run).
+    let consoleUrlAtTrayDestroy: string | undefined;
+    calls.onCall(
+      'tray.destroy',
+      () =>
+        (consoleUrlAtTrayDestroy = (JSON.parse(readFileSync(shell.consoleFile, 'utf8')) as { url: string })
+          .url),
+    );
     const quitsBefore = calls.of('app.quit').length;
 
     standin.tray.click('quit');
@@ -201,7 +207,7 @@ describe('electron/main.ts against the electron stand-in (first run)', () => {
     expect(standin.app.quitted).toBe(false);
     await until(() => standin.app.quitted, 15_000, 'the app to stop its core and quit');
 
-    expect(consoleFileAtTrayDestroy).toBe(false);
+    expect(consoleUrlAtTrayDestroy).toBe('');
     await expect(fetch(`${agent.localUrl}/.well-known/agent.json`)).rejects.toThrow();
     await expect(fetch(`${shell.console.url}/`)).rejects.toThrow();
     // The second quit comes after the core stopped and the tray went, and nothing prevents it.

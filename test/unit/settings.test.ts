@@ -234,6 +234,8 @@ describe('parseServeArgs', () => {
       dataDir: '/srv/bridge',
       help: false,
       register: false,
+      newConsoleToken: false,
+      origins: expect.objectContaining({ port: { source: 'flag', name: '--port' } }),
       overrides: {
         port: 9000,
         host: '0.0.0.0',
@@ -310,11 +312,19 @@ describe('parseServeArgs', () => {
       dataDir: '/env/dir',
       help: false,
       register: false,
+      newConsoleToken: false,
       overrides: {
         port: 9001,
         gatewayUrl: 'http://gw.local:1',
         gatewayToken: 'env-token',
         gatewayModel: 'openclaw:ops',
+      },
+      // Where each came from, for the console's Settings page.
+      origins: {
+        port: { source: 'env', name: 'PORT' },
+        gatewayUrl: { source: 'env', name: 'GATEWAY_URL' },
+        gatewayToken: { source: 'env', name: 'GATEWAY_TOKEN' },
+        gatewayModel: { source: 'env', name: 'GATEWAY_MODEL' },
       },
     });
     const flagged = parseServeArgs(
@@ -326,6 +336,11 @@ describe('parseServeArgs', () => {
       port: 9002,
       gatewayToken: 'flag-token',
       gatewayUrl: 'http://gw.local:1',
+    });
+    expect(flagged.origins).toMatchObject({
+      port: { source: 'flag', name: '--port' },
+      gatewayToken: { source: 'flag', name: '--gateway-token' },
+      gatewayUrl: { source: 'env', name: 'GATEWAY_URL' },
     });
   });
 
@@ -339,8 +354,10 @@ describe('parseServeArgs', () => {
   it('returns help without judging the other flags', () => {
     expect(parseServeArgs(['--port', 'x', '--help'], {})).toEqual({
       overrides: {},
+      origins: {},
       help: true,
       register: false,
+      newConsoleToken: false,
     });
     expect(parseServeArgs(['-h'], {}).help).toBe(true);
   });
@@ -390,8 +407,19 @@ describe('--register', () => {
   it('is an action for this run, not a setting', () => {
     expect(parseServeArgs(['--register', '--tunnel', 'none'], {})).toEqual({
       overrides: { tunnel: 'none' },
+      origins: { tunnel: { source: 'flag', name: '--tunnel' } },
       help: false,
       register: true,
+      newConsoleToken: false,
+    });
+  });
+});
+
+describe('--new-console-token', () => {
+  it('is an action for this run, not a setting', () => {
+    expect(parseServeArgs(['--new-console-token'], {})).toMatchObject({
+      overrides: {},
+      newConsoleToken: true,
     });
   });
 });

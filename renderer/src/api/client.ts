@@ -1,12 +1,13 @@
 /**
  * The typed client of the operator console API (src/protocol/console-api.ts). Every call carries the
- * per-launch token as `Authorization: Bearer`; every failure becomes an ApiRequestError that says what
+ * console token as `Authorization: Bearer`; every failure becomes an ApiRequestError that says what
  * happened and what to do.
  */
 import type {
   AccessChangeResponse,
   AccessResponse,
   ApiError,
+  ConsoleTokenResponse,
   GatewayAgentView,
   McpResponse,
   SelfTestResponse,
@@ -128,6 +129,8 @@ export function createApiClient(options: ApiClientOptions) {
     mcp: () => json<McpResponse>('GET', '/api/mcp'),
     /** A new MCP token: the old one stops working at once, so the gateway's config needs the new one. */
     regenerateMcpToken: () => json<McpResponse>('POST', '/api/mcp/token', {}),
+    /** A new console token: every other tab and earlier link is refused from now on; this one takes it. */
+    newConsoleToken: () => json<ConsoleTokenResponse>('POST', '/api/console/token', {}),
     /** The event stream's URL: EventSource cannot send headers, so the token rides in the query. */
     eventsUrl: () => `${baseUrl}/api/events?token=${encodeURIComponent(options.token)}`,
   };

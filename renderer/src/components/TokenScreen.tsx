@@ -35,7 +35,8 @@ export function TokenScreen({ reason, onToken }: TokenScreenProps) {
           <div className="notice error" role="alert">
             <p className="notice-title">The console refused this token.</p>
             <p className="notice-message">
-              The token changes every time the agent starts, so an old link stops working after a restart.
+              It may have been replaced (Settings: New console token, or <code>--new-console-token</code>
+              at start): open the console with its current link.
             </p>
           </div>
         ) : (

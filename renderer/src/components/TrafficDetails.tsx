@@ -3,6 +3,7 @@ import { formatBytes, formatDateTime, formatMs } from '../lib/format';
 import { outboundSteps } from '../traffic/outbound';
 import { ADMISSION_LABELS, verificationSteps, type StepState } from '../traffic/steps';
 import { pageHref } from '../pages/types';
+import { Address } from './Address';
 import { Badge } from './Badge';
 import { Field } from './Card';
 import { Notice } from './States';
@@ -21,7 +22,7 @@ const STEP_WORDS: Record<StepState, string> = {
   'not-run': 'not run',
 };
 
-/** One envelope: why it was accepted or refused, step by step, and what was answered. */
+/** One envelope: what was answered first, then why it was accepted or refused, step by step. */
 export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
   const out = entry.direction === 'out';
   // A call out went through the operator's outbound policy and the other agent, not the receive pipeline.
@@ -44,37 +45,6 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
           ✕
         </button>
       </header>
-
-      <section aria-labelledby="details-steps">
-        <h3 id="details-steps">{out ? 'Call out' : 'Verification'}</h3>
-        <ol className="step-list">
-          {steps.map((step) => (
-            <li
-              key={step.step}
-              className={`step ${step.state}`}
-              data-testid="verification-step"
-              data-step={step.step}
-              data-state={step.state}
-            >
-              <span className="step-icon" aria-hidden="true">
-                {STEP_ICONS[step.state]}
-              </span>
-              <span className="step-text">
-                <span className="step-label">
-                  {step.label}
-                  <span className="step-name"> ({step.step})</span>
-                </span>
-                <span className="step-state">{STEP_WORDS[step.state]}</span>
-                {step.detail ? <span className="step-detail">{step.detail}</span> : null}
-              </span>
-            </li>
-          ))}
-        </ol>
-      </section>
-
-      {entry.diagnosis ? (
-        <Notice tone="error" title="Diagnosis" message={entry.diagnosis} testId="traffic-diagnosis" />
-      ) : null}
 
       <section aria-labelledby="details-response">
         <h3 id="details-response">Response</h3>
@@ -121,6 +91,37 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
         </dl>
       </section>
 
+      {entry.diagnosis ? (
+        <Notice tone="error" title="Diagnosis" message={entry.diagnosis} testId="traffic-diagnosis" />
+      ) : null}
+
+      <section aria-labelledby="details-steps">
+        <h3 id="details-steps">{out ? 'Call out' : 'Verification'}</h3>
+        <ol className="step-list">
+          {steps.map((step) => (
+            <li
+              key={step.step}
+              className={`step ${step.state}`}
+              data-testid="verification-step"
+              data-step={step.step}
+              data-state={step.state}
+            >
+              <span className="step-icon" aria-hidden="true">
+                {STEP_ICONS[step.state]}
+              </span>
+              <span className="step-text">
+                <span className="step-label">
+                  {step.label}
+                  <span className="step-name"> ({step.step})</span>
+                </span>
+                <span className="step-state">{STEP_WORDS[step.state]}</span>
+                {step.detail ? <span className="step-detail">{step.detail}</span> : null}
+              </span>
+            </li>
+          ))}
+        </ol>
+      </section>
+
       <section aria-labelledby="details-envelope">
         <h3 id="details-envelope">Envelope</h3>
         <dl className="fields compact">
@@ -132,7 +133,7 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
           </Field>
           {out ? (
             <>
-              <Field label="Called">{entry.callee ? <code>{entry.callee}</code> : 'unknown'}</Field>
+              <Field label="Called">{entry.callee ? <Address value={entry.callee} /> : 'unknown'}</Field>
               <Field label="Reply signature">
                 <span
                   data-testid="reply-verified"
@@ -151,7 +152,7 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
             <code>{entry.endpoint}</code>
           </Field>
           <Field label={out ? 'Sent as' : 'Sender'}>
-            {entry.sender ? <code>{entry.sender}</code> : 'unknown'}
+            {entry.sender ? <Address value={entry.sender} /> : 'unknown'}
           </Field>
           <Field label="Skill">{entry.skill ?? '—'}</Field>
           <Field label="Mode">{entry.mode ?? '—'}</Field>

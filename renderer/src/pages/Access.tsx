@@ -14,6 +14,7 @@ import type {
 } from '../api/contract';
 import { OpenAccessWarning } from '../components/AccessNotices';
 import { CallsOutCard } from '../components/CallsOutCard';
+import { Address } from '../components/Address';
 import { AgentIdForm } from '../components/AgentIdForm';
 import { PolicyChoice } from '../components/PolicyChoice';
 import { Badge } from '../components/Badge';
@@ -390,7 +391,7 @@ function PendingRow({ pending, maxHeld, now, busy, disabled, onApprove, onDeny }
             )}
           </h3>
           <span className="copyable">
-            <code title={pending.sender}>{pending.sender}</code>
+            <Address value={pending.sender} />
             <CopyButton value={pending.sender} label={`Copy ${pending.sender}`} />
           </span>
         </div>
@@ -490,7 +491,7 @@ function ApprovedTable({ approved, now, disabled, onRevoke }: ApprovedTableProps
           >
             <th scope="row">
               <span className="copyable">
-                <code>{sender.sender}</code>
+                <Address value={sender.sender} />
                 <CopyButton value={sender.sender} label={`Copy ${sender.sender}`} />
               </span>
             </th>

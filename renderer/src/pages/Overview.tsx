@@ -1,6 +1,7 @@
 import type { ApiClient } from '../api/client';
 import type { GatewayAgentView, GatewayView, StatusResponse, ToolExposureView } from '../api/contract';
 import { OpenAccessWarning, PendingNotice } from '../components/AccessNotices';
+import { Address } from '../components/Address';
 import { Badge, type Tone } from '../components/Badge';
 import { Card, Field } from '../components/Card';
 import { CopyButton } from '../components/CopyButton';
@@ -142,22 +143,18 @@ function IdentityCard({ agent }: { agent: StatusResponse['agent'] }) {
       <dl className="fields">
         <Field label="Agent id">
           <span className="copyable">
-            <code data-testid="agent-id" title={agent.id}>
-              {agent.id}
-            </code>
+            <Address value={agent.id} testId="agent-id" />
             <CopyButton value={agent.id} label="Copy agent id" />
           </span>
         </Field>
         <Field label="Public URL">
           <span className="copyable">
-            <code data-testid="agent-url" title={agent.url}>
-              {agent.url}
-            </code>
+            <Address value={agent.url} testId="agent-url" />
             <CopyButton value={agent.url} label="Copy public URL" />
           </span>
         </Field>
         <Field label="Local URL">
-          <code>{agent.localUrl}</code>
+          <Address value={agent.localUrl} />
         </Field>
         <Field label="Version">
           {agent.version} · SAMVAD {agent.protocolVersion}

@@ -1,3 +1,4 @@
+import { Address } from '../components/Address';
 import { Badge } from '../components/Badge';
 import { Card, Field } from '../components/Card';
 import { CopyButton } from '../components/CopyButton';
@@ -49,23 +50,23 @@ export function Registry({ api, data }: PageProps) {
           </p>
           <dl className="fields">
             <Field label="Will register">
-              <code>{status.agent.url}</code>
+              <Address value={status.agent.url} />
             </Field>
           </dl>
 
           {registered ? (
             <dl className="fields record" data-testid="registry-record">
               <Field label="Registry">
-                <code>{registry.record.registry}</code>
+                <Address value={registry.record.registry} />
               </Field>
               <Field label="URL">
                 <span className="copyable">
-                  <code>{registry.record.url}</code>
+                  <Address value={registry.record.url} />
                   <CopyButton value={registry.record.url} label="Copy registered URL" />
                 </span>
               </Field>
               <Field label="Agent id">
-                <code>{registry.record.id}</code>
+                <Address value={registry.record.id} />
               </Field>
               <Field label="Name">{registry.record.name}</Field>
               <Field label="Registered">{formatDateTime(registry.record.registeredAt)}</Field>

@@ -1,14 +1,21 @@
 import { useCallback, useEffect, useId, useMemo, useState, type FormEvent } from 'react';
 import type { FieldError } from '../api/client';
-import type { SettingsResponse, SettingsUpdateResponse, StatusResponse } from '../api/contract';
+import type {
+  SettingSourceView,
+  SettingsResponse,
+  SettingsUpdateResponse,
+  StatusResponse,
+} from '../api/contract';
 import { OpenAccessWarning } from '../components/AccessNotices';
 import { Badge } from '../components/Badge';
+import { ConsoleTokenCard } from '../components/ConsoleTokenCard';
 import { agentName, GatewayAgentNotices } from '../components/GatewayAgent';
 import { ErrorNotice, Loading, Notice } from '../components/States';
 import { RichText } from '../components/Text';
 import { useAction } from '../hooks/useAction';
 import {
   changedSettings,
+  describeSource,
   EMPTY_SECRETS,
   gatewayTokenNeeded,
   generateToken,
@@ -17,6 +24,7 @@ import {
   MASKED_PASSWORD_HINT,
   readOnlyHint,
   SECTIONS,
+  secretState,
   settingLabel,
   toFormValues,
   type FormValues,
@@ -25,7 +33,7 @@ import {
 } from '../settings/form';
 import type { PageProps } from './types';
 
-export function Settings({ api, data }: PageProps) {
+export function Settings({ api, data, replaceToken, tokenReplaced }: PageProps) {
   const load = useAction(() => api.settings());
   const { run: runLoad } = load;
   useEffect(() => {
@@ -43,7 +51,12 @@ export function Settings({ api, data }: PageProps) {
     );
   }
   if (!load.result) return <Loading label="Loading the settings…" />;
-  return <SettingsForm api={api} loaded={load.result} onSaved={data.refreshStatus} status={data.status} />;
+  return (
+    <>
+      <SettingsForm api={api} loaded={load.result} onSaved={data.refreshStatus} status={data.status} />
+      <ConsoleTokenCard api={api} replaceToken={replaceToken} replaced={tokenReplaced} />
+    </>
+  );
 }
 
 interface SettingsFormProps {
@@ -58,7 +71,8 @@ interface SettingsFormProps {
 export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps) {
   const [initial, setInitial] = useState<FormValues>(() => toFormValues(loaded.settings));
   const [values, setValues] = useState<FormValues>(initial);
-  const [secretState, setSecretState] = useState(loaded.secrets);
+  const [secretsSet, setSecretsSet] = useState(loaded.secrets);
+  const [sources, setSources] = useState(loaded.sources);
   const [secrets, setSecrets] = useState<SecretInputs>(EMPTY_SECRETS);
   const [saved, setSaved] = useState<SettingsUpdateResponse | null>(null);
   const [restartNeeded, setRestartNeeded] = useState<string[]>(loaded.restartNeeded);
@@ -73,8 +87,8 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
   );
   const urlInUse = status?.gateway.url;
   const tokenNeeded = useMemo(
-    () => gatewayTokenNeeded(initial, values, secrets, { tokenSet: secretState.gatewayToken.set, urlInUse }),
-    [initial, values, secrets, secretState.gatewayToken.set, urlInUse],
+    () => gatewayTokenNeeded(initial, values, secrets, { tokenSet: secretsSet.gatewayToken.set, urlInUse }),
+    [initial, values, secrets, secretsSet.gatewayToken.set, urlInUse],
   );
   // What keeps Save from sending: values the console would refuse, and the token a new address needs.
   const blocking = useMemo(
@@ -90,7 +104,8 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
     setInitial(next);
     setValues(next);
     setSecrets(EMPTY_SECRETS);
-    setSecretState(response.secrets);
+    setSecretsSet(response.secrets);
+    setSources(response.sources);
     setRestartNeeded(response.restartNeeded);
     setReadOnly(response.readOnly);
     setSaved(response);
@@ -165,6 +180,7 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
                 field={field}
                 value={values[field.name] ?? ''}
                 readOnly={readOnly.includes(field.name)}
+                source={sources[field.name]}
                 changed={field.name in changes || localErrors.some((e) => e.field === field.name)}
                 error={fieldErrors[field.name]}
                 onChange={setValue}
@@ -174,7 +190,8 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
               <SecretField
                 name="gatewayToken"
                 label="Gateway token"
-                state={secretState.gatewayToken.set ? 'set' : 'not set'}
+                state={secretsSet.gatewayToken.set ? secretState('set', sources.gatewayToken) : 'not set'}
+                isSet={secretsSet.gatewayToken.set}
                 stateTestId="gateway-token-state"
                 value={secrets.gatewayToken}
                 required={tokenNeeded !== undefined}
@@ -188,11 +205,12 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
                 name="bearerTokens"
                 label="Bearer tokens"
                 multiline
-                state={`${secretState.bearerTokens.count} set`}
+                state={secretState(`${secretsSet.bearerTokens.count} set`, sources.bearerTokens)}
+                isSet={secretsSet.bearerTokens.count > 0}
                 stateTestId="bearer-token-count"
                 value={secrets.bearerTokens}
                 error={fieldErrors.bearerTokens}
-                help={`Write-only. For “Authenticated”: callers send one as \`Authorization: Bearer …\`. New tokens (one per line) replace the ${secretState.bearerTokens.count} set now.`}
+                help={`Write-only. For “Authenticated”: callers send one as \`Authorization: Bearer …\`. New tokens (one per line) replace the ${secretsSet.bearerTokens.count} set now.`}
                 onChange={(bearerTokens) => setSecrets((s) => ({ ...s, bearerTokens }))}
                 onGenerate={() =>
                   setSecrets((s) => ({
@@ -263,20 +281,29 @@ interface FormFieldProps {
   value: string | boolean;
   /** A setting the console may not change (SettingsResponse.readOnly): its value and where to set it. */
   readOnly?: boolean;
+  /** Where the value in use comes from (and the value, when another place than this setting supplies it). */
+  source?: SettingSourceView;
   changed: boolean;
   error?: string;
   onChange: (name: string, value: string | boolean) => void;
 }
 
-function FormField({ field, value, readOnly = false, changed, error, onChange }: FormFieldProps) {
+function FormField({ field, value, readOnly = false, source, changed, error, onChange }: FormFieldProps) {
   const id = useId();
   const helpId = `${id}-help`;
+  const sourceId = `${id}-source`;
   const readOnlyId = `${id}-read-only`;
   const maskedId = `${id}-masked`;
   const errorId = `${id}-error`;
   const masked = field.maskedPassword === true && String(value).includes(MASKED_PASSWORD);
   const describedBy =
-    [field.help ? helpId : '', readOnly ? readOnlyId : '', masked ? maskedId : '', error ? errorId : '']
+    [
+      source ? sourceId : '',
+      field.help ? helpId : '',
+      readOnly ? readOnlyId : '',
+      masked ? maskedId : '',
+      error ? errorId : '',
+    ]
       .filter(Boolean)
       .join(' ') || undefined;
   const common = {
@@ -285,6 +312,8 @@ function FormField({ field, value, readOnly = false, changed, error, onChange }:
     'aria-invalid': error ? true : undefined,
     'aria-describedby': describedBy,
   } as const;
+  // Not set here: the field shows, greyed, the value another place supplies (its source says which).
+  const placeholder = source?.value === undefined ? field.placeholder : String(source.value);
 
   let control;
   switch (readOnly ? 'read-only' : field.kind) {
@@ -344,7 +373,7 @@ function FormField({ field, value, readOnly = false, changed, error, onChange }:
           inputMode={field.kind === 'number' ? 'numeric' : undefined}
           spellCheck={false}
           value={String(value)}
-          placeholder={field.placeholder}
+          placeholder={placeholder}
           onChange={(e) => onChange(field.name, e.target.value)}
         />
       );
@@ -365,11 +394,23 @@ function FormField({ field, value, readOnly = false, changed, error, onChange }:
         <>
           <label htmlFor={id}>
             {field.label}
-            {changed ? <span className="changed-dot" title="Changed" aria-label="(changed)" /> : null}
+            {/* Seen, not announced: the save bar says how many changes wait (a name that changes as you type would
+                be noise). */}
+            {changed ? <span className="changed-dot" title="Changed" aria-hidden="true" /> : null}
           </label>
           {control}
         </>
       )}
+      {source ? (
+        <p
+          id={sourceId}
+          className="hint setting-source"
+          data-testid="setting-source"
+          data-source={source.source}
+        >
+          {describeSource(source, field)}
+        </p>
+      ) : null}
       {field.help ? (
         <p id={helpId} className="hint">
           <RichText text={field.help} />
@@ -408,7 +449,9 @@ function readOnlyText(field: SettingField, value: string | boolean): string {
 interface SecretFieldProps {
   name: string;
   label: string;
+  /** "set", "2 set", "set (from openclaw.json)", "not set": never the value. */
   state: string;
+  isSet: boolean;
   stateTestId: string;
   value: string;
   /** A new value must be typed before saving (the gateway token, when the gateway's address changes). */
@@ -422,8 +465,20 @@ interface SecretFieldProps {
 
 /** A write-only secret: shows whether it is set, never its value; typing a new one replaces it. */
 function SecretField(props: SecretFieldProps) {
-  const { name, label, state, stateTestId, value, required, error, help, multiline, onChange, onGenerate } =
-    props;
+  const {
+    name,
+    label,
+    state,
+    isSet,
+    stateTestId,
+    value,
+    required,
+    error,
+    help,
+    multiline,
+    onChange,
+    onGenerate,
+  } = props;
   const id = useId();
   const describedBy = `${id}-help${error ? ` ${id}-error` : ''}`;
   const common = {
@@ -442,7 +497,7 @@ function SecretField(props: SecretFieldProps) {
         <label htmlFor={id}>New {label.toLowerCase()}</label>
         <span className="secret-state">
           {label}:{' '}
-          <Badge tone={state === 'not set' || state === '0 set' ? 'neutral' : 'ok'}>
+          <Badge tone={isSet ? 'ok' : 'neutral'}>
             <span data-testid={stateTestId}>{state}</span>
           </Badge>
         </span>

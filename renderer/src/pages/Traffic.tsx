@@ -174,9 +174,9 @@ export function TrafficTable({ entries, selectedIndex, onSelectIndex, fallbackHe
           <span role="gridcell" className="mono">
             {formatTime(entry.time)}
           </span>
-          <span role="gridcell" className="ellipsis agent-cell" title={agentOf(entry)}>
+          <span role="gridcell" className="agent-cell" title={agentOf(entry)}>
             <DirectionBadge entry={entry} />
-            {agentOf(entry) ?? <span className="muted">unknown</span>}
+            <AgentText id={agentOf(entry)} />
           </span>
           <span role="gridcell" className="ellipsis">
             {entry.skill ?? '—'}
@@ -210,6 +210,21 @@ export function directionOf(entry: TrafficEntry): 'in' | 'out' {
 /** The other agent of the entry: the sender of a call in, the callee of a call out. */
 function agentOf(entry: TrafficEntry): string | undefined {
   return directionOf(entry) === 'out' ? entry.callee : entry.sender;
+}
+
+/**
+ * The agent in a row, without its `agent://` (every row has it; the title and the details show the whole id),
+ * so a narrow column keeps the host and port, ending in … only when even those do not fit.
+ */
+function AgentText({ id }: { id: string | undefined }) {
+  if (!id) return <span className="muted">unknown</span>;
+  const scheme = id.startsWith('agent://') ? 'agent://' : '';
+  return (
+    <span className="agent-text" data-testid="traffic-agent">
+      {scheme ? <span className="agent-scheme">{scheme}</span> : null}
+      {id.slice(scheme.length)}
+    </span>
+  );
 }
 
 export function DirectionBadge({ entry }: { entry: TrafficEntry }) {

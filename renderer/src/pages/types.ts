@@ -25,4 +25,8 @@ export function pageHref(id: PageId): string {
 export interface PageProps {
   api: ApiClient;
   data: ConsoleData;
+  /** Takes a new console token into this tab (Settings: New console token). */
+  replaceToken?: (token: string) => void;
+  /** This tab replaced the console token. */
+  tokenReplaced?: boolean;
 }

@@ -3,6 +3,7 @@
  * set a save sends (only what changed; secrets only when a new value was typed; never a read-only setting).
  */
 import type { FieldError } from '../api/client';
+import type { SettingSourceView } from '../api/contract';
 
 export type FieldKind = 'text' | 'url' | 'number' | 'select' | 'list' | 'textarea' | 'boolean';
 
@@ -25,6 +26,11 @@ export interface SettingField {
   rows?: number;
   /** The console shows the value with its password masked as `***` (sending `***` back keeps it). */
   maskedPassword?: boolean;
+  /**
+   * Kept in milliseconds, edited in seconds: every timeout the operator sees is in seconds, as the flags
+   * take them (`min`/`max` are seconds too).
+   */
+  msAsSeconds?: boolean;
 }
 
 export interface SettingSection {
@@ -45,8 +51,8 @@ export const SECTIONS: SettingSection[] = [
         label: 'Gateway URL',
         kind: 'url',
         optional: true,
-        placeholder: 'http://127.0.0.1:18789',
         maskedPassword: true,
+        help: 'Empty: from the environment (`GATEWAY_URL`), else from OpenClaw’s own config, else `http://127.0.0.1:18789`.',
       },
       {
         name: 'gatewayAgent',
@@ -60,14 +66,16 @@ export const SECTIONS: SettingSection[] = [
         label: 'Model',
         kind: 'text',
         optional: true,
-        placeholder: 'empty: openclaw/<agent for callers>',
-        help: 'Leave empty for OpenClaw. Set it only for a gateway that is not OpenClaw: with an explicit model the bridge cannot check that the agent exists or which tools it has, and does not stop calls to a missing agent.',
+        help: 'Leave empty for OpenClaw (the bridge asks for `openclaw/<agent for callers>`). Set it only for a gateway that is not OpenClaw: with an explicit model the bridge cannot check that the agent exists or which tools it has, and does not stop calls to a missing agent.',
       },
       {
         name: 'gatewayTimeoutMs',
-        label: 'Timeout (ms)',
+        label: 'Timeout (seconds)',
         kind: 'number',
-        help: 'How long one chat call may take.',
+        msAsSeconds: true,
+        min: 0.1,
+        max: 3600,
+        help: 'How long one chat call may take (and the longest silence in a stream).',
       },
       {
         name: 'callerInstructions',
@@ -208,10 +216,11 @@ export const SECTIONS: SettingSection[] = [
       { name: 'outboundPerMinute', label: 'Calls out per minute', kind: 'number', min: 1, max: 10000 },
       {
         name: 'outboundTimeoutMs',
-        label: 'Longest call out (ms)',
+        label: 'Longest call out (seconds)',
         kind: 'number',
-        min: 1000,
-        max: 600000,
+        msAsSeconds: true,
+        min: 1,
+        max: 600,
         help: 'Async calls are polled up to this long. Above about 50 s, the openclaw mcp command needs --timeout (the Overview’s command adds it).',
       },
       {
@@ -303,9 +312,51 @@ export function toFormValues(settings: Record<string, unknown>): FormValues {
     if (field.kind === 'boolean') values[field.name] = value === true;
     else if (field.kind === 'list')
       values[field.name] = Array.isArray(value) ? value.map(String).join('\n') : '';
+    else if (field.msAsSeconds && typeof value === 'number') values[field.name] = String(value / 1000);
     else values[field.name] = value === undefined || value === null ? '' : String(value);
   }
   return values;
+}
+
+const SOURCE_WORDS: Record<SettingSourceView['source'], string> = {
+  default: 'default',
+  settings: 'saved in settings.json',
+  flag: 'set at start by',
+  env: 'set at start by',
+  'openclaw.json': 'from OpenClaw’s config',
+};
+
+/**
+ * Where a setting's value comes from, in words: "default", "saved in settings.json", "set at start by
+ * --rpm", "from OpenClaw’s config (~/.openclaw/openclaw.json)"; when the setting is not set and another place
+ * supplies the value, that value first ("in use: http://127.0.0.1:18789, from OpenClaw’s config (...)").
+ */
+export function describeSource(view: SettingSourceView, field?: SettingField): string {
+  const words = SOURCE_WORDS[view.source];
+  const where =
+    view.source === 'flag' || view.source === 'env'
+      ? `${words} ${view.from ?? 'a flag'}`
+      : view.from
+        ? `${words} (${view.from})`
+        : words;
+  const inUse = view.value === undefined ? where : `In use: ${shownValue(view.value, field)}, ${where}`;
+  const text = inUse.charAt(0).toUpperCase() + inUse.slice(1);
+  return view.overridesAtStart
+    ? `${text}; at the next start ${view.overridesAtStart} (given at start) applies again.`
+    : `${text}.`;
+}
+
+/** A secret's state as Settings shows it: whether one is in use and where from, never its value. */
+export function secretState(state: string, view: SettingSourceView | undefined): string {
+  if (!view || view.source === 'default' || view.source === 'settings') return state;
+  return `${state} (${view.source === 'openclaw.json' ? 'from openclaw.json' : `by ${view.from ?? view.source}`})`;
+}
+
+function shownValue(value: unknown, field?: SettingField): string {
+  if (field?.msAsSeconds && typeof value === 'number') return `${value / 1000} s`;
+  if (Array.isArray(value)) return value.length > 0 ? value.map(String).join(', ') : 'none';
+  if (typeof value === 'boolean') return value ? 'on' : 'off';
+  return String(value);
 }
 
 export function parseList(text: string): string[] {
@@ -345,8 +396,10 @@ export function changedSettings(
       case 'number': {
         const text = String(after).trim();
         if (text === String(before ?? '').trim()) break;
-        if (!/^-?\d+$/.test(text)) {
-          errors.push({ field: field.name, message: `${field.label} must be a whole number` });
+        // Seconds may have a fraction (0.5 s); milliseconds, counts and bytes are whole.
+        if (field.msAsSeconds ? !/^\d+(\.\d{1,3})?$/.test(text) : !/^-?\d+$/.test(text)) {
+          const what = field.msAsSeconds ? 'a number of seconds (at most 3 decimals)' : 'a whole number';
+          errors.push({ field: field.name, message: `${field.label} must be ${what}` });
           break;
         }
         if (
@@ -359,7 +412,9 @@ export function changedSettings(
           });
           break;
         }
-        if (Number(text) !== Number(before)) changes[field.name] = Number(text);
+        if (Number(text) !== Number(before)) {
+          changes[field.name] = field.msAsSeconds ? Math.round(Number(text) * 1000) : Number(text);
+        }
         break;
       }
       case 'list': {

@@ -1,13 +1,15 @@
 /**
- * The envelope log as the browser holds it: newest first, bounded, with pause. While paused, new entries
- * are counted and kept aside (also bounded), and shown on resume.
+ * The envelope log as the browser holds it: newest first by the time each call started, bounded, with pause.
+ * A call is logged when it ends, so a long one (a call out that polls its task, a stream) arrives after
+ * calls that started later: it is put in its place, not on top. While paused, new entries are counted and
+ * kept aside (also bounded), and shown on resume.
  */
 import type { TrafficEntry } from '../api/contract';
 
 export const TRAFFIC_LIMIT = 10_000;
 
 export interface TrafficLogState {
-  /** Shown, newest first. */
+  /** Shown, newest first (by start time). */
   entries: TrafficEntry[];
   /** Arrived while paused, newest first; not shown yet. */
   pending: TrafficEntry[];
@@ -54,7 +56,7 @@ export function trafficLogReducer(state: TrafficLogState, action: TrafficLogActi
   switch (action.type) {
     case 'received': {
       if (action.entries.length === 0) return state;
-      const newestFirst = [...action.entries].reverse();
+      const newestFirst = [...action.entries].sort(newerFirst);
       if (state.resyncing) {
         const fresh = prepend(newestFirst, state.fresh);
         return state.paused
@@ -91,17 +93,36 @@ export function trafficLogReducer(state: TrafficLogState, action: TrafficLogActi
   }
 }
 
+/**
+ * Newest first: the later start time first (`time` is when the call started; ISO 8601 in UTC, so the text
+ * orders as the time does), then the later logged.
+ */
+export function newerFirst(a: TrafficEntry, b: TrafficEntry): number {
+  if (a.time !== b.time) return a.time < b.time ? 1 : -1;
+  return b.id - a.id;
+}
+
+/** Two lists, each newest first, as one (at most TRAFFIC_LIMIT): new arrivals mostly go on top, in one pass. */
 function prepend(newer: TrafficEntry[], older: TrafficEntry[]): TrafficEntry[] {
-  if (newer.length >= TRAFFIC_LIMIT) return newer.slice(0, TRAFFIC_LIMIT);
-  return newer.concat(older.slice(0, TRAFFIC_LIMIT - newer.length));
+  const merged: TrafficEntry[] = [];
+  let i = 0;
+  let j = 0;
+  while (merged.length < TRAFFIC_LIMIT && (i < newer.length || j < older.length)) {
+    const next =
+      j >= older.length || (i < newer.length && newerFirst(newer[i]!, older[j]!) <= 0)
+        ? newer[i++]
+        : older[j++];
+    merged.push(next!);
+  }
+  return merged;
 }
 
 /**
- * A load merged with what the stream delivered meanwhile: ids increase within a run, so entries newer
- * than the load's newest stay on top and duplicates are dropped.
+ * A load merged with what the stream delivered meanwhile: ids increase within a run, so entries logged
+ * after the load's newest are added and duplicates dropped.
  */
 function mergeNewestFirst(loaded: TrafficEntry[], current: TrafficEntry[]): TrafficEntry[] {
   const newest = loaded.reduce((max, entry) => Math.max(max, entry.id), -Infinity);
   const newer = current.filter((entry) => entry.id > newest);
-  return prepend(newer, loaded);
+  return prepend(newer, [...loaded].sort(newerFirst));
 }

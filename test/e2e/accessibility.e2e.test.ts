@@ -1,0 +1,251 @@
+// Accessibility of the console (issue 16), in Debian's Chromium: axe-core on every page (Overview, Traffic
+// with its details open, Access, Keys, Registry, Settings with its form errors), every dialog and the token
+// screen, in the light and the dark color scheme, failing on any violation; and the keyboard's way in: after
+// load the first Tab reaches the skip link, then the tabs, and a click in the page does not pull focus into
+// it. Against the same stack as console.e2e.test.ts, with calls in, a refused one, a waiting sender and a
+// call out, so every kind of row and badge is on screen.
+import { AxeBuilder } from '@axe-core/playwright';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { readFileSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { attr, hasBuiltUi, hasChromium, launchChromium, UI_INDEX, watchProblems } from './browser.js';
+import { startStack, type Stack } from './stack.js';
+
+const WAIT = { timeout: 10_000 };
+// Each page is analysed whole, in two color schemes: slower than a click, on a loaded machine too.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+const SCHEMES = ['light', 'dark'] as const;
+
+/** Every axe violation on the page as it is now, one line each: rule, impact, what to fix, where. */
+async function violations(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page }).analyze();
+  return results.violations.map(
+    (violation) =>
+      `${violation.id} (${violation.impact ?? 'unknown'}): ${violation.help} at ` +
+      violation.nodes
+        .slice(0, 5)
+        .map(
+          (node) =>
+            `${node.target.join(' ')}${node.failureSummary ? ` [${node.failureSummary.replace(/\s+/g, ' ')}]` : ''}`,
+        )
+        .join('; '),
+  );
+}
+
+/** The focused element, as `tag.class "text"` (or "body"). */
+async function focused(page: Page): Promise<string> {
+  return page.evaluate(`(() => {
+    const element = document.activeElement;
+    if (!element || element === document.body) return 'body';
+    return element.tagName.toLowerCase() + '.' + element.className + ' "' + (element.textContent || '').trim().slice(0, 30) + '"';
+  })()`);
+}
+
+describe.skipIf(!hasChromium)('accessibility in Chromium', () => {
+  let stack: Stack;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    if (!hasBuiltUi())
+      throw new Error(`The console UI is not built (${UI_INDEX} is missing): run \`npm run build\`.`);
+    browser = await launchChromium();
+    stack = await startStack();
+    // Something of every kind: calls in (accepted and refused), a sender waiting, a call out.
+    expect((await stack.signedCall('hello')).status).toBe(200);
+    expect((await stack.tamperedCall()).status).toBe(401);
+    expect((await stack.strangerCall('may I talk to your agent?')).status).toBe(403);
+    const { token } = JSON.parse(readFileSync(stack.console.mcp.file, 'utf8')) as { token: string };
+    const client = new Client({ name: 'a11y', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(stack.console.mcp.url), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
+    );
+    try {
+      await client.callTool({
+        name: 'samvad_call',
+        arguments: { agent: stack.peer.id, skill: 'chat', payload: { message: 'a call out' } },
+      });
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.close();
+  });
+
+  for (const colorScheme of SCHEMES) {
+    describe(`${colorScheme} color scheme`, () => {
+      let page: Page;
+      let problems: string[];
+
+      beforeAll(async () => {
+        const context = await browser.newContext({ viewport: { width: 1360, height: 900 }, colorScheme });
+        page = await context.newPage();
+        page.setDefaultTimeout(WAIT.timeout);
+        problems = watchProblems(page, `${colorScheme} page`);
+        await page.goto(`${stack.console.url}/#token=${stack.console.token}`);
+        await page.getByTestId('agent-id').waitFor(WAIT);
+      });
+
+      afterAll(async () => {
+        await page?.context().close();
+      });
+
+      async function open(name: string, ready: string) {
+        const link = page.getByTestId(`nav-${name}`);
+        await link.click();
+        await expect.poll(() => attr(link, 'aria-current'), WAIT).toBe('page');
+        await page.locator(ready).first().waitFor(WAIT);
+      }
+
+      async function check(name: string) {
+        expect(await violations(page), `${name} (${colorScheme})`).toEqual([]);
+      }
+
+      /** axe with a dialog open (opened by `button`), then closed with Cancel. */
+      async function checkDialog(name: string, button: string) {
+        await page.getByRole('button', { name: button }).first().click();
+        const dialog = page.getByRole('dialog');
+        await dialog.waitFor({ state: 'visible', ...WAIT });
+        try {
+          await check(name);
+        } finally {
+          await dialog.getByRole('button', { name: 'Cancel' }).click();
+          await dialog.waitFor({ state: 'hidden', ...WAIT });
+        }
+      }
+
+      it('Overview, and its new MCP token dialog', async () => {
+        await open('overview', '[data-testid="agent-identity"]');
+        await check('overview');
+        await checkDialog('overview-mcp-token-dialog', 'New token…');
+      });
+
+      it('Traffic, and its details pane', async () => {
+        await open('traffic', '[data-testid="traffic-row"]');
+        await check('traffic');
+        await page.locator('[data-testid="traffic-row"][data-verdict="signature"]').first().click();
+        await page.getByTestId('traffic-details').waitFor(WAIT);
+        await check('traffic-details');
+        await page.locator('[data-testid="traffic-row"][data-direction="out"]').first().click();
+        await expect
+          .poll(() => attr(page.getByTestId('traffic-details'), 'data-direction'), WAIT)
+          .toBe('out');
+        await check('traffic-details-out');
+        await page.getByRole('button', { name: 'Close details' }).click();
+      });
+
+      it('Access, and its deny dialog', async () => {
+        await open('access', '[data-testid="pending-row"]');
+        await check('access');
+        await checkDialog('access-deny-dialog', `Deny ${stack.stranger.id}`);
+      });
+
+      it('Keys, and its rotate and revoke dialogs', async () => {
+        await open('keys', '[data-testid="key-row"]');
+        await check('keys');
+        await checkDialog('keys-rotate-dialog', 'Rotate key…');
+        await checkDialog('keys-revoke-dialog', 'Revoke key');
+      });
+
+      it('Registry', async () => {
+        await open('registry', '[data-testid="nav-registry"][aria-current="page"]');
+        await page
+          .getByRole('button', { name: /Register/ })
+          .first()
+          .waitFor(WAIT);
+        await check('registry');
+      });
+
+      it('Settings, with its field errors and the new console token dialog', async () => {
+        await open('settings', '[data-section="gateway"]');
+        await check('settings');
+        await page.getByLabel('Requests per minute (all callers)').fill('many');
+        await page.getByRole('button', { name: 'Save changes' }).click();
+        await page.getByTestId('settings-errors').waitFor(WAIT);
+        await check('settings-errors');
+        await page.getByRole('button', { name: 'Discard' }).click();
+        await checkDialog('settings-console-token-dialog', 'New console token…');
+      });
+
+      it('the token screen', async () => {
+        const context = await browser.newContext({ viewport: { width: 1360, height: 900 }, colorScheme });
+        try {
+          const other = await context.newPage();
+          await other.goto(`${stack.console.url}/#token=wrong`);
+          await other.getByTestId('token-screen').getByText('The console refused this token.').waitFor(WAIT);
+          expect(await violations(other), `token screen (${colorScheme})`).toEqual([]);
+        } finally {
+          await context.close();
+        }
+      });
+
+      it('had no page errors', () => {
+        expect(problems).toEqual([]);
+      });
+    });
+  }
+
+  describe('the keyboard’s way in', () => {
+    let page: Page;
+
+    beforeAll(async () => {
+      const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+      page = await context.newPage();
+      page.setDefaultTimeout(WAIT.timeout);
+      await page.goto(`${stack.console.url}/#token=${stack.console.token}`);
+      await page.getByTestId('agent-id').waitFor(WAIT);
+    });
+
+    afterAll(async () => {
+      await page?.context().close();
+    });
+
+    it('after load, Tab reaches the skip link first, then the tabs in order', async () => {
+      expect(await focused(page)).toBe('body');
+      const order: string[] = [];
+      for (let i = 0; i < 7; i++) {
+        await page.keyboard.press('Tab');
+        order.push(await focused(page));
+      }
+      // (Access carries the count of senders waiting.)
+      expect(order.map((element) => element.replace(/ \(\d+\)"$/, '"'))).toEqual([
+        'a.skip-link "Skip to content"',
+        'a.tab "Overview"',
+        'a.tab "Traffic"',
+        'a.tab "Access"',
+        'a.tab "Keys"',
+        'a.tab "Registry"',
+        'a.tab "Settings"',
+      ]);
+    });
+
+    it('a click in the page leaves no focus inside it; the skip link still leads into the page', async () => {
+      await page.reload();
+      await page.getByTestId('agent-id').waitFor(WAIT);
+      // A click on the page's own text (no control there), as a person focusing the window does.
+      await page.getByTestId('agent-identity').locator('.agent-name').click();
+      expect(await focused(page)).toBe('body');
+
+      await page.keyboard.press('Shift+Tab');
+      await page.reload();
+      await page.getByTestId('agent-id').waitFor(WAIT);
+      await page.keyboard.press('Tab');
+      expect(await focused(page)).toBe('a.skip-link "Skip to content"');
+      await page.keyboard.press('Enter');
+      expect(await focused(page)).toMatch(/^main\.main /);
+      // The next Tab goes into the page, past the header and the tabs.
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(`document.querySelector('main').contains(document.activeElement)`)).toBe(
+        true,
+      );
+      // <main> is focusable only for that jump.
+      expect(await page.evaluate(`document.querySelector('main').hasAttribute('tabindex')`)).toBe(false);
+    });
+  });
+});

@@ -1,0 +1,82 @@
+// What `npm run serve` prints, as a new user reads it (issue 16): the start banner whole, and only then the
+// tunnel's progress (it connects while the banner is printed); Ctrl-C ends with a line saying it stopped,
+// printed once the traffic log is on disk. The real CLI in a child process, with the real localtunnel client
+// against the loopback tunnel server and the gateway double.
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGatewayDouble, type GatewayDouble } from '../fixtures/gateway-double.js';
+import { startTunnelServer, type TunnelServer } from '../fixtures/tunnel-server.js';
+import { tempDir } from '../helpers/agents.js';
+import { freePort, startChildAgent, type ChildAgent } from '../helpers/child-agent.js';
+import { until } from '../helpers/polling.js';
+
+let gateway: GatewayDouble;
+let tunnel: TunnelServer;
+let child: ChildAgent;
+const dataDir = tempDir('agent-bridge-serve-output-');
+
+beforeAll(async () => {
+  gateway = await startGatewayDouble({ token: 'gw-token-serve' });
+  tunnel = await startTunnelServer();
+  const port = await freePort();
+  child = await startChildAgent([
+    '--port',
+    String(port),
+    '--console-port',
+    '0',
+    '--data-dir',
+    dataDir,
+    '--tunnel',
+    'localtunnel',
+    '--tunnel-host',
+    tunnel.url,
+    '--gateway-url',
+    gateway.url,
+    '--gateway-token',
+    'gw-token-serve',
+  ]);
+  await until(() => child.output().includes('Tunnel: online'), 15_000, 'the tunnel online');
+}, 30_000);
+
+afterAll(async () => {
+  if (child?.process.exitCode === null) child.process.kill('SIGKILL');
+  await tunnel?.close();
+  await gateway?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('npm run serve', () => {
+  it('prints the start banner whole, then the tunnel progress', () => {
+    const lines = child.output().split('\n');
+    expect(lines[0]).toMatch(/^Agent Bridge \d+\.\d+\.\d+ \(SAMVAD 1\.2\)$/);
+    const bannerEnd = lines.findIndex((line) => line.startsWith('  Access:'));
+    expect(bannerEnd).toBeGreaterThan(0);
+    const banner = lines.slice(0, bannerEnd + 1);
+    // Every banner line is indented under the first; nothing else is printed inside it.
+    expect(banner.slice(1).filter((line) => !line.startsWith('  '))).toEqual([]);
+    const after = lines.slice(bannerEnd + 1);
+    expect(after.findIndex((line) => line.startsWith('Tunnel: connecting'))).toBeGreaterThanOrEqual(0);
+    expect(after.findIndex((line) => line.startsWith('Tunnel: online at http://'))).toBeGreaterThan(0);
+  });
+
+  it('ends Ctrl-C with a line that says it stopped, once the traffic log is on disk', async () => {
+    // An unsigned call, refused, is logged like any other: it must be on disk when the last line says so.
+    const refused = await fetch(`${child.url}/agent/message`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ not: 'an envelope' }),
+    });
+    expect(refused.status).toBe(401);
+    await until(() => child.output().includes(' 401 refused at '), 5000, 'the refusal printed');
+    child.process.kill('SIGINT');
+    expect(await child.exited).toBe('0');
+    const output = child.output();
+    expect(output).toContain('SIGINT: finishing in-flight requests and stopping...\n');
+    expect(output.endsWith('\nAgent Bridge stopped.\n')).toBe(true);
+    const logged = readFileSync(join(dataDir, 'logs', 'traffic.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
+    expect(JSON.parse(logged.at(-1)!)).toMatchObject({ status: 401, endpoint: '/agent/message' });
+  });
+});
