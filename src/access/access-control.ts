@@ -94,7 +94,7 @@ export class AccessControl {
 
   view(): AccessResponse {
     this.sweep();
-    const allowed = this.options.allowedPeers();
+    const allowed = [...new Set(this.options.allowedPeers().map(normalizeAgentId))];
     return {
       policy: this.options.policy(),
       pending: this.store

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { CorruptFileError, readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
+import { normalizeAgentId } from '../protocol/index.js';
 
 /** A sender the operator approved in the console. */
 export interface ApprovedRecord {
@@ -275,9 +276,13 @@ export function readAccessFile(path: string): AccessFile {
 }
 
 function validAccessFile(saved: Partial<AccessFile> | undefined): AccessFile {
-  const list = <T>(value: unknown, valid: (item: T) => boolean): T[] =>
+  // Each sender in its one spelling, as calls are looked up: a hand-edited file or record may spell it
+  // otherwise (agent://Friend.example), and must not be silently ignored.
+  const list = <T extends { sender: string }>(value: unknown, valid: (item: T) => boolean): T[] =>
     Array.isArray(value)
-      ? (value as T[]).filter((item) => item && typeof item === 'object' && valid(item))
+      ? (value as T[])
+          .filter((item) => item && typeof item === 'object' && valid(item))
+          .map((item) => ({ ...item, sender: normalizeAgentId(item.sender) }))
       : [];
   return {
     approved: list<ApprovedRecord>(saved?.approved, (r) => typeof r.sender === 'string'),

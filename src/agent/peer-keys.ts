@@ -1,5 +1,11 @@
 import type { KeyObject } from 'node:crypto';
-import { ProtocolError, authFailed, publicKeyFromRaw, type AgentCard } from '../protocol/index.js';
+import {
+  ProtocolError,
+  authFailed,
+  normalizeAgentId,
+  publicKeyFromRaw,
+  type AgentCard,
+} from '../protocol/index.js';
 import { oneLine } from '../lib/text.js';
 import { isIP } from 'node:net';
 import { isLoopbackHost } from '../protocol/index.js';
@@ -121,15 +127,26 @@ export class PeerKeyResolver {
     this.setPinned(options.pinned ?? {});
   }
 
+  /**
+   * Senders are looked up in their one spelling (normalizeAgentId), so the pinned ids are too: a pin written
+   * agent://LocalHost:PORT must not be silently skipped for agent://localhost:PORT (issue 15, finding 8).
+   */
   setPinned(pinned: Record<string, string>): void {
     const keys = new Map<string, KeyObject>();
-    for (const [id, raw] of Object.entries(pinned)) {
+    const raws = new Map<string, string>();
+    for (const [written, raw] of Object.entries(pinned)) {
+      const id = normalizeAgentId(written);
       const key = publicKeyFromRaw(raw);
-      if (!key) throw new Error(`Pinned key for ${id} is not a base64 32-byte Ed25519 public key`);
+      if (!key) throw new Error(`Pinned key for ${written} is not a base64 32-byte Ed25519 public key`);
+      if (raws.has(id) && raws.get(id) !== raw)
+        throw new Error(
+          `${id} is pinned twice with different keys (as ${written} too): keep the one you mean`,
+        );
       keys.set(id, key);
+      raws.set(id, raw);
     }
     this.pinned = keys;
-    this.pinnedRaw = new Map(Object.entries(pinned));
+    this.pinnedRaw = raws;
   }
 
   setDevHttpPeers(on: boolean): void {

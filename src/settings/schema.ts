@@ -3,6 +3,7 @@ import addFormatsModule from 'ajv-formats';
 import type { Schema } from 'conf';
 import type { AccessPolicy } from '../protocol/console-api.js';
 import type { Trust } from '../protocol/index.js';
+import { normalizeSettingIds } from './agent-ids.js';
 
 export type TunnelMode = 'localtunnel' | 'command' | 'none';
 export type InjectionScreenMode = 'flag' | 'refuse' | 'off';
@@ -316,7 +317,10 @@ export function validateSettings(partial: unknown): SettingsValidation {
     return { ok: false, errors: [{ field: '', message: 'settings must be a JSON object' }] };
   }
   const defined = Object.fromEntries(Object.entries(partial).filter(([, value]) => value !== undefined));
-  if (validatePartial(defined)) return { ok: true, value: structuredClone(defined) as Partial<Settings> };
+  if (validatePartial(defined)) {
+    const { value, errors } = normalizeSettingIds(structuredClone(defined) as Partial<Settings>);
+    return errors.length > 0 ? { ok: false, errors } : { ok: true, value };
+  }
   const errors = new Map<string, string>();
   for (const error of validatePartial.errors ?? []) {
     const field = fieldOf(error);

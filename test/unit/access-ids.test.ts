@@ -37,6 +37,15 @@ describe('agent ids', () => {
     ['agent://evil.example:443', 'agent://evil.example'],
     ['agent://EVIL.example:8443', 'agent://evil.example:8443'],
     ['agent://[::1]:8787', 'agent://[::1]:8787'],
+    // Issue 15: every other spelling of the same host is one identity too.
+    ['agent://evil.example.', 'agent://evil.example'],
+    ['agent://Evil.Example.:443', 'agent://evil.example'],
+    ['agent://evil.example.:8443', 'agent://evil.example:8443'],
+    ['agent://2130706433', 'agent://127.0.0.1'],
+    ['agent://0x7f.1:8787', 'agent://127.0.0.1:8787'],
+    ['agent://127.0.0.1:8787', 'agent://127.0.0.1:8787'],
+    ['agent://[0:0:0:0:0:0:0:1]:8787', 'agent://[::1]:8787'],
+    ['agent://a1.example', 'agent://a1.example'],
     ['not an id', 'not an id'],
   ])('%s is %s', (id, normal) => expect(normalizeAgentId(id)).toBe(normal));
 
