@@ -246,6 +246,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
         taskRetentionHours: this.settings.taskRetentionHours,
         keepMessageContents: this.settings.keepMessageContents,
         injectionScreen: this.settings.injectionScreen,
+        delegationMaxLifetimeSeconds: this.settings.delegationMaxLifetimeSeconds,
       }),
       access: this.access.gate,
       screen: screenPayload,

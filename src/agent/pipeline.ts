@@ -38,6 +38,8 @@ export interface PipelineSettings {
   allowUnsigned: boolean;
   /** `flag`: the call goes on, marked; `refuse`: 400 INJECTION_DETECTED at the input step; `off`. */
   injectionScreen: 'flag' | 'refuse' | 'off';
+  /** The longest delegation token lifetime accepted (PROTOCOL.md §9 sets none; a century was accepted). */
+  delegationMaxLifetimeSeconds: number;
 }
 
 /** A content screen over the payload: the rule that matched, if any. */
@@ -175,15 +177,20 @@ export async function receive(
   }
 
   // 3b. Delegation token, when sent: its issuer's key resolves as a sender's, through the same budgets.
+  const settings = deps.settings();
   const grant =
     typeof envelope.delegationToken === 'string'
-      ? await checkDelegation({ keys: deps.keys, now }, envelope, envelope.delegationToken, caller)
+      ? await checkDelegation(
+          { keys: deps.keys, now, maxLifetimeSeconds: settings.delegationMaxLifetimeSeconds },
+          envelope,
+          envelope.delegationToken,
+          caller,
+        )
       : undefined;
   if (grant) trace.onBehalfOf = grant.issuer;
 
   // 4. Trust tier (an unknown skill is reported at step 7).
   const entry = deps.skills.get(envelope.skill);
-  const settings = deps.settings();
   if (entry) checkTrust(entry, envelope, sender, settings.bearerTokens);
 
   // 5. Rate limits and the daily token budget, then 6. the nonce: recorded only now that the request is

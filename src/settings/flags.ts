@@ -297,6 +297,12 @@ const FLAGS: FlagSpec[] = [
     help: 'with --redis-url: how long before other replicas fail the tasks of one that stopped',
   },
   {
+    flag: 'delegation-max-lifetime',
+    setting: 'delegationMaxLifetimeSeconds',
+    value: 'SECONDS',
+    help: 'the longest-lived delegation token a caller may present (longer ones: 401 AUTH_FAILED)',
+  },
+  {
     flag: 'register',
     help: 'register with the agent registry once the public URL is reachable',
     defaultText: '',

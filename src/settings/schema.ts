@@ -80,6 +80,8 @@ export type Settings = {
   keysFile?: string;
   /** On Redis: how long a replica may go silent before the others fail its running tasks. */
   taskLeaseSeconds: number;
+  /** The longest lifetime (exp - iat, and exp - now) of a delegation token a caller may present. */
+  delegationMaxLifetimeSeconds: number;
 };
 
 export type SettingName = keyof Settings;
@@ -135,6 +137,8 @@ export const DEFAULT_SETTINGS: Readonly<Omit<Settings, OptionalSetting>> = {
   outboundMaxReplyBytes: 262_144,
   metricsNoAuth: false,
   taskLeaseSeconds: 30,
+  // The reference SDK makes tokens of any lifetime the issuer asks for (no default; its examples use 300 s).
+  delegationMaxLifetimeSeconds: 86_400,
 };
 
 /** Settings that are write-only: never logged, never sent back to the console. */
@@ -273,6 +277,7 @@ const FIELDS: { [K in SettingName]-?: Field } = {
   },
   keysFile: text(1, 4096, 'must be a file path'),
   taskLeaseSeconds: integer(1, 3600, 'seconds'),
+  delegationMaxLifetimeSeconds: integer(60, 2_592_000, 'seconds'),
 };
 
 export const SETTING_NAMES = Object.keys(FIELDS) as SettingName[];
