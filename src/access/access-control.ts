@@ -28,7 +28,7 @@ export interface AccessControlOptions {
   policy(): AccessPolicy;
   allowedPeers(): string[];
   isOwnId(id: string): boolean;
-  describe(sender: string): { name?: string; description?: string; keys?: string[] } | undefined;
+  describe(sender: string): { name?: string; description?: string; activeKeys: string[] } | undefined;
   expiryHours(): number;
   /** Held tasks: run them (approved) or fail them with AUTH_FAILED (denied, expired). */
   heldTasks: { run(taskIds: string[]): void; fail(taskIds: string[], message: string): void };
@@ -151,7 +151,7 @@ export class AccessControl {
     checkId(id);
     this.checkWritable();
     const sender = normalizeAgentId(id);
-    const tasks = this.store.approve(sender, this.options.describe(sender)?.keys ?? []);
+    const tasks = this.store.approve(sender, this.options.describe(sender)?.activeKeys ?? []);
     this.options.heldTasks.run(tasks);
     this.options.onChange?.({ kind: 'changed' });
     return tasks.length;

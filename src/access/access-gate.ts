@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { AccessCheck, AccessRequest, AccessVerdict } from '../agent/access-check.js';
+import type { AccessCheck, AccessRequest, AccessVerdict, SigningKeys } from '../agent/access-check.js';
 import { oneLine } from '../lib/text.js';
 import type { AccessPolicy } from '../protocol/console-api.js';
 import { ProtocolError, normalizeAgentId } from '../protocol/index.js';
-import type { AccessStore, PendingRecord } from './access-store.js';
+import type { AccessStore, ApprovedRecord, PendingRecord } from './access-store.js';
 
 export interface AccessGateOptions {
   store: AccessStore;
@@ -12,8 +12,8 @@ export interface AccessGateOptions {
   allowedPeers(): string[];
   /** Our own id is always allowed (the self-test calls it). */
   isOwnId(id: string): boolean;
-  /** The sender's card text when its card was fetched (self-declared, unverified). */
-  describe(sender: string): { name?: string; description?: string; keys?: string[] } | undefined;
+  /** The sender's card text and active keys when its card was fetched (self-declared, unverified). */
+  describe(sender: string): { name?: string; description?: string; activeKeys: string[] } | undefined;
   /** How long a new request waits for the operator. */
   expiryMs(): number;
   /** A sender asked for the first time (the console and the tray tell the operator). */
@@ -53,27 +53,27 @@ export class AccessGate implements AccessCheck {
     }
     const { store } = this.options;
     const approval = store.approvedRecord(sender);
-    let note: string | undefined;
-    if (approval) {
-      // Trust on first use: the approval holds while the card still lists a key it listed before.
-      const keys = this.options.describe(sender)?.keys ?? [];
-      const known = approval.keys ?? [];
-      if (known.length === 0 || keys.length === 0 || keys.some((key) => known.includes(key))) {
-        store.noteKeys(sender, keys);
-        return { admitted: true, rule: 'approved' };
-      }
-      store.withdraw(sender);
-      note =
-        'approved before, but its card no longer lists any key it had then: someone else may hold this id now';
-      this.options.onChange?.();
+    if (approval && isBound(approval, request.signedWith)) {
+      // A key bound to the approval signed this (fresh) call: the keys its card lists as active now are
+      // announced by it, so a rotation made while the old key still signs keeps the approval.
+      store.noteKeys(sender, this.options.describe(sender)?.activeKeys ?? request.signedWith?.keys ?? []);
+      return { admitted: true, rule: 'approved' };
     }
     if (policy === 'allowlist') {
+      // Nothing to ask under the allowlist: an approval another key signs for stays as it is, for its holder.
       throw refuse(
         403,
-        `This agent accepts calls only from senders its operator approved, and ${sender} is not one: ask the operator to approve it.`,
+        approval
+          ? `${sender} is approved with another key than the one this call is signed with; ask the operator to approve it again.`
+          : `This agent accepts calls only from senders its operator approved, and ${sender} is not one: ask the operator to approve it.`,
       );
     }
-    return this.pair(request, note);
+    if (approval) {
+      // Someone else may hold the id now (a released tunnel address, an expired domain): it asks again.
+      store.withdraw(sender);
+      this.options.onChange?.();
+    }
+    return this.pair(request, approval ? KEY_CHANGED : undefined);
   }
 
   release(sender: string, taskId: string): void {
@@ -93,6 +93,8 @@ export class AccessGate implements AccessCheck {
         description: oneLine(card?.description, 300),
         preview: previewOf(request.payload),
         note,
+        // What the operator's approval will be bound to: the keys this call announced.
+        keys: card?.activeKeys ?? request.signedWith?.keys,
       },
       this.options.expiryMs(),
     );
@@ -127,6 +129,22 @@ export class AccessGate implements AccessCheck {
       `${sender} is not yet approved: this agent's operator approves each new sender, and your request ${record.code} waits for their approval. Retry later (the request expires at ${expires}).`,
     );
   }
+}
+
+/** Why an approved sender asks again (the console shows it after "It was"; `serve` prints it). */
+const KEY_CHANGED =
+  'approved before, but this call was signed with a key that approval does not know: someone else may hold this id now (a released tunnel address, an expired domain), or it changed keys without first signing a call with its old one. Approve it only if you expected that';
+
+/**
+ * Whether the keys that verified a call are bound to the approval: a key it knew, a key the operator pinned
+ * for the id, or any key when it knows none yet (approved before any call: the first key binds).
+ */
+function isBound(approval: ApprovedRecord, signedWith: SigningKeys | undefined): boolean {
+  if (!signedWith) return false;
+  if (signedWith.pinned) return true;
+  const known = approval.keys;
+  if (!known || known.length === 0) return true;
+  return signedWith.keys.some((key) => known.includes(key));
 }
 
 function refuse(status: 401 | 403, message: string, extra: { retryAfterSeconds?: number } = {}) {

@@ -9,9 +9,10 @@ export interface ApprovedRecord {
   approvedAt: number;
   name?: string;
   /**
-   * The public keys the sender's card listed when it was approved, then each time it was admitted (trust on
-   * first use): an id whose card no longer lists any of them is held by someone else now (a released tunnel
-   * subdomain taken over) and must ask again.
+   * The public keys bound to the approval: those the sender's request announced when the operator approved
+   * it, then each key its card lists as active when a bound key signs a call (a rotation announced by the old
+   * key). A call signed with any other key asks again: someone else may hold the id now (issue 15). Records
+   * of earlier releases hold the keys the card listed then: they count as bound. None: the first key binds.
    */
   keys?: string[];
 }
@@ -29,6 +30,8 @@ export interface PendingRecord {
   preview?: string;
   /** Why it asks again, when it was approved before (its keys changed). */
   note?: string;
+  /** The keys its first call announced (signing key, and the card's active keys): approving binds them. */
+  keys?: string[];
   /** Async tasks held for this sender, run on approval and failed on denial or expiry. */
   heldTasks: string[];
   expiresAt: number;
@@ -115,7 +118,7 @@ export class AccessStore {
     return this.approvedBySender.get(sender);
   }
 
-  /** Remembers the keys an approved sender now signs with (bounded); written only when they change. */
+  /** Binds the keys a bound key announced to the approval (bounded); written only when they change. */
   noteKeys(sender: string, keys: string[]): void {
     const record = this.approvedBySender.get(sender);
     if (!record || keys.length === 0) return;
@@ -153,7 +156,7 @@ export class AccessStore {
    */
   ask(
     sender: string,
-    details: { name?: string; description?: string; preview?: string; note?: string },
+    details: { name?: string; description?: string; preview?: string; note?: string; keys?: string[] },
     expiresInMs: number,
   ): AskOutcome {
     const now = this.now();
@@ -173,7 +176,7 @@ export class AccessStore {
     const record: PendingRecord = {
       sender,
       code: requestCode(),
-      ...definedOnly(details),
+      ...definedOnly({ ...details, keys: details.keys?.slice(0, MAX_KEYS) }),
       firstAt: now,
       lastAt: now,
       count: 1,
@@ -202,14 +205,18 @@ export class AccessStore {
     this.save();
   }
 
-  /** Approves a sender (with the keys its card lists now, when known); returns the tasks it had waiting. */
+  /**
+   * Approves a sender, bound to the keys its request announced (else `keys`: its card's active keys now,
+   * when known; none binds the first key that signs). Returns the tasks it had waiting.
+   */
   approve(sender: string, keys: string[] = []): string[] {
     const pending = this.pendingBySender.get(sender);
     this.pendingBySender.delete(sender);
     this.deniedBySender.delete(sender);
     const record: ApprovedRecord = { sender, approvedAt: this.now() };
     if (pending?.name) record.name = pending.name;
-    if (keys.length > 0) record.keys = keys.slice(0, MAX_KEYS);
+    const bound = pending?.keys ?? keys;
+    if (bound.length > 0) record.keys = bound.slice(0, MAX_KEYS);
     this.approvedBySender.set(sender, record);
     this.save();
     return pending?.heldTasks ?? [];

@@ -1,6 +1,14 @@
 import type { AdmissionRule } from '../protocol/console-api.js';
 import type { Mode } from '../protocol/index.js';
 
+/** The keys that verified a call: what an approval is bound to (issue 15, finding 2). */
+export interface SigningKeys {
+  /** Raw public keys (base64), one per signature form present (both forms: both keys); none for our own. */
+  keys: string[];
+  /** The operator pinned the sender's key (`trustedPeerKeys`): their own word for who holds the id. */
+  pinned: boolean;
+}
+
 /** A call that passed steps 1-7, as the access policy sees it. */
 export interface AccessRequest {
   /** The verified sender (or `unsigned:<address>`). */
@@ -8,6 +16,8 @@ export interface AccessRequest {
   unsigned: boolean;
   mode: Mode;
   payload: Record<string, unknown>;
+  /** The keys its signatures verified with; absent when unsigned. */
+  signedWith?: SigningKeys;
 }
 
 /**

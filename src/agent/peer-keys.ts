@@ -21,6 +21,8 @@ export interface ResolvedKey {
   key: KeyObject;
   /** Where the key came from, for the operator's log. */
   source: 'pinned' | 'self' | 'card';
+  /** The raw public key (base64), as a card lists it: what an approval is bound to. Absent for our own. */
+  raw?: string;
 }
 
 /** Every active key of an agent, for a signature that names no kid (a delegation token, PROTOCOL.md §9). */
@@ -32,12 +34,12 @@ export interface ActiveKeys {
   cached: boolean;
 }
 
-/** What a sender's card (or pinned key) says of it: its self-declared text and the keys it lists. */
+/** What a sender's card (or pinned key) says of it: its self-declared text and the keys it signs with. */
 export interface SenderCard {
   name?: string;
   description?: string;
-  /** Raw public keys (base64), active or not: who holds the id now. */
-  keys: string[];
+  /** The raw public keys (base64) it lists as active: the ones a call signed by an approved key announces. */
+  activeKeys: string[];
 }
 
 /** Where a request came from, for the per-address card-fetch budget. */
@@ -156,7 +158,7 @@ export class PeerKeyResolver {
   /** Resolves the active key `kid` of `sender`, or throws AUTH_FAILED saying why. */
   async resolve(sender: string, kid: string, caller?: CallerAddress): Promise<ResolvedKey> {
     const pinned = this.pinned.get(sender);
-    if (pinned) return { key: pinned, source: 'pinned' };
+    if (pinned) return { key: pinned, source: 'pinned', raw: this.pinnedRaw.get(sender) };
 
     const self = this.options.self;
     if (self?.isOwnId(sender)) {
@@ -181,7 +183,7 @@ export class PeerKeyResolver {
     if (!found.active || !found.object) {
       throw authFailed(`Key "${kid}" of ${sender} is inactive in its card; sign with an active key.`);
     }
-    return { key: found.object, source: 'card' };
+    return { key: found.object, source: 'card', raw: found.raw };
   }
 
   /**
@@ -219,13 +221,13 @@ export class PeerKeyResolver {
   /** What the sender's cached card says about itself (self-declared text), when its card was fetched. */
   describe(sender: string): SenderCard | undefined {
     const pinned = this.pinnedRaw.get(sender);
-    if (pinned) return { keys: [pinned] };
+    if (pinned) return { activeKeys: [pinned] };
     const entry = this.cards.get(sender);
     if (!entry) return undefined;
     entry.described ??= {
       name: entry.name,
       description: entry.description,
-      keys: [...entry.keys.values()].map((k) => k.raw),
+      activeKeys: [...entry.keys.values()].filter((k) => k.active).map((k) => k.raw),
     };
     return entry.described;
   }

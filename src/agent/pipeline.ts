@@ -17,10 +17,10 @@ import {
   type Mode,
 } from '../protocol/index.js';
 import type { AdmissionRule } from '../protocol/console-api.js';
-import type { AccessCheck } from './access-check.js';
+import type { AccessCheck, AccessRequest, SigningKeys } from './access-check.js';
 import { checkDelegation } from './delegation.js';
 import type { SignatureFormUsed } from './events.js';
-import type { CallerAddress, PeerKeyResolver } from './peer-keys.js';
+import type { CallerAddress, PeerKeyResolver, ResolvedKey } from './peer-keys.js';
 import { describeSchemaError, type RegisteredSkill, type SkillRegistry } from './skill-registry.js';
 import type { CallCheck, CallLimits, CallVerdict } from '../state/call-limits.js';
 
@@ -169,9 +169,13 @@ export async function receive(
     throw authFailed('Content-Digest does not match the body: the body was altered or the digest is wrong.');
   }
   const caller = { address: input.remoteAddress, forwardedFor: input.forwardedFor };
+  let signedWith: SigningKeys;
   try {
-    if (signedByHeaders) await verifyHeaders(deps, input, envelope, sender, caller);
-    if (signedInBody) await verifyInEnvelope(deps, envelope, sender, caller);
+    const byHeaders = signedByHeaders
+      ? await verifyHeaders(deps, input, envelope, sender, caller)
+      : undefined;
+    const inBody = signedInBody ? await verifyInEnvelope(deps, envelope, sender, caller) : undefined;
+    signedWith = signingKeys(byHeaders, inBody);
   } finally {
     input.onVerified?.();
   }
@@ -208,7 +212,18 @@ export async function receive(
 
   // 8. Access: the operator's consent. Only verified senders within their limits get this far.
   const delegated = grant ? { onBehalfOf: grant.issuer, delegationScope: grant.scope } : {};
-  return admit(deps, { envelope, sender, entry: checked, ...delegated }, input.mode, false, trace);
+  return admit(deps, { envelope, sender, entry: checked, ...delegated }, input.mode, signedWith, trace);
+}
+
+/**
+ * The keys the access check sees are those that verified the signatures, never the ones a card lists: a
+ * new holder of an id may list the old owner's key beside its own (issue 15, finding 2).
+ */
+function signingKeys(byHeaders: ResolvedKey | undefined, inBody: ResolvedKey | undefined): SigningKeys {
+  const keys: string[] = [];
+  if (byHeaders?.raw !== undefined) keys.push(byHeaders.raw);
+  if (inBody?.raw !== undefined && inBody.raw !== byHeaders?.raw) keys.push(inBody.raw);
+  return { keys, pinned: (byHeaders ?? inBody)?.source === 'pinned' };
 }
 
 function screenInput(
@@ -235,9 +250,11 @@ function admit(
   deps: PipelineDeps,
   accepted: Pick<Accepted, 'envelope' | 'sender' | 'entry' | 'onBehalfOf' | 'delegationScope'>,
   mode: Mode,
-  unsigned: boolean,
+  /** Undefined: an unsigned call. */
+  signedWith: SigningKeys | undefined,
   trace: ReceiveTrace,
 ): Accepted {
+  const unsigned = signedWith === undefined;
   const name = unsigned ? undefined : deps.keys.describe(accepted.sender)?.name;
   // Built field by field (every call comes here): spreading the parts cost several µs per call.
   const result: Accepted = {
@@ -249,12 +266,14 @@ function admit(
   if (accepted.onBehalfOf !== undefined) result.onBehalfOf = accepted.onBehalfOf;
   if (accepted.delegationScope !== undefined) result.delegationScope = accepted.delegationScope;
   if (deps.access) {
-    const verdict = deps.access.admit({
+    const request: AccessRequest = {
       sender: accepted.sender,
       unsigned,
       mode,
       payload: accepted.envelope.payload,
-    });
+    };
+    if (signedWith) request.signedWith = signedWith;
+    const verdict = deps.access.admit(request);
     if (verdict.admitted) result.admittedBy = verdict.rule;
     else {
       result.admittedBy = 'approved';
@@ -299,7 +318,7 @@ async function verifyHeaders(
   /** `envelope.from` in its one spelling (normalizeAgentId). */
   sender: string,
   caller: CallerAddress,
-): Promise<void> {
+): Promise<ResolvedKey> {
   const digest = header(input.headers['content-digest']);
   // The digest is checked before any Ed25519 work (PROTOCOL.md §3).
   if (!digest)
@@ -320,14 +339,15 @@ async function verifyHeaders(
       );
     }
   }
-  const { key } = await deps.keys.resolve(sender, parsed.kid, caller);
+  const resolved = await deps.keys.resolve(sender, parsed.kid, caller);
   const headers: Record<string, string | undefined> = {};
   for (const component of parsed.components) headers[component] = header(input.headers[component]);
-  if (!verifyParsedSignature(parsed, { method: input.method, path: input.path, headers }, key)) {
+  if (!verifyParsedSignature(parsed, { method: input.method, path: input.path, headers }, resolved.key)) {
     throw authFailed(
       `Signature does not verify with key "${parsed.kid}" of ${envelope.from}: sign the exact body, method and path.`,
     );
   }
+  return resolved;
 }
 
 async function verifyInEnvelope(
@@ -336,16 +356,17 @@ async function verifyInEnvelope(
   /** `envelope.from` in its one spelling (normalizeAgentId). */
   sender: string,
   caller: CallerAddress,
-): Promise<void> {
+): Promise<ResolvedKey> {
   if (typeof envelope.kid !== 'string' || typeof envelope.signature !== 'string') {
     throw authFailed('An in-envelope signature needs both "kid" and "signature".');
   }
-  const { key } = await deps.keys.resolve(sender, envelope.kid, caller);
-  if (!verifyObjectSignature(envelope as unknown as Record<string, unknown>, key)) {
+  const resolved = await deps.keys.resolve(sender, envelope.kid, caller);
+  if (!verifyObjectSignature(envelope as unknown as Record<string, unknown>, resolved.key)) {
     throw authFailed(
       `Envelope signature does not verify with key "${envelope.kid}" of ${envelope.from}: sign the canonical JSON of every field but "signature".`,
     );
   }
+  return resolved;
 }
 
 function checkTrust(
@@ -498,7 +519,7 @@ async function acceptUnsigned(
   };
   const checked = checkInput(entry, envelope, input.mode);
   screenInput(deps, deps.settings(), envelope.payload, trace);
-  return admit(deps, { envelope, sender, entry: checked }, input.mode, true, trace);
+  return admit(deps, { envelope, sender, entry: checked }, input.mode, undefined, trace);
 }
 
 function header(value: string | string[] | undefined): string | undefined {

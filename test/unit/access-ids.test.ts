@@ -29,6 +29,7 @@ const ask = (access: AccessControl, id: string) =>
     unsigned: false,
     mode: 'sync',
     payload: { message: 'hi' },
+    signedWith: { keys: ['a-key'], pinned: false },
   });
 
 describe('agent ids', () => {
