@@ -206,10 +206,12 @@ export class AccessControl {
     this.options.onChange?.({ kind: 'changed' });
   }
 
-  /** After a restart: held tasks whose sender is no longer waiting are run (approved) or failed. */
-  /** The lists as the replicas share them now (another replica changed them): the console is told. */
-  reload(file: Partial<AccessFile>): void {
-    this.store.replace(file);
+  /**
+   * The lists as the replicas share them now (another replica changed them): the console is told. `since`:
+   * `store.changes` taken before they were loaded, so that changes made here meanwhile stand.
+   */
+  reload(file: Partial<AccessFile>, since?: number): void {
+    this.store.replace(file, since);
     this.options.onChange?.({ kind: 'changed' });
   }
 

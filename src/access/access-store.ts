@@ -82,6 +82,9 @@ export class AccessStore {
   private readonly path: string;
   private readonly now: () => number;
   private readonly shared: AccessStoreOptions['shared'];
+  /** Shared state: local changes so far, and each changed sender's last (see `replace`). */
+  private changeCount = 0;
+  private changedAt = new Map<string, number>();
   readonly maxPending: number;
   readonly maxHeldPerSender: number;
 
@@ -94,20 +97,44 @@ export class AccessStore {
     if (!this.shared) this.replace(readAccessFile(this.path));
   }
 
-  /** Takes the lists as another replica left them (shared state), dropping what this one knew. */
-  replace(file: Partial<AccessFile>): void {
+  /** A mark to pass to `replace` with lists loaded after it (shared state). */
+  get changes(): number {
+    return this.changeCount;
+  }
+
+  /**
+   * Takes the lists as another replica left them (shared state), dropping what this one knew; but for the
+   * senders this replica changed since `since` (the mark taken before the lists were loaded): a reload in
+   * flight as a call or the operator changed one read the lists before that change, and would undo it here,
+   * and then in Redis with the next save (an approval lost, a request gone).
+   */
+  replace(file: Partial<AccessFile>, since?: number): void {
     const valid = validAccessFile(file);
+    const changed = since === undefined ? [] : [...this.changedAt].filter(([, at]) => at > since);
+    const local = changed.map(([sender]) => ({
+      sender,
+      approved: this.approvedBySender.get(sender),
+      pending: this.pendingBySender.get(sender),
+      denied: this.deniedBySender.get(sender),
+    }));
     this.approvedBySender.clear();
     this.pendingBySender.clear();
     this.deniedBySender.clear();
     for (const record of valid.approved) this.approvedBySender.set(record.sender, record);
     for (const record of valid.pending) this.pendingBySender.set(record.sender, record);
     for (const record of valid.denied) this.deniedBySender.set(record.sender, record);
+    for (const { sender, approved, pending, denied } of local) {
+      keep(this.approvedBySender, sender, approved);
+      keep(this.pendingBySender, sender, pending);
+      keep(this.deniedBySender, sender, denied);
+    }
+    // The changes made before the mark were written before the lists were read: they are in them.
+    this.changedAt = new Map(changed);
     // Replicas racing (a request written at one as the operator approves at another) can leave a sender
     // both approved and waiting: the approval stands, and its held tasks run (AccessControl.reconcile).
     const settled = [...this.pendingBySender.keys()].filter((sender) => this.approvedBySender.has(sender));
     for (const sender of settled) this.pendingBySender.delete(sender);
-    if (settled.length > 0 && this.shared) this.save();
+    if (settled.length > 0 && this.shared) this.save(...settled);
   }
 
   isApproved(sender: string): boolean {
@@ -126,12 +153,12 @@ export class AccessStore {
     const known = record.keys ?? [];
     if (keys.every((key) => known.includes(key))) return;
     record.keys = [...new Set([...keys, ...(record.keys ?? [])])].slice(0, MAX_KEYS);
-    this.save();
+    this.save(sender);
   }
 
   /** An approval whose keys no longer match: the sender asks again (the operator sees why). */
   withdraw(sender: string): void {
-    if (this.approvedBySender.delete(sender)) this.save();
+    if (this.approvedBySender.delete(sender)) this.save(sender);
   }
 
   approved(): ApprovedRecord[] {
@@ -169,7 +196,7 @@ export class AccessStore {
       // The card may have been fetched only now (a pinned key, then a card): keep what is known.
       existing.name ??= details.name;
       existing.description ??= details.description;
-      this.save();
+      this.save(sender);
       return { outcome: 'pending', record: existing, isNew: false };
     }
     if (this.pendingBySender.size >= this.maxPending) return { outcome: 'full' };
@@ -184,7 +211,7 @@ export class AccessStore {
       expiresAt: now + expiresInMs,
     };
     this.pendingBySender.set(sender, record);
-    this.save();
+    this.save(sender);
     return { outcome: 'pending', record, isNew: true };
   }
 
@@ -193,7 +220,7 @@ export class AccessStore {
     const record = this.pendingBySender.get(sender);
     if (!record || record.heldTasks.length >= this.maxHeldPerSender) return false;
     record.heldTasks.push(taskId);
-    this.save();
+    this.save(sender);
     return true;
   }
 
@@ -202,7 +229,7 @@ export class AccessStore {
     const record = this.pendingBySender.get(sender);
     if (!record) return;
     record.heldTasks = record.heldTasks.filter((id) => id !== taskId);
-    this.save();
+    this.save(sender);
   }
 
   /**
@@ -218,7 +245,7 @@ export class AccessStore {
     const bound = pending?.keys ?? keys;
     if (bound.length > 0) record.keys = bound.slice(0, MAX_KEYS);
     this.approvedBySender.set(sender, record);
-    this.save();
+    this.save(sender);
     return pending?.heldTasks ?? [];
   }
 
@@ -228,14 +255,14 @@ export class AccessStore {
     if (!pending) return undefined;
     this.pendingBySender.delete(sender);
     this.deniedBySender.set(sender, { sender, until: this.now() + blockMs });
-    this.save();
+    this.save(sender);
     return pending.heldTasks;
   }
 
   /** Withdraws an approval; the sender's next call waits for the operator again. */
   revoke(sender: string): boolean {
     if (!this.approvedBySender.delete(sender)) return false;
-    this.save();
+    this.save(sender);
     return true;
   }
 
@@ -244,17 +271,22 @@ export class AccessStore {
     const now = this.now();
     const expired = [...this.pendingBySender.values()].filter((record) => record.expiresAt <= now);
     for (const record of expired) this.pendingBySender.delete(record.sender);
-    let changed = expired.length > 0;
+    const changed = expired.map((record) => record.sender);
     for (const [sender, record] of this.deniedBySender) {
       if (record.until > now) continue;
       this.deniedBySender.delete(sender);
-      changed = true;
+      changed.push(sender);
     }
-    if (changed) this.save();
+    if (changed.length > 0) this.save(...changed);
     return expired;
   }
 
-  private save(): void {
+  /** Writes the lists, after a change to `senders`' records. */
+  private save(...senders: string[]): void {
+    if (this.shared) {
+      this.changeCount += 1;
+      for (const sender of senders) this.changedAt.set(sender, this.changeCount);
+    }
     const file: AccessFile = {
       approved: this.approved(),
       pending: this.pending(),
@@ -263,6 +295,11 @@ export class AccessStore {
     if (this.shared) this.shared.save(file);
     else writeFileAtomic(this.path, JSON.stringify(file));
   }
+}
+
+function keep<V>(map: Map<string, V>, sender: string, record: V | undefined): void {
+  if (record) map.set(sender, record);
+  else map.delete(sender);
 }
 
 export function readAccessFile(path: string): AccessFile {

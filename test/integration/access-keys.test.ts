@@ -191,6 +191,35 @@ describe.each(HOMES)('access lists in %s', (_home, onRedis) => {
   });
 });
 
+it('on Redis, an approval made while the lists reload (each change reloads them) stands, here and in Redis', async () => {
+  await admin.flushall();
+  const pool = agentPool(() => ({
+    gatewayUrl: gateway.url,
+    gatewayToken: TOKEN,
+    access: 'pairing',
+    redisUrl: redis.url,
+  }));
+  try {
+    const agent = await pool.start();
+    for (let i = 0; i < 20; i++) {
+      const key = testKey(`k${i}`);
+      const host = await startCardHost([{ kid: key.kid, key: key.key, active: true }]);
+      hosts.push(host);
+      expect((await call(agent, host.id, key.signer)).status).toBe(403);
+      agent.app.access.approve(host.id);
+      const reply = await call(agent, host.id, key.signer);
+      expect(reply.status, `call ${i}: ${reply.text}`).toBe(200);
+    }
+    await until(
+      async () => (await admin.hlen('agent-bridge:access:approved')) === 20,
+      3000,
+      'the approvals in Redis',
+    );
+  } finally {
+    await pool.closeAll();
+  }
+});
+
 it('`serve` prints the reason when an approved id asks again with another key', async () => {
   const port = await freePort();
   const dataDir = tempDir();
