@@ -233,8 +233,14 @@ export class AccessControl {
     }
   }
 
+  /** Stops the sweeps; asks counted since the last write are written (a failed write is only reported). */
   close(): void {
     clearInterval(this.sweeper);
+    try {
+      this.store.flush();
+    } catch (error) {
+      console.error(`Access: the request counts could not be saved: ${(error as Error).message}`);
+    }
   }
 
   private checkWritable(): void {

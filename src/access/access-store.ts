@@ -85,6 +85,8 @@ export class AccessStore {
   /** Shared state: local changes so far, and each changed sender's last (see `replace`). */
   private changeCount = 0;
   private changedAt = new Map<string, number>();
+  /** Waiting senders whose count changed since the last write (askedAgain). */
+  private readonly unsaved = new Set<string>();
   readonly maxPending: number;
   readonly maxHeldPerSender: number;
 
@@ -117,6 +119,7 @@ export class AccessStore {
       pending: this.pendingBySender.get(sender),
       denied: this.deniedBySender.get(sender),
     }));
+    const asked = [...this.unsaved].flatMap((sender) => this.pendingBySender.get(sender) ?? []);
     this.approvedBySender.clear();
     this.pendingBySender.clear();
     this.deniedBySender.clear();
@@ -127,6 +130,13 @@ export class AccessStore {
       keep(this.approvedBySender, sender, approved);
       keep(this.pendingBySender, sender, pending);
       keep(this.deniedBySender, sender, denied);
+    }
+    // Asks counted here and not written yet (askedAgain) are kept on the same request.
+    for (const mine of asked) {
+      const loaded = this.pendingBySender.get(mine.sender);
+      if (loaded?.code !== mine.code) continue;
+      loaded.count = Math.max(loaded.count, mine.count);
+      loaded.lastAt = Math.max(loaded.lastAt, mine.lastAt);
     }
     // The changes made before the mark were written before the lists were read: they are in them.
     this.changedAt = new Map(changed);
@@ -171,6 +181,24 @@ export class AccessStore {
 
   pendingOf(sender: string): PendingRecord | undefined {
     return this.pendingBySender.get(sender);
+  }
+
+  /** Until when the operator's denial of `sender` holds, if it does. */
+  deniedUntil(sender: string): number | undefined {
+    const until = this.deniedBySender.get(sender)?.until;
+    return until !== undefined && until > this.now() ? until : undefined;
+  }
+
+  /**
+   * A waiting sender asked again (refused before any limit): counted here, and written with the next change
+   * or sweep, so a sender repeating itself cannot make a write per call.
+   */
+  askedAgain(sender: string): void {
+    const record = this.pendingBySender.get(sender);
+    if (!record) return;
+    record.count += 1;
+    record.lastAt = this.now();
+    this.unsaved.add(sender);
   }
 
   get pendingCount(): number {
@@ -277,8 +305,14 @@ export class AccessStore {
       this.deniedBySender.delete(sender);
       changed.push(sender);
     }
-    if (changed.length > 0) this.save(...changed);
+    if (changed.length > 0) this.save(...changed, ...this.unsaved);
+    else this.flush();
     return expired;
+  }
+
+  /** Writes the asks counted since the last write, if any (askedAgain). */
+  flush(): void {
+    if (this.unsaved.size > 0) this.save(...this.unsaved);
   }
 
   /** Writes the lists, after a change to `senders`' records. */
@@ -287,6 +321,7 @@ export class AccessStore {
       this.changeCount += 1;
       for (const sender of senders) this.changedAt.set(sender, this.changeCount);
     }
+    this.unsaved.clear();
     const file: AccessFile = {
       approved: this.approved(),
       pending: this.pending(),

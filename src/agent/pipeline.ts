@@ -104,9 +104,14 @@ export interface Accepted {
 
 /**
  * The one receive pipeline of PROTOCOL.md §4, shared by sync, async and stream. Each step throws a
- * ProtocolError naming the step; nothing is recorded before step 6, so a refused request can be retried.
- * Step 8 (access) comes last: only a verified sender within its limits, with a valid payload, can ever
- * reach the operator's pending list; a held or refused call has spent its nonce (it retries with a new one).
+ * ProtocolError naming the step; nothing is recorded before step 6 (the nonce: a refusal before it leaves
+ * the envelope good for a retry; 3b only counts a waiting sender's repeated ask). Access is decided twice:
+ * 3b, in memory before any limit is charged, so a sender that will be refused (denied, not on the
+ * allowlist, already waiting) spends no one's rate limit, and one the operator has not decided on spends
+ * the strangers' small bucket, never the agent-wide one (issue 15, finding 3); 8, last: only a verified
+ * sender within its limits, with a fresh nonce and a valid payload, reaches the operator's pending list
+ * (held or refused there, it has spent its nonce and retries with a new one), and only such a call of an
+ * approved sender binds the keys it announces.
  */
 export async function receive(
   deps: PipelineDeps,
@@ -180,7 +185,17 @@ export async function receive(
     input.onVerified?.();
   }
 
-  // 3b. Delegation token, when sent: its issuer's key resolves as a sender's, through the same budgets.
+  // 3b. Access, as far as memory knows it: refusals here cost no limit and keep the nonce.
+  const request: AccessRequest = {
+    sender,
+    unsigned: false,
+    mode: input.mode,
+    payload: envelope.payload,
+    signedWith,
+  };
+  const rule = deps.access ? deps.access.precheck(request) : 'open';
+
+  // 3c. Delegation token, when sent: its issuer's key resolves as a sender's, through the same budgets.
   const settings = deps.settings();
   const grant =
     typeof envelope.delegationToken === 'string'
@@ -198,12 +213,14 @@ export async function receive(
   if (entry) checkTrust(entry, envelope, sender, settings.bearerTokens);
 
   // 5. Rate limits and the daily token budget, then 6. the nonce: recorded only now that the request is
-  // genuine and within limits (one step for the state they share, one round trip when it is on Redis).
+  // genuine and within limits (one step for the state they share, one round trip when it is on Redis). A
+  // sender not yet decided on is charged to the strangers' bucket, never to the agent-wide one.
   await checkLimits(deps, {
     sender,
     nonce: envelope.nonce,
     nonceExpiresAt: sentAt + MAX_AGE_MS + 1000,
     tokensPerDay: settings.tokensPerDay,
+    stranger: rule === undefined,
   });
 
   // 7. Skill, mode and input (the injection screen is part of the input check).
@@ -212,7 +229,7 @@ export async function receive(
 
   // 8. Access: the operator's consent. Only verified senders within their limits get this far.
   const delegated = grant ? { onBehalfOf: grant.issuer, delegationScope: grant.scope } : {};
-  return admit(deps, { envelope, sender, entry: checked, ...delegated }, input.mode, signedWith, trace);
+  return admit(deps, { envelope, sender, entry: checked, ...delegated }, request, rule, trace);
 }
 
 /**
@@ -249,13 +266,12 @@ function screenInput(
 function admit(
   deps: PipelineDeps,
   accepted: Pick<Accepted, 'envelope' | 'sender' | 'entry' | 'onBehalfOf' | 'delegationScope'>,
-  mode: Mode,
-  /** Undefined: an unsigned call. */
-  signedWith: SigningKeys | undefined,
+  request: AccessRequest,
+  /** The precheck's answer (step 3b): undefined for a sender not decided on yet. */
+  rule: AdmissionRule | undefined,
   trace: ReceiveTrace,
 ): Accepted {
-  const unsigned = signedWith === undefined;
-  const name = unsigned ? undefined : deps.keys.describe(accepted.sender)?.name;
+  const name = request.unsigned ? undefined : deps.keys.describe(accepted.sender)?.name;
   // Built field by field (every call comes here): spreading the parts cost several µs per call.
   const result: Accepted = {
     envelope: accepted.envelope,
@@ -266,14 +282,7 @@ function admit(
   if (accepted.onBehalfOf !== undefined) result.onBehalfOf = accepted.onBehalfOf;
   if (accepted.delegationScope !== undefined) result.delegationScope = accepted.delegationScope;
   if (deps.access) {
-    const request: AccessRequest = {
-      sender: accepted.sender,
-      unsigned,
-      mode,
-      payload: accepted.envelope.payload,
-    };
-    if (signedWith) request.signedWith = signedWith;
-    const verdict = deps.access.admit(request);
+    const verdict = deps.access.admit(request, rule);
     if (verdict.admitted) result.admittedBy = verdict.rule;
     else {
       result.admittedBy = 'approved';
@@ -417,6 +426,13 @@ async function checkLimits(deps: PipelineDeps, call: CallCheck): Promise<void> {
         `This agent is at its limit of requests per minute; retry in ${wait} s.`,
         { step: 'rate-limit', retryAfterSeconds: wait },
       );
+    case 'strangers':
+      throw new ProtocolError(
+        'RATE_LIMITED',
+        429,
+        `This agent is at its limit of requests per minute from senders its operator has not approved yet; retry in ${wait} s.`,
+        { step: 'rate-limit', retryAfterSeconds: wait },
+      );
     case 'sender':
       throw new ProtocolError(
         'RATE_LIMITED',
@@ -499,13 +515,21 @@ async function acceptUnsigned(
   }
   const sender = `unsigned:${input.remoteAddress}`;
   trace.sender = sender;
-  await checkLimits(deps, { sender, nonceExpiresAt: 0, tokensPerDay: deps.settings().tokensPerDay });
-  const traceId = typeof body.traceId === 'string' ? body.traceId : randomBytes(8).toString('hex');
-  trace.traceId = traceId;
   const payload = body.payload;
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
     throw schemaInvalid('An unsigned call needs {"skill": "...", "payload": {...}}.');
   }
+  // A policy that takes no unsigned calls refuses them here, before they spend the agent's rate limit.
+  const request: AccessRequest = {
+    sender,
+    unsigned: true,
+    mode: input.mode,
+    payload: payload as Record<string, unknown>,
+  };
+  const rule = deps.access ? deps.access.precheck(request) : 'unsigned-open';
+  await checkLimits(deps, { sender, nonceExpiresAt: 0, tokensPerDay: deps.settings().tokensPerDay });
+  const traceId = typeof body.traceId === 'string' ? body.traceId : randomBytes(8).toString('hex');
+  trace.traceId = traceId;
   const envelope: Envelope = {
     from: sender,
     to: deps.ownId(),
@@ -519,7 +543,7 @@ async function acceptUnsigned(
   };
   const checked = checkInput(entry, envelope, input.mode);
   screenInput(deps, deps.settings(), envelope.payload, trace);
-  return admit(deps, { envelope, sender, entry: checked }, input.mode, undefined, trace);
+  return admit(deps, { envelope, sender, entry: checked }, request, rule, trace);
 }
 
 function header(value: string | string[] | undefined): string | undefined {

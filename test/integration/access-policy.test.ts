@@ -232,13 +232,19 @@ describe('pairing (the default): a new sender waits for the operator', () => {
     expect(agent.app.access.view().pending).toEqual([]);
   });
 
-  it('rate limits still count a waiting sender', async () => {
-    const agent = await withPolicy('pairing', { perSender: 2 });
-    const stranger = await senders.start();
-    expect((await call(agent, stranger, 'sync')).status).toBe(403);
-    expect((await call(agent, stranger, 'sync')).status).toBe(403);
-    expectError(await call(agent, stranger, 'sync'), 429, 'RATE_LIMITED');
-    expect(agent.app.access.view().pending[0]?.count).toBe(2);
+  it('a new sender reaches the list within its rate limit; once waiting, its calls are refused before any limit', async () => {
+    const agent = await withPolicy('pairing', { perSender: 1 });
+    const [first, second] = [await senders.start(), await senders.start()];
+    // The first call of each spends its own allowance: one a minute here.
+    expect((await call(agent, first, 'async')).status).toBe(202);
+    expectError(await call(agent, first, 'async'), 429, 'RATE_LIMITED', /per-sender limit/);
+    // Asking again without a task to hold is refused from memory: no allowance, counted on the request.
+    expectError(await call(agent, first, 'sync'), 403, 'AUTH_FAILED', /not yet approved/);
+    expect((await call(agent, second, 'sync')).status).toBe(403);
+    expect(agent.app.access.view().pending.find((p) => p.sender === first.id)).toMatchObject({
+      count: 2,
+      heldTasks: 1,
+    });
   });
 
   it('our own id is always allowed (the self-test)', async () => {

@@ -23,14 +23,17 @@ function control(allowedPeers: string[] = []) {
   });
 }
 
-const ask = (access: AccessControl, id: string) =>
-  access.gate.admit({
+/** A verified call through both access steps, as the pipeline makes them. */
+const ask = (access: AccessControl, id: string) => {
+  const request = {
     sender: normalizeAgentId(id),
     unsigned: false,
-    mode: 'sync',
+    mode: 'sync' as const,
     payload: { message: 'hi' },
     signedWith: { keys: ['a-key'], pinned: false },
-  });
+  };
+  return access.gate.admit(request, access.gate.precheck(request));
+};
 
 describe('agent ids', () => {
   it.each([

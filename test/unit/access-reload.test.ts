@@ -30,15 +30,14 @@ function sharedControl() {
 }
 
 const ask = (access: AccessControl, sender: string) => {
-  expect(() =>
-    access.gate.admit({
-      sender,
-      unsigned: false,
-      mode: 'sync',
-      payload: { message: 'hi' },
-      signedWith: { keys: ['k'], pinned: false },
-    }),
-  ).toThrow(/not yet approved/);
+  const request = {
+    sender,
+    unsigned: false,
+    mode: 'sync' as const,
+    payload: { message: 'hi' },
+    signedWith: { keys: ['k'], pinned: false },
+  };
+  expect(() => access.gate.admit(request, access.gate.precheck(request))).toThrow(/not yet approved/);
 };
 
 describe('reloading shared access lists', () => {
