@@ -63,14 +63,18 @@ export class AccessGate implements AccessCheck {
   }
 
   admit(request: AccessRequest, rule: AdmissionRule | undefined): AccessVerdict {
-    if (rule === 'approved') this.announce(request);
-    if (rule) return { admitted: true, rule };
+    const { sender } = request;
+    const { store } = this.options;
+    // An approval revoked while the limits were checked (a Redis round trip) no longer admits.
+    const stands = rule !== 'approved' || store.isApproved(sender);
+    if (rule && stands) {
+      if (rule === 'approved') this.announce(request);
+      return { admitted: true, rule };
+    }
     // Undecided at the precheck: decided again, as the operator may have acted while the limits were checked.
     const now = this.rule(request);
     if (now === 'approved') this.announce(request);
     if (now) return { admitted: true, rule: now };
-    const { sender } = request;
-    const { store } = this.options;
     if (this.options.policy() === 'allowlist') throw notApproved(sender, store.approvedRecord(sender));
     const approval = store.approvedRecord(sender);
     if (approval) {

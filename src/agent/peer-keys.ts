@@ -105,6 +105,8 @@ export class PeerKeyResolver {
   private readonly known = new Map<string, true>();
   private pinned = new Map<string, KeyObject>();
   private pinnedRaw = new Map<string, string>();
+  /** What `describe` gives for a pinned sender, made once per setting (the access check asks every call). */
+  private pinnedCards = new Map<string, SenderCard>();
   private readonly options: Required<Omit<PeerKeyOptions, 'pinned' | 'self'>> & Pick<PeerKeyOptions, 'self'>;
 
   constructor(options: PeerKeyOptions = {}) {
@@ -149,6 +151,7 @@ export class PeerKeyResolver {
     }
     this.pinned = keys;
     this.pinnedRaw = raws;
+    this.pinnedCards = new Map([...raws].map(([id, raw]) => [id, { activeKeys: [raw] }]));
   }
 
   setDevHttpPeers(on: boolean): void {
@@ -220,8 +223,8 @@ export class PeerKeyResolver {
 
   /** What the sender's cached card says about itself (self-declared text), when its card was fetched. */
   describe(sender: string): SenderCard | undefined {
-    const pinned = this.pinnedRaw.get(sender);
-    if (pinned) return { activeKeys: [pinned] };
+    const pinned = this.pinnedCards.get(sender);
+    if (pinned) return pinned;
     const entry = this.cards.get(sender);
     if (!entry) return undefined;
     entry.described ??= {
