@@ -363,11 +363,16 @@ function validAccessFile(saved: Partial<AccessFile> | undefined): AccessFile {
           .filter((item) => item && typeof item === 'object' && valid(item))
           .map((item) => ({ ...item, sender: normalizeAgentId(item.sender) }))
       : [];
+  // Bound keys are compared one by one: anything but a list of texts would bind nothing (or, as a string,
+  // any part of one).
+  const keys = (r: { keys?: unknown }) =>
+    r.keys === undefined || (Array.isArray(r.keys) && r.keys.every((key) => typeof key === 'string'));
   return {
-    approved: list<ApprovedRecord>(saved?.approved, (r) => typeof r.sender === 'string'),
+    approved: list<ApprovedRecord>(saved?.approved, (r) => typeof r.sender === 'string' && keys(r)),
     pending: list<PendingRecord>(
       saved?.pending,
-      (r) => typeof r.sender === 'string' && typeof r.code === 'string' && Array.isArray(r.heldTasks),
+      (r) =>
+        typeof r.sender === 'string' && typeof r.code === 'string' && Array.isArray(r.heldTasks) && keys(r),
     ),
     denied: list<DeniedRecord>(
       saved?.denied,
