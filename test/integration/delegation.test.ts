@@ -318,7 +318,7 @@ describe.each(MODES)('%s mode', (mode) => {
       },
       401,
       'AUTH_FAILED',
-      /expires in \d+ s .*later than the 86400 s \(24 h\)/,
+      /expires in \d+ s.*later than the 86400 s \(24 h\)/,
     ],
     [
       'with a scope that is not a list of skill ids',
