@@ -246,6 +246,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
         taskRetentionHours: this.settings.taskRetentionHours,
         keepMessageContents: this.settings.keepMessageContents,
         injectionScreen: this.settings.injectionScreen,
+        delegationMaxLifetimeSeconds: this.settings.delegationMaxLifetimeSeconds,
       }),
       access: this.access.gate,
       screen: screenPayload,
@@ -344,7 +345,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     try {
       if (topic === 'keys') this.keys.reload();
       else if (topic === 'access') {
-        this.access.reload((await shared.access.load()) as unknown as Partial<AccessFile>);
+        const since = this.access.store.changes;
+        this.access.reload((await shared.access.load()) as unknown as Partial<AccessFile>, since);
         await this.reconcileHeld();
       } else {
         const { record } = await shared.registration.load();

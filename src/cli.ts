@@ -64,10 +64,11 @@ async function main(argv: string[]): Promise<void> {
 
   on('access', (change) => {
     if (change.kind !== 'new-sender') return;
-    const { sender, name, code, preview } = change.pending;
+    const { sender, name, code, preview, note } = change.pending;
     say(
       `Access: ${sender}${name ? ` ("${name}")` : ''} asks to talk to your agent (request ${code}` +
-        `${preview ? `, first message: "${preview}"` : ''}). Approve or deny it on the console's Access page.`,
+        `${preview ? `, first message: "${preview}"` : ''}).${note ? ` It was ${note}.` : ''}` +
+        ` Approve or deny it on the console's Access page.`,
     );
   });
   let lastTarget = '';

@@ -211,6 +211,7 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
     specializations: ['research', 'summaries'],
     chatTrust: 'public',
     allowedPeers: ['agent://friend.example.com'],
+    delegationMaxLifetimeSeconds: 86400,
     rpm: 60,
     perSender: 10,
     tokensPerDay: 100000,

@@ -28,7 +28,7 @@ export interface AccessControlOptions {
   policy(): AccessPolicy;
   allowedPeers(): string[];
   isOwnId(id: string): boolean;
-  describe(sender: string): { name?: string; description?: string; keys?: string[] } | undefined;
+  describe(sender: string): { name?: string; description?: string; activeKeys: string[] } | undefined;
   expiryHours(): number;
   /** Held tasks: run them (approved) or fail them with AUTH_FAILED (denied, expired). */
   heldTasks: { run(taskIds: string[]): void; fail(taskIds: string[], message: string): void };
@@ -94,7 +94,7 @@ export class AccessControl {
 
   view(): AccessResponse {
     this.sweep();
-    const allowed = this.options.allowedPeers();
+    const allowed = [...new Set(this.options.allowedPeers().map(normalizeAgentId))];
     return {
       policy: this.options.policy(),
       pending: this.store
@@ -151,7 +151,7 @@ export class AccessControl {
     checkId(id);
     this.checkWritable();
     const sender = normalizeAgentId(id);
-    const tasks = this.store.approve(sender, this.options.describe(sender)?.keys ?? []);
+    const tasks = this.store.approve(sender, this.options.describe(sender)?.activeKeys ?? []);
     this.options.heldTasks.run(tasks);
     this.options.onChange?.({ kind: 'changed' });
     return tasks.length;
@@ -206,10 +206,12 @@ export class AccessControl {
     this.options.onChange?.({ kind: 'changed' });
   }
 
-  /** After a restart: held tasks whose sender is no longer waiting are run (approved) or failed. */
-  /** The lists as the replicas share them now (another replica changed them): the console is told. */
-  reload(file: Partial<AccessFile>): void {
-    this.store.replace(file);
+  /**
+   * The lists as the replicas share them now (another replica changed them): the console is told. `since`:
+   * `store.changes` taken before they were loaded, so that changes made here meanwhile stand.
+   */
+  reload(file: Partial<AccessFile>, since?: number): void {
+    this.store.replace(file, since);
     this.options.onChange?.({ kind: 'changed' });
   }
 
@@ -231,8 +233,14 @@ export class AccessControl {
     }
   }
 
+  /** Stops the sweeps; asks counted since the last write are written (a failed write is only reported). */
   close(): void {
     clearInterval(this.sweeper);
+    try {
+      this.store.flush();
+    } catch (error) {
+      console.error(`Access: the request counts could not be saved: ${(error as Error).message}`);
+    }
   }
 
   private checkWritable(): void {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { CorruptFileError, readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
+import { normalizeAgentId } from '../protocol/index.js';
 
 /** A sender the operator approved in the console. */
 export interface ApprovedRecord {
@@ -8,9 +9,10 @@ export interface ApprovedRecord {
   approvedAt: number;
   name?: string;
   /**
-   * The public keys the sender's card listed when it was approved, then each time it was admitted (trust on
-   * first use): an id whose card no longer lists any of them is held by someone else now (a released tunnel
-   * subdomain taken over) and must ask again.
+   * The public keys bound to the approval: those the sender's request announced when the operator approved
+   * it, then each key its card lists as active when a bound key signs a call (a rotation announced by the old
+   * key). A call signed with any other key asks again: someone else may hold the id now (issue 15). Records
+   * of earlier releases hold the keys the card listed then: they count as bound. None: the first key binds.
    */
   keys?: string[];
 }
@@ -28,6 +30,8 @@ export interface PendingRecord {
   preview?: string;
   /** Why it asks again, when it was approved before (its keys changed). */
   note?: string;
+  /** The keys its first call announced (signing key, and the card's active keys): approving binds them. */
+  keys?: string[];
   /** Async tasks held for this sender, run on approval and failed on denial or expiry. */
   heldTasks: string[];
   expiresAt: number;
@@ -78,6 +82,11 @@ export class AccessStore {
   private readonly path: string;
   private readonly now: () => number;
   private readonly shared: AccessStoreOptions['shared'];
+  /** Shared state: local changes so far, and each changed sender's last (see `replace`). */
+  private changeCount = 0;
+  private changedAt = new Map<string, number>();
+  /** Waiting senders whose count changed since the last write (askedAgain). */
+  private readonly unsaved = new Set<string>();
   readonly maxPending: number;
   readonly maxHeldPerSender: number;
 
@@ -90,20 +99,52 @@ export class AccessStore {
     if (!this.shared) this.replace(readAccessFile(this.path));
   }
 
-  /** Takes the lists as another replica left them (shared state), dropping what this one knew. */
-  replace(file: Partial<AccessFile>): void {
+  /** A mark to pass to `replace` with lists loaded after it (shared state). */
+  get changes(): number {
+    return this.changeCount;
+  }
+
+  /**
+   * Takes the lists as another replica left them (shared state), dropping what this one knew; but for the
+   * senders this replica changed since `since` (the mark taken before the lists were loaded): a reload in
+   * flight as a call or the operator changed one read the lists before that change, and would undo it here,
+   * and then in Redis with the next save (an approval lost, a request gone).
+   */
+  replace(file: Partial<AccessFile>, since?: number): void {
     const valid = validAccessFile(file);
+    const changed = since === undefined ? [] : [...this.changedAt].filter(([, at]) => at > since);
+    const local = changed.map(([sender]) => ({
+      sender,
+      approved: this.approvedBySender.get(sender),
+      pending: this.pendingBySender.get(sender),
+      denied: this.deniedBySender.get(sender),
+    }));
+    const asked = [...this.unsaved].flatMap((sender) => this.pendingBySender.get(sender) ?? []);
     this.approvedBySender.clear();
     this.pendingBySender.clear();
     this.deniedBySender.clear();
     for (const record of valid.approved) this.approvedBySender.set(record.sender, record);
     for (const record of valid.pending) this.pendingBySender.set(record.sender, record);
     for (const record of valid.denied) this.deniedBySender.set(record.sender, record);
+    for (const { sender, approved, pending, denied } of local) {
+      keep(this.approvedBySender, sender, approved);
+      keep(this.pendingBySender, sender, pending);
+      keep(this.deniedBySender, sender, denied);
+    }
+    // Asks counted here and not written yet (askedAgain) are kept on the same request.
+    for (const mine of asked) {
+      const loaded = this.pendingBySender.get(mine.sender);
+      if (loaded?.code !== mine.code) continue;
+      loaded.count = Math.max(loaded.count, mine.count);
+      loaded.lastAt = Math.max(loaded.lastAt, mine.lastAt);
+    }
+    // The changes made before the mark were written before the lists were read: they are in them.
+    this.changedAt = new Map(changed);
     // Replicas racing (a request written at one as the operator approves at another) can leave a sender
     // both approved and waiting: the approval stands, and its held tasks run (AccessControl.reconcile).
     const settled = [...this.pendingBySender.keys()].filter((sender) => this.approvedBySender.has(sender));
     for (const sender of settled) this.pendingBySender.delete(sender);
-    if (settled.length > 0 && this.shared) this.save();
+    if (settled.length > 0 && this.shared) this.save(...settled);
   }
 
   isApproved(sender: string): boolean {
@@ -114,7 +155,7 @@ export class AccessStore {
     return this.approvedBySender.get(sender);
   }
 
-  /** Remembers the keys an approved sender now signs with (bounded); written only when they change. */
+  /** Binds the keys a bound key announced to the approval (bounded); written only when they change. */
   noteKeys(sender: string, keys: string[]): void {
     const record = this.approvedBySender.get(sender);
     if (!record || keys.length === 0) return;
@@ -122,12 +163,12 @@ export class AccessStore {
     const known = record.keys ?? [];
     if (keys.every((key) => known.includes(key))) return;
     record.keys = [...new Set([...keys, ...(record.keys ?? [])])].slice(0, MAX_KEYS);
-    this.save();
+    this.save(sender);
   }
 
   /** An approval whose keys no longer match: the sender asks again (the operator sees why). */
   withdraw(sender: string): void {
-    if (this.approvedBySender.delete(sender)) this.save();
+    if (this.approvedBySender.delete(sender)) this.save(sender);
   }
 
   approved(): ApprovedRecord[] {
@@ -142,6 +183,24 @@ export class AccessStore {
     return this.pendingBySender.get(sender);
   }
 
+  /** Until when the operator's denial of `sender` holds, if it does. */
+  deniedUntil(sender: string): number | undefined {
+    const until = this.deniedBySender.get(sender)?.until;
+    return until !== undefined && until > this.now() ? until : undefined;
+  }
+
+  /**
+   * A waiting sender asked again (refused before any limit): counted here, and written with the next change
+   * or sweep, so a sender repeating itself cannot make a write per call.
+   */
+  askedAgain(sender: string): void {
+    const record = this.pendingBySender.get(sender);
+    if (!record) return;
+    record.count += 1;
+    record.lastAt = this.now();
+    this.unsaved.add(sender);
+  }
+
   get pendingCount(): number {
     return this.pendingBySender.size;
   }
@@ -152,7 +211,7 @@ export class AccessStore {
    */
   ask(
     sender: string,
-    details: { name?: string; description?: string; preview?: string; note?: string },
+    details: { name?: string; description?: string; preview?: string; note?: string; keys?: string[] },
     expiresInMs: number,
   ): AskOutcome {
     const now = this.now();
@@ -165,14 +224,14 @@ export class AccessStore {
       // The card may have been fetched only now (a pinned key, then a card): keep what is known.
       existing.name ??= details.name;
       existing.description ??= details.description;
-      this.save();
+      this.save(sender);
       return { outcome: 'pending', record: existing, isNew: false };
     }
     if (this.pendingBySender.size >= this.maxPending) return { outcome: 'full' };
     const record: PendingRecord = {
       sender,
       code: requestCode(),
-      ...definedOnly(details),
+      ...definedOnly({ ...details, keys: details.keys?.slice(0, MAX_KEYS) }),
       firstAt: now,
       lastAt: now,
       count: 1,
@@ -180,7 +239,7 @@ export class AccessStore {
       expiresAt: now + expiresInMs,
     };
     this.pendingBySender.set(sender, record);
-    this.save();
+    this.save(sender);
     return { outcome: 'pending', record, isNew: true };
   }
 
@@ -189,7 +248,7 @@ export class AccessStore {
     const record = this.pendingBySender.get(sender);
     if (!record || record.heldTasks.length >= this.maxHeldPerSender) return false;
     record.heldTasks.push(taskId);
-    this.save();
+    this.save(sender);
     return true;
   }
 
@@ -198,19 +257,23 @@ export class AccessStore {
     const record = this.pendingBySender.get(sender);
     if (!record) return;
     record.heldTasks = record.heldTasks.filter((id) => id !== taskId);
-    this.save();
+    this.save(sender);
   }
 
-  /** Approves a sender (with the keys its card lists now, when known); returns the tasks it had waiting. */
+  /**
+   * Approves a sender, bound to the keys its request announced (else `keys`: its card's active keys now,
+   * when known; none binds the first key that signs). Returns the tasks it had waiting.
+   */
   approve(sender: string, keys: string[] = []): string[] {
     const pending = this.pendingBySender.get(sender);
     this.pendingBySender.delete(sender);
     this.deniedBySender.delete(sender);
     const record: ApprovedRecord = { sender, approvedAt: this.now() };
     if (pending?.name) record.name = pending.name;
-    if (keys.length > 0) record.keys = keys.slice(0, MAX_KEYS);
+    const bound = pending?.keys ?? keys;
+    if (bound.length > 0) record.keys = bound.slice(0, MAX_KEYS);
     this.approvedBySender.set(sender, record);
-    this.save();
+    this.save(sender);
     return pending?.heldTasks ?? [];
   }
 
@@ -220,14 +283,14 @@ export class AccessStore {
     if (!pending) return undefined;
     this.pendingBySender.delete(sender);
     this.deniedBySender.set(sender, { sender, until: this.now() + blockMs });
-    this.save();
+    this.save(sender);
     return pending.heldTasks;
   }
 
   /** Withdraws an approval; the sender's next call waits for the operator again. */
   revoke(sender: string): boolean {
     if (!this.approvedBySender.delete(sender)) return false;
-    this.save();
+    this.save(sender);
     return true;
   }
 
@@ -236,17 +299,29 @@ export class AccessStore {
     const now = this.now();
     const expired = [...this.pendingBySender.values()].filter((record) => record.expiresAt <= now);
     for (const record of expired) this.pendingBySender.delete(record.sender);
-    let changed = expired.length > 0;
+    const changed = expired.map((record) => record.sender);
     for (const [sender, record] of this.deniedBySender) {
       if (record.until > now) continue;
       this.deniedBySender.delete(sender);
-      changed = true;
+      changed.push(sender);
     }
-    if (changed) this.save();
+    if (changed.length > 0) this.save(...changed, ...this.unsaved);
+    else this.flush();
     return expired;
   }
 
-  private save(): void {
+  /** Writes the asks counted since the last write, if any (askedAgain). */
+  flush(): void {
+    if (this.unsaved.size > 0) this.save(...this.unsaved);
+  }
+
+  /** Writes the lists, after a change to `senders`' records. */
+  private save(...senders: string[]): void {
+    if (this.shared) {
+      this.changeCount += 1;
+      for (const sender of senders) this.changedAt.set(sender, this.changeCount);
+    }
+    this.unsaved.clear();
     const file: AccessFile = {
       approved: this.approved(),
       pending: this.pending(),
@@ -255,6 +330,11 @@ export class AccessStore {
     if (this.shared) this.shared.save(file);
     else writeFileAtomic(this.path, JSON.stringify(file));
   }
+}
+
+function keep<V>(map: Map<string, V>, sender: string, record: V | undefined): void {
+  if (record) map.set(sender, record);
+  else map.delete(sender);
 }
 
 export function readAccessFile(path: string): AccessFile {
@@ -275,15 +355,24 @@ export function readAccessFile(path: string): AccessFile {
 }
 
 function validAccessFile(saved: Partial<AccessFile> | undefined): AccessFile {
-  const list = <T>(value: unknown, valid: (item: T) => boolean): T[] =>
+  // Each sender in its one spelling, as calls are looked up: a hand-edited file or record may spell it
+  // otherwise (agent://Friend.example), and must not be silently ignored.
+  const list = <T extends { sender: string }>(value: unknown, valid: (item: T) => boolean): T[] =>
     Array.isArray(value)
-      ? (value as T[]).filter((item) => item && typeof item === 'object' && valid(item))
+      ? (value as T[])
+          .filter((item) => item && typeof item === 'object' && valid(item))
+          .map((item) => ({ ...item, sender: normalizeAgentId(item.sender) }))
       : [];
+  // Bound keys are compared one by one: anything but a list of texts would bind nothing (or, as a string,
+  // any part of one).
+  const keys = (r: { keys?: unknown }) =>
+    r.keys === undefined || (Array.isArray(r.keys) && r.keys.every((key) => typeof key === 'string'));
   return {
-    approved: list<ApprovedRecord>(saved?.approved, (r) => typeof r.sender === 'string'),
+    approved: list<ApprovedRecord>(saved?.approved, (r) => typeof r.sender === 'string' && keys(r)),
     pending: list<PendingRecord>(
       saved?.pending,
-      (r) => typeof r.sender === 'string' && typeof r.code === 'string' && Array.isArray(r.heldTasks),
+      (r) =>
+        typeof r.sender === 'string' && typeof r.code === 'string' && Array.isArray(r.heldTasks) && keys(r),
     ),
     denied: list<DeniedRecord>(
       saved?.denied,

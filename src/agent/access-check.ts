@@ -1,13 +1,23 @@
 import type { AdmissionRule } from '../protocol/console-api.js';
 import type { Mode } from '../protocol/index.js';
 
-/** A call that passed steps 1-7, as the access policy sees it. */
+/** The keys that verified a call: what an approval is bound to (issue 15, finding 2). */
+export interface SigningKeys {
+  /** Raw public keys (base64), one per signature form present (both forms: both keys); none for our own. */
+  keys: string[];
+  /** The operator pinned the sender's key (`trustedPeerKeys`): their own word for who holds the id. */
+  pinned: boolean;
+}
+
+/** A call whose signature verified (or an unsigned one), as the access policy sees it. */
 export interface AccessRequest {
   /** The verified sender (or `unsigned:<address>`). */
   sender: string;
   unsigned: boolean;
   mode: Mode;
   payload: Record<string, unknown>;
+  /** The keys its signatures verified with; absent when unsigned. */
+  signedWith?: SigningKeys;
 }
 
 /**
@@ -17,9 +27,24 @@ export interface AccessRequest {
 export type AccessVerdict =
   { admitted: true; rule: AdmissionRule } | { admitted: false; held: { code: string; taskId: string } };
 
-/** Who may reach the skills (src/access implements it; the pipeline only asks). */
+/**
+ * Who may reach the skills (src/access implements it; the pipeline only asks), in two steps around the
+ * limits and the nonce, so that a sender who will be refused never spends the agent-wide rate limit.
+ */
 export interface AccessCheck {
-  admit(request: AccessRequest): AccessVerdict;
+  /**
+   * Step 3b, in memory, before any limit or nonce: the rule that admits the sender, or undefined for a
+   * sender the operator has not decided on (pairing: new, waiting with room for a held task, or signing
+   * with a key its approval does not know), who asks at `admit` after its own small rate limit. Throws the
+   * refusals memory knows (denied, not on the allowlist, waiting, the list full): they cost nothing.
+   */
+  precheck(request: AccessRequest): AdmissionRule | undefined;
+  /**
+   * Step 8, once the call is counted, its nonce recorded and its input valid: an approved sender's signing
+   * key announces its card's active keys; an undecided one enters the pending list (async: held), or is
+   * admitted if the operator decided meanwhile.
+   */
+  admit(request: AccessRequest, rule: AdmissionRule | undefined): AccessVerdict;
   /** Gives back a held-task slot reserved by `admit` when the task could not be created. */
   release(sender: string, taskId: string): void;
 }

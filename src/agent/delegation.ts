@@ -32,6 +32,8 @@ export interface DelegationGrant {
 
 export interface DelegationDeps {
   keys: Pick<PeerKeyResolver, 'activeKeys'>;
+  /** The longest lifetime accepted (the operator's `delegationMaxLifetimeSeconds`). */
+  maxLifetimeSeconds: number;
   now?: () => number;
 }
 
@@ -56,6 +58,7 @@ export async function checkDelegation(
   const now = deps.now ?? Date.now;
   const { issuer, kid } = parse(token);
   const payload = await verifySignature(deps, token, issuer, kid, now, caller);
+  checkLifetime(payload, deps.maxLifetimeSeconds, now(), issuer);
 
   const { scope, maxDepth } = payload;
   if (!Array.isArray(scope) || !scope.every((entry) => typeof entry === 'string')) {
@@ -86,6 +89,36 @@ export async function checkDelegation(
   const act = payload.act as { sub?: unknown } | undefined;
   const actor = typeof act?.sub === 'string' && agentId.test(act.sub) ? act.sub : undefined;
   return { issuer, scope: scope as string[], maxDepth, ...(actor ? { actor } : {}) };
+}
+
+/**
+ * A token is a bearer credential for its subject until it expires, so one made to last a century is one
+ * that can never be withdrawn: refused past the operator's limit, from `iat` to `exp` and, since `iat` is
+ * the issuer's word and may be missing or moved forward, from now to `exp` as well.
+ */
+function checkLifetime(payload: JWTPayload, maxSeconds: number, now: number, issuer: string): void {
+  const exp = payload.exp as number; // jwtVerify requires it
+  const limit = `the ${describeSeconds(maxSeconds)} this agent accepts (its delegationMaxLifetimeSeconds)`;
+  const iat = payload.iat;
+  if (typeof iat === 'number' && exp - iat > maxSeconds) {
+    throw refuse(
+      `The delegation token is valid for ${describeSeconds(exp - iat)} (from its "iat" to its "exp"), longer than ${limit}; ask ${issuer} for a token that expires sooner.`,
+    );
+  }
+  const left = Math.ceil(exp - now / 1000);
+  if (left > maxSeconds) {
+    throw refuse(
+      `The delegation token expires in ${describeSeconds(left)}, later than ${limit} allows; ask ${issuer} for a token that expires sooner.`,
+    );
+  }
+}
+
+/** `90000 s (25 h)`: seconds, and the whole hours or days they make when they do. */
+function describeSeconds(seconds: number): string {
+  const whole = Math.round(seconds);
+  if (whole >= 2 * 86_400 && whole % 86_400 === 0) return `${whole} s (${whole / 86_400} days)`;
+  if (whole >= 3600 && whole % 3600 === 0) return `${whole} s (${whole / 3600} h)`;
+  return `${whole} s`;
 }
 
 /** Step one: a compact JWS whose header asks for EdDSA and whose claims name an agent:// issuer. */

@@ -1,5 +1,11 @@
 import type { KeyObject } from 'node:crypto';
-import { ProtocolError, authFailed, publicKeyFromRaw, type AgentCard } from '../protocol/index.js';
+import {
+  ProtocolError,
+  authFailed,
+  normalizeAgentId,
+  publicKeyFromRaw,
+  type AgentCard,
+} from '../protocol/index.js';
 import { oneLine } from '../lib/text.js';
 import { isIP } from 'node:net';
 import { isLoopbackHost } from '../protocol/index.js';
@@ -15,6 +21,8 @@ export interface ResolvedKey {
   key: KeyObject;
   /** Where the key came from, for the operator's log. */
   source: 'pinned' | 'self' | 'card';
+  /** The raw public key (base64), as a card lists it: what an approval is bound to. Absent for our own. */
+  raw?: string;
 }
 
 /** Every active key of an agent, for a signature that names no kid (a delegation token, PROTOCOL.md §9). */
@@ -26,12 +34,12 @@ export interface ActiveKeys {
   cached: boolean;
 }
 
-/** What a sender's card (or pinned key) says of it: its self-declared text and the keys it lists. */
+/** What a sender's card (or pinned key) says of it: its self-declared text and the keys it signs with. */
 export interface SenderCard {
   name?: string;
   description?: string;
-  /** Raw public keys (base64), active or not: who holds the id now. */
-  keys: string[];
+  /** The raw public keys (base64) it lists as active: the ones a call signed by an approved key announces. */
+  activeKeys: string[];
 }
 
 /** Where a request came from, for the per-address card-fetch budget. */
@@ -97,6 +105,8 @@ export class PeerKeyResolver {
   private readonly known = new Map<string, true>();
   private pinned = new Map<string, KeyObject>();
   private pinnedRaw = new Map<string, string>();
+  /** What `describe` gives for a pinned sender, made once per setting (the access check asks every call). */
+  private pinnedCards = new Map<string, SenderCard>();
   private readonly options: Required<Omit<PeerKeyOptions, 'pinned' | 'self'>> & Pick<PeerKeyOptions, 'self'>;
 
   constructor(options: PeerKeyOptions = {}) {
@@ -121,15 +131,27 @@ export class PeerKeyResolver {
     this.setPinned(options.pinned ?? {});
   }
 
+  /**
+   * Senders are looked up in their one spelling (normalizeAgentId), so the pinned ids are too: a pin written
+   * agent://LocalHost:PORT must not be silently skipped for agent://localhost:PORT (issue 15, finding 8).
+   */
   setPinned(pinned: Record<string, string>): void {
     const keys = new Map<string, KeyObject>();
-    for (const [id, raw] of Object.entries(pinned)) {
+    const raws = new Map<string, string>();
+    for (const [written, raw] of Object.entries(pinned)) {
+      const id = normalizeAgentId(written);
       const key = publicKeyFromRaw(raw);
-      if (!key) throw new Error(`Pinned key for ${id} is not a base64 32-byte Ed25519 public key`);
+      if (!key) throw new Error(`Pinned key for ${written} is not a base64 32-byte Ed25519 public key`);
+      if (raws.has(id) && raws.get(id) !== raw)
+        throw new Error(
+          `${id} is pinned twice with different keys (as ${written} too): keep the one you mean`,
+        );
       keys.set(id, key);
+      raws.set(id, raw);
     }
     this.pinned = keys;
-    this.pinnedRaw = new Map(Object.entries(pinned));
+    this.pinnedRaw = raws;
+    this.pinnedCards = new Map([...raws].map(([id, raw]) => [id, { activeKeys: [raw] }]));
   }
 
   setDevHttpPeers(on: boolean): void {
@@ -139,7 +161,7 @@ export class PeerKeyResolver {
   /** Resolves the active key `kid` of `sender`, or throws AUTH_FAILED saying why. */
   async resolve(sender: string, kid: string, caller?: CallerAddress): Promise<ResolvedKey> {
     const pinned = this.pinned.get(sender);
-    if (pinned) return { key: pinned, source: 'pinned' };
+    if (pinned) return { key: pinned, source: 'pinned', raw: this.pinnedRaw.get(sender) };
 
     const self = this.options.self;
     if (self?.isOwnId(sender)) {
@@ -164,7 +186,7 @@ export class PeerKeyResolver {
     if (!found.active || !found.object) {
       throw authFailed(`Key "${kid}" of ${sender} is inactive in its card; sign with an active key.`);
     }
-    return { key: found.object, source: 'card' };
+    return { key: found.object, source: 'card', raw: found.raw };
   }
 
   /**
@@ -201,14 +223,14 @@ export class PeerKeyResolver {
 
   /** What the sender's cached card says about itself (self-declared text), when its card was fetched. */
   describe(sender: string): SenderCard | undefined {
-    const pinned = this.pinnedRaw.get(sender);
-    if (pinned) return { keys: [pinned] };
+    const pinned = this.pinnedCards.get(sender);
+    if (pinned) return pinned;
     const entry = this.cards.get(sender);
     if (!entry) return undefined;
     entry.described ??= {
       name: entry.name,
       description: entry.description,
-      keys: [...entry.keys.values()].map((k) => k.raw),
+      activeKeys: [...entry.keys.values()].filter((k) => k.active).map((k) => k.raw),
     };
     return entry.described;
   }

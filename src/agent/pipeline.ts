@@ -17,10 +17,10 @@ import {
   type Mode,
 } from '../protocol/index.js';
 import type { AdmissionRule } from '../protocol/console-api.js';
-import type { AccessCheck } from './access-check.js';
+import type { AccessCheck, AccessRequest, SigningKeys } from './access-check.js';
 import { checkDelegation } from './delegation.js';
 import type { SignatureFormUsed } from './events.js';
-import type { CallerAddress, PeerKeyResolver } from './peer-keys.js';
+import type { CallerAddress, PeerKeyResolver, ResolvedKey } from './peer-keys.js';
 import { describeSchemaError, type RegisteredSkill, type SkillRegistry } from './skill-registry.js';
 import type { CallCheck, CallLimits, CallVerdict } from '../state/call-limits.js';
 
@@ -38,6 +38,8 @@ export interface PipelineSettings {
   allowUnsigned: boolean;
   /** `flag`: the call goes on, marked; `refuse`: 400 INJECTION_DETECTED at the input step; `off`. */
   injectionScreen: 'flag' | 'refuse' | 'off';
+  /** The longest delegation token lifetime accepted (PROTOCOL.md §9 sets none; a century was accepted). */
+  delegationMaxLifetimeSeconds: number;
 }
 
 /** A content screen over the payload: the rule that matched, if any. */
@@ -102,9 +104,14 @@ export interface Accepted {
 
 /**
  * The one receive pipeline of PROTOCOL.md §4, shared by sync, async and stream. Each step throws a
- * ProtocolError naming the step; nothing is recorded before step 6, so a refused request can be retried.
- * Step 8 (access) comes last: only a verified sender within its limits, with a valid payload, can ever
- * reach the operator's pending list; a held or refused call has spent its nonce (it retries with a new one).
+ * ProtocolError naming the step; nothing is recorded before step 6 (the nonce: a refusal before it leaves
+ * the envelope good for a retry; 3b only counts a waiting sender's repeated ask). Access is decided twice:
+ * 3b, in memory before any limit is charged, so a sender that will be refused (denied, not on the
+ * allowlist, already waiting) spends no one's rate limit, and one the operator has not decided on spends
+ * the strangers' small bucket, never the agent-wide one (issue 15, finding 3); 8, last: only a verified
+ * sender within its limits, with a fresh nonce and a valid payload, reaches the operator's pending list
+ * (held or refused there, it has spent its nonce and retries with a new one), and only such a call of an
+ * approved sender binds the keys it announces.
  */
 export async function receive(
   deps: PipelineDeps,
@@ -167,32 +174,53 @@ export async function receive(
     throw authFailed('Content-Digest does not match the body: the body was altered or the digest is wrong.');
   }
   const caller = { address: input.remoteAddress, forwardedFor: input.forwardedFor };
+  let signedWith: SigningKeys;
   try {
-    if (signedByHeaders) await verifyHeaders(deps, input, envelope, sender, caller);
-    if (signedInBody) await verifyInEnvelope(deps, envelope, sender, caller);
+    const byHeaders = signedByHeaders
+      ? await verifyHeaders(deps, input, envelope, sender, caller)
+      : undefined;
+    const inBody = signedInBody ? await verifyInEnvelope(deps, envelope, sender, caller) : undefined;
+    signedWith = signingKeys(byHeaders, inBody);
   } finally {
     input.onVerified?.();
   }
 
-  // 3b. Delegation token, when sent: its issuer's key resolves as a sender's, through the same budgets.
+  // 3b. Access, as far as memory knows it: refusals here cost no limit and keep the nonce.
+  const request: AccessRequest = {
+    sender,
+    unsigned: false,
+    mode: input.mode,
+    payload: envelope.payload,
+    signedWith,
+  };
+  const rule = deps.access ? deps.access.precheck(request) : 'open';
+
+  // 3c. Delegation token, when sent: its issuer's key resolves as a sender's, through the same budgets.
+  const settings = deps.settings();
   const grant =
     typeof envelope.delegationToken === 'string'
-      ? await checkDelegation({ keys: deps.keys, now }, envelope, envelope.delegationToken, caller)
+      ? await checkDelegation(
+          { keys: deps.keys, now, maxLifetimeSeconds: settings.delegationMaxLifetimeSeconds },
+          envelope,
+          envelope.delegationToken,
+          caller,
+        )
       : undefined;
   if (grant) trace.onBehalfOf = grant.issuer;
 
   // 4. Trust tier (an unknown skill is reported at step 7).
   const entry = deps.skills.get(envelope.skill);
-  const settings = deps.settings();
   if (entry) checkTrust(entry, envelope, sender, settings.bearerTokens);
 
   // 5. Rate limits and the daily token budget, then 6. the nonce: recorded only now that the request is
-  // genuine and within limits (one step for the state they share, one round trip when it is on Redis).
+  // genuine and within limits (one step for the state they share, one round trip when it is on Redis). A
+  // sender not yet decided on is charged to the strangers' bucket, never to the agent-wide one.
   await checkLimits(deps, {
     sender,
     nonce: envelope.nonce,
     nonceExpiresAt: sentAt + MAX_AGE_MS + 1000,
     tokensPerDay: settings.tokensPerDay,
+    stranger: rule === undefined,
   });
 
   // 7. Skill, mode and input (the injection screen is part of the input check).
@@ -201,7 +229,18 @@ export async function receive(
 
   // 8. Access: the operator's consent. Only verified senders within their limits get this far.
   const delegated = grant ? { onBehalfOf: grant.issuer, delegationScope: grant.scope } : {};
-  return admit(deps, { envelope, sender, entry: checked, ...delegated }, input.mode, false, trace);
+  return admit(deps, { envelope, sender, entry: checked, ...delegated }, request, rule, trace);
+}
+
+/**
+ * The keys the access check sees are those that verified the signatures, never the ones a card lists: a
+ * new holder of an id may list the old owner's key beside its own (issue 15, finding 2).
+ */
+function signingKeys(byHeaders: ResolvedKey | undefined, inBody: ResolvedKey | undefined): SigningKeys {
+  const keys: string[] = [];
+  if (byHeaders?.raw !== undefined) keys.push(byHeaders.raw);
+  if (inBody?.raw !== undefined && inBody.raw !== byHeaders?.raw) keys.push(inBody.raw);
+  return { keys, pinned: (byHeaders ?? inBody)?.source === 'pinned' };
 }
 
 function screenInput(
@@ -227,11 +266,12 @@ function screenInput(
 function admit(
   deps: PipelineDeps,
   accepted: Pick<Accepted, 'envelope' | 'sender' | 'entry' | 'onBehalfOf' | 'delegationScope'>,
-  mode: Mode,
-  unsigned: boolean,
+  request: AccessRequest,
+  /** The precheck's answer (step 3b): undefined for a sender not decided on yet. */
+  rule: AdmissionRule | undefined,
   trace: ReceiveTrace,
 ): Accepted {
-  const name = unsigned ? undefined : deps.keys.describe(accepted.sender)?.name;
+  const name = request.unsigned ? undefined : deps.keys.describe(accepted.sender)?.name;
   // Built field by field (every call comes here): spreading the parts cost several µs per call.
   const result: Accepted = {
     envelope: accepted.envelope,
@@ -242,12 +282,7 @@ function admit(
   if (accepted.onBehalfOf !== undefined) result.onBehalfOf = accepted.onBehalfOf;
   if (accepted.delegationScope !== undefined) result.delegationScope = accepted.delegationScope;
   if (deps.access) {
-    const verdict = deps.access.admit({
-      sender: accepted.sender,
-      unsigned,
-      mode,
-      payload: accepted.envelope.payload,
-    });
+    const verdict = deps.access.admit(request, rule);
     if (verdict.admitted) result.admittedBy = verdict.rule;
     else {
       result.admittedBy = 'approved';
@@ -292,7 +327,7 @@ async function verifyHeaders(
   /** `envelope.from` in its one spelling (normalizeAgentId). */
   sender: string,
   caller: CallerAddress,
-): Promise<void> {
+): Promise<ResolvedKey> {
   const digest = header(input.headers['content-digest']);
   // The digest is checked before any Ed25519 work (PROTOCOL.md §3).
   if (!digest)
@@ -313,14 +348,15 @@ async function verifyHeaders(
       );
     }
   }
-  const { key } = await deps.keys.resolve(sender, parsed.kid, caller);
+  const resolved = await deps.keys.resolve(sender, parsed.kid, caller);
   const headers: Record<string, string | undefined> = {};
   for (const component of parsed.components) headers[component] = header(input.headers[component]);
-  if (!verifyParsedSignature(parsed, { method: input.method, path: input.path, headers }, key)) {
+  if (!verifyParsedSignature(parsed, { method: input.method, path: input.path, headers }, resolved.key)) {
     throw authFailed(
       `Signature does not verify with key "${parsed.kid}" of ${envelope.from}: sign the exact body, method and path.`,
     );
   }
+  return resolved;
 }
 
 async function verifyInEnvelope(
@@ -329,16 +365,17 @@ async function verifyInEnvelope(
   /** `envelope.from` in its one spelling (normalizeAgentId). */
   sender: string,
   caller: CallerAddress,
-): Promise<void> {
+): Promise<ResolvedKey> {
   if (typeof envelope.kid !== 'string' || typeof envelope.signature !== 'string') {
     throw authFailed('An in-envelope signature needs both "kid" and "signature".');
   }
-  const { key } = await deps.keys.resolve(sender, envelope.kid, caller);
-  if (!verifyObjectSignature(envelope as unknown as Record<string, unknown>, key)) {
+  const resolved = await deps.keys.resolve(sender, envelope.kid, caller);
+  if (!verifyObjectSignature(envelope as unknown as Record<string, unknown>, resolved.key)) {
     throw authFailed(
       `Envelope signature does not verify with key "${envelope.kid}" of ${envelope.from}: sign the canonical JSON of every field but "signature".`,
     );
   }
+  return resolved;
 }
 
 function checkTrust(
@@ -387,6 +424,13 @@ async function checkLimits(deps: PipelineDeps, call: CallCheck): Promise<void> {
         'RATE_LIMITED',
         429,
         `This agent is at its limit of requests per minute; retry in ${wait} s.`,
+        { step: 'rate-limit', retryAfterSeconds: wait },
+      );
+    case 'strangers':
+      throw new ProtocolError(
+        'RATE_LIMITED',
+        429,
+        `This agent is at its limit of requests per minute from senders its operator has not approved yet; retry in ${wait} s.`,
         { step: 'rate-limit', retryAfterSeconds: wait },
       );
     case 'sender':
@@ -471,13 +515,21 @@ async function acceptUnsigned(
   }
   const sender = `unsigned:${input.remoteAddress}`;
   trace.sender = sender;
-  await checkLimits(deps, { sender, nonceExpiresAt: 0, tokensPerDay: deps.settings().tokensPerDay });
-  const traceId = typeof body.traceId === 'string' ? body.traceId : randomBytes(8).toString('hex');
-  trace.traceId = traceId;
   const payload = body.payload;
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
     throw schemaInvalid('An unsigned call needs {"skill": "...", "payload": {...}}.');
   }
+  // A policy that takes no unsigned calls refuses them here, before they spend the agent's rate limit.
+  const request: AccessRequest = {
+    sender,
+    unsigned: true,
+    mode: input.mode,
+    payload: payload as Record<string, unknown>,
+  };
+  const rule = deps.access ? deps.access.precheck(request) : 'unsigned-open';
+  await checkLimits(deps, { sender, nonceExpiresAt: 0, tokensPerDay: deps.settings().tokensPerDay });
+  const traceId = typeof body.traceId === 'string' ? body.traceId : randomBytes(8).toString('hex');
+  trace.traceId = traceId;
   const envelope: Envelope = {
     from: sender,
     to: deps.ownId(),
@@ -491,7 +543,7 @@ async function acceptUnsigned(
   };
   const checked = checkInput(entry, envelope, input.mode);
   screenInput(deps, deps.settings(), envelope.payload, trace);
-  return admit(deps, { envelope, sender, entry: checked }, input.mode, true, trace);
+  return admit(deps, { envelope, sender, entry: checked }, request, rule, trace);
 }
 
 function header(value: string | string[] | undefined): string | undefined {

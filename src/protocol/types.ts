@@ -114,11 +114,29 @@ export function agentHost(id: string): string | null {
 
 /**
  * One spelling per agent id: the host in lower case, without the default https port (`agent://Evil.com:443`
- * is `agent://evil.com`). Ids that are not agent ids come back unchanged.
+ * is `agent://evil.com`) or a trailing dot (`evil.com.`, the same DNS name), and an IP address in its
+ * standard form (`agent://2130706433` is `agent://127.0.0.1`, as a URL reads it). Ids that are not agent ids
+ * come back unchanged.
  */
 export function normalizeAgentId(id: string): string {
   const host = agentHost(id);
-  return host === null ? id : `agent://${host.replace(/:443$/, '')}`;
+  if (host === null) return id;
+  const port = /:\d+$/.exec(host)?.[0] ?? '';
+  let name = host.slice(0, host.length - port.length).replace(/\.$/, '');
+  // Only an address can be written several ways; names and dotted quads (the usual cases) skip the parser.
+  if (name.startsWith('[') || (/(?:^|\.)(?:\d+|0x[0-9a-f]*)$/.test(name) && !DOTTED_QUAD.test(name)))
+    name = standardAddress(name);
+  return `agent://${name}${port === ':443' ? '' : port}`;
+}
+
+const DOTTED_QUAD = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+
+function standardAddress(host: string): string {
+  try {
+    return new URL(`https://${host}`).hostname;
+  } catch {
+    return host;
+  }
 }
 
 /** `localhost`, `*.localhost`, 127.0.0.0/8 and ::1, with or without a port or brackets. */

@@ -302,6 +302,12 @@ const FLAGS: FlagSpec[] = [
     help: 'with --redis-url: how long before other replicas fail the tasks of one that stopped',
   },
   {
+    flag: 'delegation-max-lifetime',
+    setting: 'delegationMaxLifetimeSeconds',
+    value: 'SECONDS',
+    help: 'the longest-lived delegation token a caller may present (longer ones: 401 AUTH_FAILED)',
+  },
+  {
     flag: 'register',
     help: 'register with the agent registry once the public URL is reachable',
     defaultText: '',
@@ -361,9 +367,12 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ServeArg
 
   const result = validateSettings(overrides);
   if (!result.ok) {
-    const messages = result.errors.map(({ field }) => {
+    const messages = result.errors.map(({ field, message }) => {
       const source = sources.get(field as SettingName);
-      if (!source) return `${field}: ${settingRule(field as SettingName)}`;
+      if (!source) return message;
+      // A message of its own (two spellings of one pinned id) says more than the setting's rule.
+      if (message !== `${field}: ${settingRule(field as SettingName)}`)
+        return `${source.label}: ${message.slice(field.length + 2)}`;
       const secret = (SECRET_SETTINGS as readonly string[]).includes(field);
       const got = secret || source.raw.length === 0 ? '' : ` (got ${JSON.stringify(source.raw.join(' '))})`;
       return `${source.label}: ${source.spec.rule ?? settingRule(field as SettingName)}${got}`;

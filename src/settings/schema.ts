@@ -3,6 +3,7 @@ import addFormatsModule from 'ajv-formats';
 import type { Schema } from 'conf';
 import type { AccessPolicy } from '../protocol/console-api.js';
 import type { Trust } from '../protocol/index.js';
+import { normalizeSettingIds } from './agent-ids.js';
 
 export type TunnelMode = 'localtunnel' | 'command' | 'none';
 export type InjectionScreenMode = 'flag' | 'refuse' | 'off';
@@ -81,6 +82,8 @@ export type Settings = {
   taskLeaseSeconds: number;
   /** The desktop app checks for updates by itself and downloads them (signed builds only). */
   autoUpdate: boolean;
+  /** The longest lifetime (exp - iat, and exp - now) of a delegation token a caller may present. */
+  delegationMaxLifetimeSeconds: number;
 };
 
 export type SettingName = keyof Settings;
@@ -137,6 +140,8 @@ export const DEFAULT_SETTINGS: Readonly<Omit<Settings, OptionalSetting>> = {
   metricsNoAuth: false,
   taskLeaseSeconds: 30,
   autoUpdate: true,
+  // The reference SDK makes tokens of any lifetime the issuer asks for (no default; its examples use 300 s).
+  delegationMaxLifetimeSeconds: 86_400,
 };
 
 /** Settings that are write-only: never logged, never sent back to the console. */
@@ -276,6 +281,7 @@ const FIELDS: { [K in SettingName]-?: Field } = {
   keysFile: text(1, 4096, 'must be a file path'),
   taskLeaseSeconds: integer(1, 3600, 'seconds'),
   autoUpdate: boolean(),
+  delegationMaxLifetimeSeconds: integer(60, 2_592_000, 'seconds'),
 };
 
 export const SETTING_NAMES = Object.keys(FIELDS) as SettingName[];
@@ -320,7 +326,10 @@ export function validateSettings(partial: unknown): SettingsValidation {
     return { ok: false, errors: [{ field: '', message: 'settings must be a JSON object' }] };
   }
   const defined = Object.fromEntries(Object.entries(partial).filter(([, value]) => value !== undefined));
-  if (validatePartial(defined)) return { ok: true, value: structuredClone(defined) as Partial<Settings> };
+  if (validatePartial(defined)) {
+    const { value, errors } = normalizeSettingIds(structuredClone(defined) as Partial<Settings>);
+    return errors.length > 0 ? { ok: false, errors } : { ok: true, value };
+  }
   const errors = new Map<string, string>();
   for (const error of validatePartial.errors ?? []) {
     const field = fieldOf(error);

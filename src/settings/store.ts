@@ -7,6 +7,7 @@ import {
   readJsonFile,
   restrictFileMode,
 } from '../lib/atomic-file.js';
+import { normalizeSettingIds } from './agent-ids.js';
 import {
   DEFAULT_SETTINGS,
   isSettingName,
@@ -74,11 +75,18 @@ export function openSettingsStore(dataDir: string, conf?: Conf<Settings>): Setti
     const stored = guard(path, () => store.store) as Record<string, unknown>;
     return Object.entries(stored).filter(([name, value]) => isSettingName(name) && value !== undefined);
   };
-  const get = (): Settings =>
-    ({
+  const get = (): Settings => {
+    // A hand-edited file may spell an id otherwise than senders arrive with: read it in its one spelling.
+    const { value, errors } = normalizeSettingIds({
       ...structuredClone(DEFAULT_SETTINGS),
       ...structuredClone(Object.fromEntries(known())),
-    }) as Settings;
+    } as Settings);
+    if (errors.length > 0) {
+      const list = errors.map((e) => e.message).join('; ');
+      throw new SettingsError(`Settings file ${path} is invalid: ${list}. Fix it, and start again.`, errors);
+    }
+    return value;
+  };
 
   return {
     conf: store,

@@ -11,17 +11,28 @@ export interface CallCheck {
   nonceExpiresAt: number;
   /** 0: no daily token budget. */
   tokensPerDay: number;
+  /**
+   * A sender the operator has not decided on yet (pairing): charged to the strangers' bucket instead of the
+   * agent-wide one, so that new senders cannot use up an approved sender's service (issue 15).
+   */
+  stranger?: boolean;
 }
 
-export type CallRefusal = 'global' | 'sender' | 'budget' | 'replay' | 'full';
+export type CallRefusal = 'global' | 'strangers' | 'sender' | 'budget' | 'replay' | 'full';
+
+/** The strangers' bucket holds a tenth of the card's requests per minute (at least one). */
+export function strangersPerMinute(perMinute: number): number {
+  return Math.max(1, Math.ceil(perMinute / 10));
+}
 
 /** `waitSeconds`: when the caller may try again (rate limits and budget); 0 when retrying will not help. */
 export type CallVerdict = { ok: true } | { ok: false; refusal: CallRefusal; waitSeconds: number };
 
 /**
- * The shared counters every verified call passes: the request limits (all senders, and per sender), the
- * daily token budget, and the nonce window. `check` counts the call only when it passes every limit, and
- * records the nonce only then. The data-dir version answers at once; the Redis one in one round trip.
+ * The shared counters every verified call passes: the request limits (all senders, or all strangers; and
+ * per sender), the daily token budget, and the nonce window. `check` counts the call only when it passes
+ * every limit, and records the nonce only then. The data-dir version answers at once; the Redis one in one
+ * round trip.
  */
 export interface CallLimits {
   check(call: CallCheck): CallVerdict | Promise<CallVerdict>;
@@ -41,6 +52,7 @@ export class LocalCallLimits implements CallLimits {
   readonly nonces: NonceStore;
   readonly ledger: TokenLedger;
   readonly globalLimit: RateLimiter;
+  readonly strangerLimit: RateLimiter;
   readonly senderLimit: RateLimiter;
 
   constructor(
@@ -51,6 +63,7 @@ export class LocalCallLimits implements CallLimits {
     this.nonces = new NonceStore(dataDir, { now });
     this.ledger = new TokenLedger(dataDir, now);
     this.globalLimit = new RateLimiter(limits.perMinute, now);
+    this.strangerLimit = new RateLimiter(strangersPerMinute(limits.perMinute), now);
     this.senderLimit = new RateLimiter(limits.perSender, now);
   }
 
@@ -60,13 +73,15 @@ export class LocalCallLimits implements CallLimits {
     if (call.nonce !== undefined && this.nonces.has(call.sender, call.nonce))
       return { ok: false, refusal: 'replay', waitSeconds: 0 };
     // Both limits are checked before either counts, so a refused request costs no one's allowance.
-    const globalWait = this.globalLimit.wait('*');
-    if (globalWait > 0) return { ok: false, refusal: 'global', waitSeconds: globalWait };
+    const shared = call.stranger ? this.strangerLimit : this.globalLimit;
+    const sharedWait = shared.wait('*');
+    if (sharedWait > 0)
+      return { ok: false, refusal: call.stranger ? 'strangers' : 'global', waitSeconds: sharedWait };
     const senderWait = this.senderLimit.wait(call.sender);
     if (senderWait > 0) return { ok: false, refusal: 'sender', waitSeconds: senderWait };
     if (call.tokensPerDay > 0 && this.ledger.spent(call.sender) >= call.tokensPerDay)
       return { ok: false, refusal: 'budget', waitSeconds: this.ledger.secondsUntilReset() };
-    this.globalLimit.take('*');
+    shared.take('*');
     this.senderLimit.take(call.sender);
     if (call.nonce === undefined) return OK;
     if (this.nonces.full) return { ok: false, refusal: 'full', waitSeconds: 5 };
@@ -81,6 +96,7 @@ export class LocalCallLimits implements CallLimits {
 
   setLimits(perMinute: number, perSender: number): void {
     this.globalLimit.setLimit(perMinute);
+    this.strangerLimit.setLimit(strangersPerMinute(perMinute));
     this.senderLimit.setLimit(perSender);
   }
 
@@ -91,6 +107,7 @@ export class LocalCallLimits implements CallLimits {
   sweep(): void {
     this.nonces.sweep();
     this.globalLimit.sweep();
+    this.strangerLimit.sweep();
     this.senderLimit.sweep();
   }
 

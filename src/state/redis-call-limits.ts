@@ -1,5 +1,11 @@
 import type { Redis } from 'ioredis';
-import type { CallCheck, CallLimits, CallRefusal, CallVerdict } from './call-limits.js';
+import {
+  strangersPerMinute,
+  type CallCheck,
+  type CallLimits,
+  type CallRefusal,
+  type CallVerdict,
+} from './call-limits.js';
 import { HOLD, KEY_PREFIX, SENTINEL, unavailable, type RedisConnection } from './redis-connection.js';
 import { secondsUntilUtcMidnight, utcDay } from './token-ledger.js';
 
@@ -9,9 +15,9 @@ import { secondsUntilUtcMidnight, utcDay } from './token-ledger.js';
  * after such a loss (6, with its remaining ms). Then a replay (4) costs no allowance; then both token
  * buckets and the budget are read, and only when all pass are the buckets charged and the nonce set (SET NX:
  * a second replica seeing the same nonce at the same moment gets nothing back, a replay too).
- * KEYS: sentinel, hold, all senders' bucket, this sender's bucket, budget[, nonce].
- * ARGV: all senders' per minute, this sender's, budget, nonce TTL ms.
- * Returns {code, detail}: 0 ok, 1 all senders' limit, 2 this sender's (detail: tokens left), 3 budget.
+ * KEYS: sentinel, hold, the shared bucket (all senders', or the strangers'), this sender's bucket,
+ * budget[, nonce]. ARGV: the shared bucket's per minute, this sender's, budget, nonce TTL ms.
+ * Returns {code, detail}: 0 ok, 1 the shared limit, 2 this sender's (detail: tokens left), 3 budget.
  */
 const CHECK_SCRIPT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {5, '0'} end
@@ -78,10 +84,12 @@ export class RedisCallLimits implements CallLimits {
   async check(call: CallCheck): Promise<CallVerdict> {
     this.redis.assertUp();
     const now = this.now();
+    // A stranger's call is charged to a bucket of its own: the same script, another key and rate.
+    const shared = call.stranger ? strangersPerMinute(this.perMinute) : this.perMinute;
     const keys = [
       SENTINEL,
       HOLD,
-      `${KEY_PREFIX}rate:*`,
+      call.stranger ? `${KEY_PREFIX}rate:strangers` : `${KEY_PREFIX}rate:*`,
       `${KEY_PREFIX}rate:sender:${call.sender}`,
       budgetKey(now, call.sender),
     ];
@@ -92,7 +100,7 @@ export class RedisCallLimits implements CallLimits {
       reply = await (this.client.agentBridgeCheck as CheckCommand)(
         keys.length,
         ...keys,
-        this.perMinute,
+        shared,
         this.perSender,
         call.tokensPerDay,
         ttl,
@@ -106,8 +114,10 @@ export class RedisCallLimits implements CallLimits {
     const [code, left] = reply;
     if (code === 0) return OK;
     const refusal = REFUSALS[code] ?? 'replay';
-    if (refusal === 'global')
-      return { ok: false, refusal, waitSeconds: waitFor(Number(left), this.perMinute) };
+    if (refusal === 'global') {
+      const waitSeconds = waitFor(Number(left), shared);
+      return { ok: false, refusal: call.stranger ? 'strangers' : 'global', waitSeconds };
+    }
     if (refusal === 'sender')
       return { ok: false, refusal, waitSeconds: waitFor(Number(left), this.perSender) };
     if (refusal === 'budget') return { ok: false, refusal, waitSeconds: secondsUntilUtcMidnight(now) };

@@ -266,6 +266,24 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
     await screenshot(page, 'access');
   });
 
+  it('Access: an approved sender whose call is signed with a key its approval does not know asks again, and the page says why', async () => {
+    const stranger = stack.stranger.id;
+    // A new key, announced by no call signed with the old one: as a new holder of the id would sign.
+    stack.stranger.app.keys.rotate();
+    const refused = await stack.strangerCall('it is still me, with a new key');
+    expect(refused.status, refused.text).toBe(403);
+    const row = page.locator(`[data-testid="pending-row"][data-sender="${stranger}"]`);
+    await expect.poll(() => row.count(), WAIT).toBe(1);
+    const note = row.getByTestId('pending-note');
+    await expect
+      .poll(() => text(note), WAIT)
+      .toContain('It was approved before, but this call was signed with a key that approval does not know');
+    await screenshot(page, 'access-key-changed');
+    await row.getByTestId('approve-button').click();
+    await expect.poll(() => row.count(), WAIT).toBe(0);
+    expect((await stack.strangerCall('and now?')).status).toBe(200);
+  });
+
   it("Traffic: a call the operator's agent makes through the MCP server shows as outbound, its reply verified", async () => {
     // The operator's agent (here: the official MCP client) calls the peer through the bridge.
     const { token } = JSON.parse(readFileSync(stack.console.mcp.file, 'utf8')) as { token: string };

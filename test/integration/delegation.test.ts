@@ -48,6 +48,8 @@ interface SdkClaims {
   act?: { sub: string };
   /** Seconds from now; negative for an expired token. */
   expiresIn?: number;
+  /** `iat` in seconds since 1970 (the SDK's: now); false leaves it out. */
+  issuedAt?: number | false;
 }
 
 /** Exactly the reference SDK's createDelegationToken (packages/sdk-typescript/src/delegation.ts). */
@@ -58,11 +60,12 @@ function sdkToken(key: SdkKey, claims: SdkClaims): Promise<string> {
   };
   if (claims.act) payload.act = claims.act;
   const expiresIn = claims.expiresIn ?? 300;
-  return new SignJWT(payload)
+  const jwt = new SignJWT(payload)
     .setProtectedHeader({ alg: 'EdDSA' })
     .setIssuer(claims.iss)
-    .setSubject(claims.sub)
-    .setIssuedAt()
+    .setSubject(claims.sub);
+  if (claims.issuedAt !== false) jwt.setIssuedAt(claims.issuedAt);
+  return jwt
     .setExpirationTime(expiresIn >= 0 ? `${expiresIn}s` : Math.floor(Date.now() / 1000) + expiresIn)
     .sign(key.privateKey);
 }
@@ -286,6 +289,37 @@ describe.each(MODES)('%s mode', (mode) => {
       'AUTH_FAILED',
       /expired at .*; ask agent:\/\/issuer\.example for a new one/,
     ],
+    // Issue 15: a token that lasts a century can never be withdrawn (the reference SDK issues any lifetime).
+    [
+      'made to last 100 years (exp - iat)',
+      async () => sdkToken(pinnedKey, { iss: PINNED_ISSUER, sub: peer.id, expiresIn: 100 * 365 * 86_400 }),
+      401,
+      'AUTH_FAILED',
+      /valid for 3153600000 s \(36500 days\) \(from its "iat" to its "exp"\), longer than the 86400 s \(24 h\) this agent accepts/,
+    ],
+    [
+      'without iat, expiring in 2 days',
+      async () =>
+        sdkToken(pinnedKey, { iss: PINNED_ISSUER, sub: peer.id, expiresIn: 2 * 86_400, issuedAt: false }),
+      401,
+      'AUTH_FAILED',
+      /expires in 17\d{4} s.*, later than the 86400 s \(24 h\) this agent accepts \(its delegationMaxLifetimeSeconds\) allows/,
+    ],
+    [
+      'whose iat was moved up to a minute before its exp, 100 years ahead',
+      async () => {
+        const exp = Math.floor(Date.now() / 1000) + 100 * 365 * 86_400;
+        return sdkToken(pinnedKey, {
+          iss: PINNED_ISSUER,
+          sub: peer.id,
+          expiresIn: exp - Math.floor(Date.now() / 1000),
+          issuedAt: exp - 60,
+        });
+      },
+      401,
+      'AUTH_FAILED',
+      /expires in \d+ s.*later than the 86400 s \(24 h\)/,
+    ],
     [
       'with a scope that is not a list of skill ids',
       async () => sdkToken(pinnedKey, { iss: PINNED_ISSUER, sub: peer.id, scope: 'chat' }),
@@ -352,6 +386,29 @@ describe.each(MODES)('%s mode', (mode) => {
     delete env.delegationToken;
     const reply = await post(target.url, PATHS[mode], sign(env, peer.app.keys.signer));
     expect(reply.status, reply.text).toBe(mode === 'async' ? 202 : 200);
+  });
+});
+
+describe('the longest lifetime accepted (issue 15)', () => {
+  it('accepts a token of exactly the limit, and follows the setting when the operator changes it', async () => {
+    const day = await sdkToken(pinnedKey, { iss: PINNED_ISSUER, sub: peer.id, expiresIn: 86_400 });
+    const message = unique('a day-long token');
+    await expectDelegatedCall('sync', await send('sync', day, message), message, PINNED_ISSUER);
+
+    target.app.updateSettings({ delegationMaxLifetimeSeconds: 300 });
+    try {
+      const tenMinutes = await sdkToken(pinnedKey, { iss: PINNED_ISSUER, sub: peer.id, expiresIn: 600 });
+      expectError(
+        await send('sync', tenMinutes, unique('ten minutes')),
+        401,
+        'AUTH_FAILED',
+        /valid for 600 s .*longer than the 300 s this agent accepts/,
+      );
+      const fiveMinutes = await sdkToken(pinnedKey, { iss: PINNED_ISSUER, sub: peer.id, expiresIn: 300 });
+      expect((await send('sync', fiveMinutes, unique('five minutes'))).status).toBe(200);
+    } finally {
+      target.app.updateSettings({ delegationMaxLifetimeSeconds: 86_400 });
+    }
   });
 });
 

@@ -50,7 +50,13 @@ beforeAll(() => {
     // The sender's key is pinned, so no card is fetched: the pipeline alone is under test.
     keys: new PeerKeyResolver({ pinned: { [SENDER]: keys.publicKey } }),
     limits: new LocalCallLimits(dataDir, { perMinute: 1e9, perSender: 1e9 }),
-    settings: () => ({ tokensPerDay: 1e9, bearerTokens: [], allowUnsigned: false, injectionScreen: 'off' }),
+    settings: () => ({
+      tokensPerDay: 1e9,
+      bearerTokens: [],
+      allowUnsigned: false,
+      injectionScreen: 'off',
+      delegationMaxLifetimeSeconds: 86_400,
+    }),
   };
 });
 

@@ -155,6 +155,24 @@ describe.each(homes)('call limits in %s', (_name, make) => {
     expect(await limits.check(call('agent://a.example', fresh()))).toEqual({ ok: true });
   });
 
+  it("charges strangers (senders not yet approved) to a bucket of their own, a tenth of the agent's", async () => {
+    const limits = await (await make()).limits(20, 100);
+    const stranger = (sender: string, nonce = fresh()) => ({ ...call(sender, nonce), stranger: true });
+    expect(await limits.check(stranger('agent://s1.example', 'n-s1'))).toEqual({ ok: true });
+    expect(await limits.check(stranger('agent://s2.example'))).toEqual({ ok: true });
+    const full = (await limits.check(stranger('agent://s3.example'))) as CallVerdict & { ok: false };
+    expect(full).toMatchObject({ ok: false, refusal: 'strangers' });
+    // Two a minute: the next in at most 30 s.
+    expect(full.waitSeconds).toBeGreaterThanOrEqual(1);
+    expect(full.waitSeconds).toBeLessThanOrEqual(30);
+    // A stranger's nonce is recorded as anyone's.
+    expect(await limits.check(stranger('agent://s1.example', 'n-s1'))).toMatchObject({ refusal: 'replay' });
+    // None of it came from the agent-wide bucket: approved senders still have all 20.
+    for (let i = 0; i < 20; i++)
+      expect(await limits.check(call(`agent://a${i}.example`, fresh()))).toEqual({ ok: true });
+    expect(await limits.check(call('agent://a20.example', fresh()))).toMatchObject({ refusal: 'global' });
+  });
+
   it('checks unsigned calls (no nonce) against the limits only', async () => {
     const limits = await (await make()).limits(100, 2);
     expect(await limits.check(call('unsigned:127.0.0.1'))).toEqual({ ok: true });

@@ -28,6 +28,7 @@ const settings = {
   specializations: ['research'],
   chatTrust: 'public',
   allowedPeers: [],
+  delegationMaxLifetimeSeconds: 86400,
   rpm: 60,
   perSender: 10,
   tokensPerDay: 100000,
@@ -256,6 +257,18 @@ describe('the settings of the gateway agent and of access', () => {
     expect(
       changedSettings(initial, { ...initial, callerInstructions: 'x'.repeat(4000) }, EMPTY_SECRETS).errors,
     ).toEqual([]);
+  });
+
+  it('sends the longest delegation token lifetime as a number of seconds, within 60 s and 30 days', () => {
+    const change = (seconds: string) =>
+      changedSettings(initial, { ...initial, delegationMaxLifetimeSeconds: seconds }, EMPTY_SECRETS);
+    expect(change('3600')).toEqual({ changes: { delegationMaxLifetimeSeconds: 3600 }, errors: [] });
+    expect(change('59').errors).toEqual([
+      {
+        field: 'delegationMaxLifetimeSeconds',
+        message: 'Longest delegation token (seconds) must be between 60 and 2592000',
+      },
+    ]);
   });
 
   it('counts the characters of the instructions as they are typed', () => {

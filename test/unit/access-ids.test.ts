@@ -23,13 +23,17 @@ function control(allowedPeers: string[] = []) {
   });
 }
 
-const ask = (access: AccessControl, id: string) =>
-  access.gate.admit({
+/** A verified call through both access steps, as the pipeline makes them. */
+const ask = (access: AccessControl, id: string) => {
+  const request = {
     sender: normalizeAgentId(id),
     unsigned: false,
-    mode: 'sync',
+    mode: 'sync' as const,
     payload: { message: 'hi' },
-  });
+    signedWith: { keys: ['a-key'], pinned: false },
+  };
+  return access.gate.admit(request, access.gate.precheck(request));
+};
 
 describe('agent ids', () => {
   it.each([
@@ -37,6 +41,15 @@ describe('agent ids', () => {
     ['agent://evil.example:443', 'agent://evil.example'],
     ['agent://EVIL.example:8443', 'agent://evil.example:8443'],
     ['agent://[::1]:8787', 'agent://[::1]:8787'],
+    // Issue 15: every other spelling of the same host is one identity too.
+    ['agent://evil.example.', 'agent://evil.example'],
+    ['agent://Evil.Example.:443', 'agent://evil.example'],
+    ['agent://evil.example.:8443', 'agent://evil.example:8443'],
+    ['agent://2130706433', 'agent://127.0.0.1'],
+    ['agent://0x7f.1:8787', 'agent://127.0.0.1:8787'],
+    ['agent://127.0.0.1:8787', 'agent://127.0.0.1:8787'],
+    ['agent://[0:0:0:0:0:0:0:1]:8787', 'agent://[::1]:8787'],
+    ['agent://a1.example', 'agent://a1.example'],
     ['not an id', 'not an id'],
   ])('%s is %s', (id, normal) => expect(normalizeAgentId(id)).toBe(normal));
 

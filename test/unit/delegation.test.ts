@@ -23,6 +23,7 @@ import {
 const ISSUER = 'agent://issuer.example';
 const SENDER = 'agent://sender.example';
 const NOW = Date.parse('2026-06-01T12:00:00Z');
+const DAY = 86_400;
 
 const keyPair = (kid: string) => {
   const raw = generateRawKeyPair();
@@ -74,7 +75,7 @@ function resolverWith(cards: (() => AgentCard | Error)[], options = {}) {
     },
     ...options,
   });
-  const deps: DelegationDeps = { keys, now: () => clock.t };
+  const deps: DelegationDeps = { keys, now: () => clock.t, maxLifetimeSeconds: DAY };
   return { keys, deps, fetched, clock };
 }
 
@@ -424,7 +425,7 @@ describe("checkDelegation: the issuer's keys", () => {
         },
       },
     });
-    const deps = { keys, now: () => NOW };
+    const deps = { keys, now: () => NOW, maxLifetimeSeconds: DAY };
     expect((await checkDelegation(deps, call, token({}, current.signer))).issuer).toBe(ISSUER);
     await expectRefused(
       checkDelegation(deps, call, token({}, retired.signer)),

@@ -188,6 +188,14 @@ export const SECTIONS: SettingSection[] = [
         placeholder: 'agent://friend.example.com',
         help: 'One agent id per line; used with “Trusted peers”. They are always let in by the access policy, without approval.',
       },
+      {
+        name: 'delegationMaxLifetimeSeconds',
+        label: 'Longest delegation token (seconds)',
+        kind: 'number',
+        min: 60,
+        max: 2592000,
+        help: 'A caller acting for another agent shows that agent’s delegation token; one made to last longer than this (86400 = 24 h) is refused, since it could never be withdrawn.',
+      },
     ],
   },
   {
