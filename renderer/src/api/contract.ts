@@ -12,6 +12,8 @@ export type {
   ApiError,
   ApprovedSenderView,
   GatewayAgentView,
+  GatewayCheckResponse,
+  GatewayCondition,
   GatewayView,
   KeyView,
   McpResponse,
