@@ -2,6 +2,7 @@
 // the roster they have (a second agent needs `agents.ownership: "explicit"`), and harmless to their own agent
 // (it keeps its workspace and stays the owner of channels, heartbeats and Talk, as `openclaw agents add`
 // leaves it). test/openclaw/ proves the stock case against a running gateway.
+import { readFileSync } from 'node:fs';
 import JSON5 from 'json5';
 import { describe, expect, it } from 'vitest';
 import { restrictedAgentSnippet, rosterFacts } from '../../src/bridge/agent-snippet.js';
@@ -108,5 +109,15 @@ describe('restrictedAgentSnippet, into other rosters', () => {
     const result = applied(config, 'helper');
     expect(result).toMatchObject({ agents: { entries: { helper: { workspace: '~/h' } } } });
     expect(classifyToolPolicy(result, 'helper').verdict).toBe('restricted');
+  });
+});
+
+describe("the README's example agent", () => {
+  it("is the console's, for a stock config: parsed, they are the same config", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const after = readme.slice(readme.indexOf("This is the console's config for a stock local"));
+    const block = /```json5\n([\s\S]*?)\n\s*```/.exec(after)?.[1];
+    expect(block, 'the json5 block after "This is the console\'s config"').toBeDefined();
+    expect(parse(block!)).toEqual(parse(restrictedAgentSnippet('public')));
   });
 });
