@@ -13,8 +13,9 @@ import type { Skill } from './agent/skill.js';
 import { createChatSkill, type GatewayOutcome } from './bridge/chat-skill.js';
 import type { GatewayProblem } from './bridge/diagnosis.js';
 import { openclawConfigPath, resolveGatewayConfig, type ResolvedGateway } from './bridge/gateway-config.js';
-import { probeGateway } from './bridge/gateway-health.js';
+import type { GatewaySnapshot, GatewayTransition } from './bridge/gateway-state.js';
 import { GatewayTarget, agentModel } from './bridge/gateway-target.js';
+import { GatewayWatch } from './bridge/gateway-watch.js';
 import { KeyStore } from './keys/keystore.js';
 import { ensureDir, errorCode, readJsonFile } from './lib/atomic-file.js';
 import { OutboundCalls } from './mcp/outbound.js';
@@ -71,14 +72,7 @@ export interface AppOptions {
   now?: () => number;
 }
 
-export interface GatewayState {
-  status: ResolvedGateway['status'];
-  /** The last health probe (`GET /health`, never a chat call); undefined before the first. */
-  probe?: { live: boolean; checkedAt: string; problem?: string; diagnosis?: string; fix?: string };
-  /** The last chat call's outcome; undefined until the first call. */
-  lastCall?:
-    { ok: true; at: string } | { ok: false; at: string; problem: string; diagnosis: string; fix: string };
-}
+export type { GatewaySnapshot, GatewayTransition } from './bridge/gateway-state.js';
 
 /** One chat call's outcome at the gateway, for metrics; `durationMs` when the gateway was reached. */
 export interface GatewayCallEvent {
@@ -92,7 +86,8 @@ export interface AppEvents {
   /** A call the operator's own agent made through the bridge (MCP): direction `out`, refusals included. */
   outbound: [EnvelopeEvent];
   callback: [CallbackEvent];
-  gateway: [GatewayState];
+  /** The gateway's condition changed (gateway-state.ts): each transition once. */
+  gateway: [GatewayTransition];
   /** Every chat call's gateway outcome (`gateway` only says when the state changes). */
   gatewayCall: [GatewayCallEvent];
   card: [AgentCard];
@@ -116,7 +111,6 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   readonly server: AgentServer;
   private settings: Settings;
   private gateway: ResolvedGateway;
-  private gatewayState: GatewayState;
   private listenUrl: string;
   private cachedCard: { card: AgentCard; until: number } | undefined;
   private readonly now: () => number;
@@ -127,12 +121,13 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   readonly access: AccessControl;
   /** The agent on the gateway that callers reach, and whether it exposes host tools. */
   readonly gatewayTarget: GatewayTarget;
+  /** The gateway's one state (probes and calls), and its probe. */
+  readonly gatewayWatch: GatewayWatch;
   /** Calls out to other agents for the operator's own agent (the MCP tools), under the outbound policy. */
   readonly outbound: OutboundCalls;
   private supervisor: TunnelSupervisor | undefined;
   /** The tunnel's address, kept while it reconnects so the agent's id does not flap. */
   private tunnelUrl: string | undefined;
-  private probeTimer: NodeJS.Timeout | undefined;
   /** A tunnel that could not even start (bad settings): kept so `tunnelState` reports it. */
   private tunnelFailure: TunnelState | undefined;
   /** State shared with other replicas on Redis (`redisUrl`); without it, the data dir holds everything. */
@@ -146,7 +141,6 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     this.env = options.env ?? process.env;
     this.now = options.now ?? Date.now;
     this.gateway = this.resolveGateway();
-    this.gatewayState = { status: this.gateway.status };
     this.listenUrl = `http://127.0.0.1:${this.settings.port}`;
     this.keys = KeyStore.open(options.dataDir, {
       cardTTLSeconds: this.settings.cardTTL,
@@ -174,8 +168,15 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       agentId: () => this.settings.gatewayAgent,
       explicitModel: () => this.settings.gatewayModel,
       configPath: () => openclawConfigPath(this.env),
+      accepted: () => this.settings.acceptedExposedAgent,
       now: this.now,
       onChange: (view) => this.emit('gatewayAgent', view),
+    });
+    this.gatewayWatch = new GatewayWatch({
+      gateway: () => this.gateway,
+      target: this.gatewayTarget,
+      now: this.now,
+      onTransition: (transition) => this.emit('gateway', transition),
     });
 
     this.skills.register(
@@ -258,6 +259,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       },
       intake: options.intake,
       gatewayStatus: () => this.gateway.status,
+      gatewayServing: () => this.gatewayWatch.serving(),
       stateUp: () => this.stateHealth().up,
       agentVersion: AGENT_VERSION,
       events: { envelope: (e) => this.emit('envelope', e), callback: (e) => this.emit('callback', e) },
@@ -365,32 +367,14 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     this.listenUrl = await this.server.listen(this.settings.port, this.settings.host);
     this.invalidateCard();
     if (this.settings.tunnel !== 'none') this.startTunnel();
-    const every = this.options.gatewayProbeMs ?? 30_000;
-    // Whether the agent for callers exists: at start, then with each health probe (never per call).
-    if (every === 0) void this.gatewayTarget.refresh();
-    if (every > 0) {
-      void this.probeGatewayNow();
-      this.probeTimer = setInterval(() => void this.probeGatewayNow(), every);
-      this.probeTimer.unref();
-    }
+    // The gateway and the agent for callers: at start, then every 30 s (never per call).
+    this.gatewayWatch.start(this.options.gatewayProbeMs ?? 30_000);
     return this.listenUrl;
   }
 
-  /** Probes the gateway's health endpoint (never chat: each chat call costs a run); emits on change. */
-  async probeGatewayNow(): Promise<GatewayState> {
-    if (this.gateway.status !== 'configured') return this.gatewayState;
-    const [health] = await Promise.all([probeGateway(this.gateway.config), this.gatewayTarget.refresh()]);
-    const probe: NonNullable<GatewayState['probe']> = {
-      live: health.live,
-      checkedAt: new Date(this.now()).toISOString(),
-    };
-    if (!health.live)
-      Object.assign(probe, { problem: health.problem, diagnosis: health.diagnosis, fix: health.fix });
-    const before = this.gatewayState.probe;
-    this.gatewayState = { ...this.gatewayState, probe };
-    if (before?.live !== probe.live || before?.diagnosis !== probe.diagnosis)
-      this.emit('gateway', this.gatewayState);
-    return this.gatewayState;
+  /** Probes the gateway (health and agent list, never chat: each chat call costs a run). */
+  probeGatewayNow(): Promise<GatewaySnapshot> {
+    return this.gatewayWatch.probeNow();
   }
 
   get tunnelState(): TunnelState {
@@ -472,7 +456,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
 
   /** Stops cleanly: in-flight work gets `shutdownGraceSeconds` (or `graceMs`) to finish, then fails. */
   async stop(graceMs = this.settings.shutdownGraceSeconds * 1000): Promise<void> {
-    clearInterval(this.probeTimer);
+    this.gatewayWatch.stop();
     clearInterval(this.sharedTimer);
     this.access.close();
     this.supervisor?.stop();
@@ -492,18 +476,12 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     const before = this.settings;
     this.settings = { ...before, ...change };
     this.gateway = this.resolveGateway();
-    // A new URL, token or model makes the last call's diagnosis stale: forget it.
+    // A new URL, token or model makes what was known stale: forget it.
     const gatewayChanged = (['gatewayUrl', 'gatewayToken', 'gatewayModel', 'gatewayAgent'] as const).some(
       (name) => name in change && change[name] !== before[name],
     );
-    if (gatewayChanged) {
-      this.gatewayState = { status: this.gateway.status };
-      this.emit('gateway', this.gatewayState);
-      void this.gatewayTarget.reset();
-      if (this.probeTimer) void this.probeGatewayNow();
-    } else {
-      this.gatewayState = { ...this.gatewayState, status: this.gateway.status };
-    }
+    if (gatewayChanged) this.gatewayWatch.configure();
+    if ('acceptedExposedAgent' in change) this.gatewayTarget.acceptanceChanged();
     this.peerKeys.setPinned(this.settings.trustedPeerKeys);
     this.peerKeys.setDevHttpPeers(this.settings.devHttpPeers);
     this.skills.update('chat', {
@@ -580,8 +558,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     return { path: openclawConfigPath(this.env), env: this.env };
   }
 
-  gatewayStatus(): GatewayState {
-    return this.gatewayState;
+  gatewayStatus(): GatewaySnapshot {
+    return this.gatewayWatch.snapshot;
   }
 
   /** Where shared state lives and whether it answers: the data dir always does; Redis may be down. */
@@ -609,21 +587,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       ...(outcome.ok ? {} : { problem: outcome.error.problem }),
       ...(durationMs === undefined ? {} : { durationMs }),
     });
-    const at = new Date(this.now()).toISOString();
-    const lastCall: GatewayState['lastCall'] = outcome.ok
-      ? { ok: true, at }
-      : {
-          ok: false,
-          at,
-          problem: outcome.error.problem,
-          diagnosis: outcome.error.diagnosis,
-          fix: outcome.error.fix,
-        };
-    if (!outcome.ok && outcome.error.problem === 'agent-unknown') this.gatewayTarget.noteUnknownAgent();
-    const wasOk = this.gatewayState.lastCall?.ok;
-    this.gatewayState = { ...this.gatewayState, status: this.gateway.status, lastCall };
-    // Only changes are news: a healthy gateway answering every call is not an event each time.
-    if (wasOk !== outcome.ok || !outcome.ok) this.emit('gateway', this.gatewayState);
+    this.gatewayWatch.called(outcome);
   }
 
   private invalidateCard(): void {

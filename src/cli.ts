@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { AGENT_VERSION, AgentBridgeApp, type AppEvents } from './app.js';
 import { PROTOCOL_VERSION } from './protocol/index.js';
 import type { EnvelopeEvent } from './agent/events.js';
-import type { AccessPolicy, GatewayAgentView } from './protocol/console-api.js';
+import type { AccessPolicy } from './protocol/console-api.js';
 import type { TunnelState } from './tunnel/state.js';
-import { probeGateway } from './bridge/gateway-health.js';
+import { bannerLines, targetLine, transitionLines } from './bridge/gateway-words.js';
 import { CONSOLE_FILE, consoleLinkLines, mayPrintConsoleToken } from './console/console-file.js';
 import { startConsole, type ConsoleHandle, type ConsoleOptions } from './console/console-server.js';
 import { defaultDataDir } from './settings/data-dir.js';
@@ -56,10 +56,11 @@ async function main(argv: string[]): Promise<void> {
       `${clock(e.time)} callback ${e.outcome} task ${e.taskId} (attempt ${e.attempt}${e.message ? `: ${e.message}` : ''})`,
     ),
   );
-  on('gateway', (state) => {
-    if (state.lastCall && !state.lastCall.ok)
-      say(`Gateway problem: ${state.lastCall.diagnosis}`, `  Fix: ${state.lastCall.fix}`);
-    else console.log('Gateway answering again.');
+  // The gateway's state is in the start banner; from then on, each transition once.
+  let bannerShown = false;
+  app.on('gateway', (transition) => {
+    const lines = transitionLines(transition);
+    if (bannerShown && lines.length > 0) say(...lines);
   });
 
   on('access', (change) => {
@@ -72,9 +73,9 @@ async function main(argv: string[]): Promise<void> {
     );
   });
   let lastTarget = '';
-  on('gatewayAgent', (view) => {
-    const line = describeTarget(view);
-    if (line && line !== lastTarget) say(line);
+  app.on('gatewayAgent', (view) => {
+    const line = targetLine(view);
+    if (bannerShown && line && line !== lastTarget) say(line);
     lastTarget = line;
   });
 
@@ -148,8 +149,10 @@ async function main(argv: string[]): Promise<void> {
         'free that port and restart, or update the entry (the console shows the command).',
     );
   }
-  await reportGateway(app);
+  say(...bannerLines(await app.gatewayWatch.checked(), app.gatewayTarget.view));
   console.log(`  Access:     ${describeAccess(settings.access)}`);
+  if (lastTarget) say(lastTarget);
+  bannerShown = true;
   releaseHeld();
 
   let stopping = false;
@@ -208,41 +211,10 @@ async function openConsole(
   }
 }
 
-async function reportGateway(app: AgentBridgeApp): Promise<void> {
-  const status = app.gatewayStatus().status;
-  if (status !== 'configured') {
-    console.log(
-      `  Gateway:    ${status}: pass --gateway-url and --gateway-token (or set GATEWAY_URL / GATEWAY_TOKEN).`,
-    );
-    return;
-  }
-  const health = await probeGateway(app.gatewayConfig());
-  if (health.live) console.log('  Gateway:    configured and live');
-  else
-    say(
-      `  Gateway:    configured but not answering: ${health.diagnosis ?? 'no answer'}`,
-      `              Fix: ${health.fix ?? 'start the gateway'}`,
-    );
-}
-
 function describeAccess(policy: AccessPolicy): string {
   if (policy === 'pairing') return 'pairing: each new sender waits for your approval (console > Access)';
   if (policy === 'allowlist') return 'allowlist: only senders you approved reach the gateway';
   return 'open: WARNING, any agent that signs its envelope reaches your gateway agent';
-}
-
-/** The agent callers reach, when it needs the operator: missing, or offered host tools. */
-function describeTarget(view: GatewayAgentView): string {
-  if (view.check === 'missing') {
-    return (
-      `Gateway agent "${view.id ?? ''}" for callers is missing on the gateway: nothing is forwarded until you add it ` +
-      `(the console's Overview shows the config to copy), or choose another with --gateway-agent.`
-    );
-  }
-  if (view.tools.verdict === 'exposes-host-tools') {
-    return `WARNING: ${view.tools.detail} Callers reach it: give them a restricted agent (see the console's Overview).`;
-  }
-  return '';
 }
 
 function describeTunnel(state: TunnelState): string {

@@ -104,8 +104,9 @@ export async function runSelfTest(
     (await stage('gateway', async () => {
       const body = reply?.body as { status?: string; result?: { reply?: string }; message?: string };
       if (reply?.status !== 200) {
-        const last = app.gatewayStatus().lastCall;
-        const why = last && !last.ok ? `${last.diagnosis} Fix: ${last.fix}` : (body.message ?? 'no reply');
+        // Why, as the operator reads it: the agent callers may not reach, else the gateway's current problem.
+        const problem = app.gatewayTarget.problem() ?? app.gatewayStatus().problem;
+        const why = problem ? `${problem.diagnosis} Fix: ${problem.fix}` : (body.message ?? 'no reply');
         throw new Error(why);
       }
       return `replied: ${truncate(body.result?.reply ?? '', 120)}`;

@@ -278,6 +278,8 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
   // The gateway's agents: in "problems", the agent callers reach is missing and `main` has the host tools.
   const gatewayAgents = scenario === 'problems' ? ['main'] : ['main', 'public'];
   let agentCheckedAt = new Date(started - 15_000).toISOString();
+  const mainTools = ['apply_patch', 'edit', 'exec', 'process', 'read', 'write'];
+  let acceptedMain: string | undefined;
   const gatewayAgent = (): GatewayAgentView => {
     const id = String(settings.gatewayAgent ?? 'public');
     const explicit = typeof settings.gatewayModel === 'string' ? settings.gatewayModel : undefined;
@@ -299,11 +301,14 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
       check: present ? 'present' : 'missing',
       checkedAt: agentCheckedAt,
       available: gatewayAgents,
+      ...(id === 'main'
+        ? { acceptance: acceptedMain ? { state: 'accepted', at: acceptedMain } : { state: 'needed' } }
+        : {}),
       tools:
         id === 'main'
           ? {
               verdict: 'exposes-host-tools',
-              tools: ['exec', 'process', 'read', 'write', 'edit', 'apply_patch'],
+              tools: mainTools,
               detail:
                 'agents.entries.main has no tools policy and tools.profile is "full" (set by onboarding).',
             }
@@ -427,6 +432,8 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
       },
       gateway: {
         status: 'configured',
+        condition: scenario === 'problems' ? 'failing' : 'up',
+        since: new Date(started - 60_000).toISOString(),
         url: withoutPassword(String(settings.gatewayUrl)),
         model: gatewayAgent().model,
         agent: gatewayAgent(),
@@ -703,7 +710,12 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
       await sleep(700);
       agentCheckedAt = new Date().toISOString();
       stateChanged('gateway');
-      return json(res, 200, { agent: gatewayAgent() });
+      return json(res, 200, { agent: gatewayAgent(), gateway: status().gateway });
+    }
+    if (route === 'POST /api/gateway/accept' || route === 'POST /api/gateway/withdraw') {
+      acceptedMain = route.endsWith('accept') ? new Date().toISOString() : undefined;
+      stateChanged('gateway');
+      return json(res, 200, { agent: gatewayAgent(), gateway: status().gateway });
     }
     if (route === 'GET /api/settings') return json(res, 200, settingsView());
     if (route === 'PUT /api/settings') {

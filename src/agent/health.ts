@@ -8,6 +8,8 @@ export interface HealthInput {
   startedAt: number;
   /** `configured`, `missing GATEWAY_URL` or `missing GATEWAY_TOKEN`: never the URL or token themselves. */
   gateway: string;
+  /** False while the gateway is down, refuses the token or lacks the agent for callers (never why: public). */
+  gatewayServing?: boolean;
   activeRequests: number;
   queuedTasks: number;
   draining: boolean;
@@ -16,7 +18,13 @@ export interface HealthInput {
 /** `GET /agent/health` (PROTOCOL.md §8). Public: no URLs, tokens or local paths. */
 export function healthBody(input: HealthInput) {
   return {
-    status: input.gateway === 'configured' && !input.draining && input.stateUp !== false ? 'ok' : 'degraded',
+    status:
+      input.gateway === 'configured' &&
+      input.gatewayServing !== false &&
+      !input.draining &&
+      input.stateUp !== false
+        ? 'ok'
+        : 'degraded',
     agent: input.agentId,
     protocolVersion: PROTOCOL_VERSION,
     agentVersion: input.agentVersion,

@@ -49,6 +49,8 @@ export interface AgentServerOptions {
   settings(): AgentSettings;
   /** Health's gateway line: `configured`, `missing GATEWAY_URL` or `missing GATEWAY_TOKEN`. */
   gatewayStatus(): string;
+  /** False while the gateway does not answer or the agent for callers may not be reached. */
+  gatewayServing?(): boolean;
   /** Whether shared state answers (always, in the data dir): health says `degraded` while it does not. */
   stateUp?(): boolean;
   agentVersion: string;
@@ -352,6 +354,7 @@ export class AgentServer {
       agentVersion: this.options.agentVersion,
       startedAt: this.startedAt,
       gateway: this.options.gatewayStatus(),
+      gatewayServing: this.options.gatewayServing?.(),
       stateUp: this.options.stateUp?.(),
       activeRequests: this.runtime.inflight.size,
       queuedTasks: this.tasks.activeCount,

@@ -123,8 +123,14 @@ export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
         if (!(error instanceof GatewayError)) throw error;
         // A caller leaving is not a gateway problem: do not report it as one.
         if (error.problem !== 'aborted') options.onGatewayOutcome?.({ ok: false, error, ...elapsed() });
-        // Not configured, no agent for callers, or still starting: the bridge is not serving (503).
-        const unavailable = ['not-configured', 'agent-missing', 'starting'].includes(error.problem);
+        // Not configured, no agent callers may reach (targetProblem), or still starting: not serving (503).
+        const unavailable = [
+          'not-configured',
+          'agent-missing',
+          'agent-exposed',
+          'agent-unverified',
+          'starting',
+        ].includes(error.problem);
         throw new ProtocolError('AGENT_UNAVAILABLE', unavailable ? 503 : 502, error.callerMessage, {
           step: 'handler',
           cause: error,

@@ -17,6 +17,8 @@ export type GatewayProblem =
   | 'agent-missing'
   | 'agent-ambiguous'
   | 'agent-unknown'
+  | 'agent-exposed'
+  | 'agent-unverified'
   | 'starting';
 
 /** Facts known where the problem was seen; every field is optional. */
@@ -155,8 +157,8 @@ const PROBLEMS: Record<GatewayProblem, ProblemText> = {
     diagnosis: (w, c) =>
       `The gateway${w} has no agent "${c.agentId ?? '?'}" for callers${suffix(c.detail, ' (', ')')}, so the bridge forwards nothing.`,
     fix: (c) =>
-      `Add a restricted agent "${c.agentId ?? 'public'}" to the gateway config (the console shows the snippet), ` +
-      'restart the gateway, then check again; or choose another agent for callers in Settings.',
+      `Add a restricted agent "${c.agentId ?? 'public'}" to the gateway config (the console shows the snippet; ` +
+      'OpenClaw applies it without a restart), then check again; or choose another agent for callers in Settings.',
     callerMessage: "The operator's agent is not set up to take calls from other agents yet.",
   },
   'agent-ambiguous': {
@@ -170,8 +172,26 @@ const PROBLEMS: Record<GatewayProblem, ProblemText> = {
     diagnosis: (w, c) =>
       `The gateway${w} does not know the agent "${c.agentId ?? '?'}"${suffix(c.detail, ' (', ')')}.`,
     fix: (c) =>
-      `Add the agent "${c.agentId ?? 'public'}" to the gateway config (the console shows a restricted one to copy) ` +
-      'and restart the gateway, or pick an existing agent for callers in Settings.',
+      `Add the agent "${c.agentId ?? 'public'}" to the gateway config (the console shows a restricted one to copy; ` +
+      'OpenClaw applies it without a restart), or pick an existing agent for callers in Settings.',
+    callerMessage: "The operator's agent is not set up to take calls from other agents yet.",
+  },
+  'agent-exposed': {
+    diagnosis: (w, c) =>
+      `Callers would reach the agent "${c.agentId ?? '?'}" on the gateway${w}, which is offered host tools` +
+      `${suffix(c.detail, ' (', ')')}, and you have not accepted that, so the bridge forwards nothing.`,
+    fix: () =>
+      "Give callers a restricted agent (the console's Overview shows the config to add), or, if you mean callers " +
+      "to reach this agent with these tools, accept it on the Overview's Gateway card.",
+    callerMessage: "The operator's agent is not set up to take calls from other agents yet.",
+  },
+  'agent-unverified': {
+    diagnosis: (w, c) =>
+      `The gateway${w} does not run what its config file says${suffix(c.detail, ' (', ')')}, so the bridge ` +
+      `cannot tell which tools callers would reach through "${c.agentId ?? '?'}" and forwards nothing.`,
+    fix: () =>
+      'Run `openclaw config validate` where the gateway runs and fix what it reports (the gateway reloads a ' +
+      'valid file by itself), then press Check again in the console.',
     callerMessage: "The operator's agent is not set up to take calls from other agents yet.",
   },
   starting: {

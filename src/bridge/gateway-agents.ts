@@ -1,13 +1,13 @@
 // Does the agent callers reach exist on the gateway? OpenClaw lists its agent targets at `GET /v1/models`
 // (same auth as chat): `openclaw`, `openclaw/default` and `openclaw/<id>` for each configured agent.
-import { diagnoseResponse, gatewayError } from './diagnosis.js';
+import { diagnoseResponse, gatewayError, type GatewayProblem } from './diagnosis.js';
 import { gatewayEndpoint, type GatewayConfig } from './gateway-client.js';
 import { gatewayGet } from './gateway-health.js';
 import { diagnoseConnectionError } from './diagnosis.js';
 
 export type AgentListing =
   | { ok: true; agents: string[] }
-  | { ok: false; detail: string; problem: string; diagnosis?: string; fix?: string };
+  | { ok: false; detail: string; problem: GatewayProblem; diagnosis?: string; fix?: string };
 
 const MODEL_PREFIX = 'openclaw/';
 const MAX_MODELS_BYTES = 256 * 1024;

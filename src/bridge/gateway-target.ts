@@ -1,12 +1,19 @@
 // The agent on the gateway that callers reach, and what it can do: the bridge's security boundary
 // (GATEWAY.md, "Who the caller becomes on the gateway"). Checked at start, on each health probe and after a
 // settings change; calls read the cached answer, never a round trip of their own.
+//
+// Callers are served only by an agent that exists, whose tools are known not to reach the operator's
+// machine or that the operator accepted with exactly the tools it has now (threat: a stranger driving the
+// operator's shell, files or identity, issue 15 finding 9). The tool policy is read from the config file,
+// so it counts only while the file is what the gateway runs: its agents must be the ones it lists.
 import { isLoopbackHost } from '../protocol/index.js';
-import type { GatewayAgentView, ToolExposureView } from '../protocol/console-api.js';
+import type { AcceptedExposedAgent, GatewayAgentView, ToolExposureView } from '../protocol/console-api.js';
+import { restrictedAgentSnippet, rosterFacts } from './agent-snippet.js';
 import { gatewayError, type GatewayError } from './diagnosis.js';
-import { listGatewayAgents } from './gateway-agents.js';
+import { listGatewayAgents, type AgentListing } from './gateway-agents.js';
 import type { ResolvedGateway } from './gateway-config.js';
-import { readToolExposure, restrictedAgentSnippet } from './tool-policy.js';
+import { readOpenClawFile } from './openclaw-file.js';
+import { classifyToolPolicy, declaredAgents, exposureOfFile } from './tool-policy.js';
 
 export interface GatewayTargetOptions {
   gateway(): ResolvedGateway;
@@ -16,17 +23,27 @@ export interface GatewayTargetOptions {
   explicitModel(): string | undefined;
   /** OpenClaw's config file, read for the agent's tool policy when the gateway runs on this machine. */
   configPath(): string;
+  /** The agent that exposes host tools the operator accepted for callers, and with which tools. */
+  accepted?(): AcceptedExposedAgent | undefined;
   now?: () => number;
   /** The view changed (the console and the tray show it). */
   onChange?(view: GatewayAgentView): void;
 }
 
 /**
- * The config that gives callers a restricted agent. Never one that restricts the operator's own default
+ * The agent a restricted-agent snippet configures. Never one that restricts the operator's own default
  * agent: pointed at `main`, the fix is a separate `public` agent for callers.
  */
-function snippetFor(id: string): string {
-  return restrictedAgentSnippet(id === 'main' || id === 'default' ? 'public' : id);
+function snippetTarget(id: string): string {
+  return id === 'main' || id === 'default' ? 'public' : id;
+}
+
+/** What the config file says about an agent: its tools, the snippet that fits, the agents it declares. */
+interface FileFacts {
+  tools: ToolExposureView;
+  snippet: string;
+  /** Undefined when the file was not read (a remote gateway, no file). */
+  agents?: string[];
 }
 
 /** The agent an OpenClaw model names (`openclaw` -> `default`), or undefined for another server's model. */
@@ -46,6 +63,7 @@ export class GatewayTarget {
   private running: Promise<GatewayAgentView> | undefined;
   /** Bumped by every reset: a check started before it must not overwrite what came after. */
   private generation = 0;
+  private listing: AgentListing | undefined;
   private readonly now: () => number;
 
   constructor(private readonly options: GatewayTargetOptions) {
@@ -76,19 +94,39 @@ export class GatewayTarget {
     return this.running;
   }
 
+  /** The last answer of GET /v1/models (undefined before the first, or without a check to make). */
+  get lastListing(): AgentListing | undefined {
+    return this.listing;
+  }
+
   /**
-   * Why a chat call must not be forwarded now: the agent is missing on the gateway. Unknown (a gateway
-   * without `/v1/models`, or one that did not answer) lets the call go: the gateway itself then refuses an
-   * unknown agent, and never falls back to another one for a named agent.
+   * Why a chat call must not be forwarded now: the agent is missing, exposes host tools the operator has not
+   * accepted, or its config file is not what the gateway runs. Unknown (a gateway without `/v1/models`, one
+   * that did not answer, a remote gateway) lets the call go: the gateway itself then refuses an unknown agent,
+   * and never falls back to another one for a named agent.
    */
   problem(): GatewayError | undefined {
     const view = this.current;
-    if (view.check !== 'missing' || !view.id) return undefined;
-    return gatewayError('agent-missing', {
-      url: this.options.gateway().config.url,
-      agentId: view.id,
-      detail: view.available?.length ? `it has ${view.available.join(', ')}` : undefined,
-    });
+    const refusal = refusalOf(view);
+    if (!refusal) return undefined;
+    const url = this.options.gateway().config.url;
+    return gatewayError(refusal.problem, { url, agentId: view.id ?? view.model, detail: refusal.detail });
+  }
+
+  /**
+   * The acceptance to record for `agent` with `tools`, when they are exactly what callers reach now;
+   * undefined when the operator saw something else (the tools changed since, or the agent).
+   */
+  acceptance(agent: string, tools: string[]): AcceptedExposedAgent | undefined {
+    const view = this.current;
+    if (view.tools.verdict !== 'exposes-host-tools' || (view.id ?? view.model) !== agent) return undefined;
+    if (!sameTools(view.tools.tools, tools)) return undefined;
+    return { agent, tools: [...view.tools.tools], at: new Date(this.now()).toISOString() };
+  }
+
+  /** The operator accepted (or withdrew) an exposing agent: callers are served, or refused, from now. */
+  acceptanceChanged(): void {
+    this.set(this.current);
   }
 
   /** A chat call was refused as naming an unknown agent: the cached answer was stale. */
@@ -98,83 +136,167 @@ export class GatewayTarget {
   }
 
   private initial(): GatewayAgentView {
+    return this.described().view;
+  }
+
+  /** The view before the gateway's agent list is asked, and what the config file declares. */
+  private described(): { view: GatewayAgentView; agents?: string[] } {
     const explicit = this.options.explicitModel();
     // An explicit OpenClaw model names an agent all the same: check and classify it like gatewayAgent
     // (`openclaw` alone is the default agent, listed as `openclaw/default`).
     const named = explicit === undefined ? undefined : openclawAgentOf(explicit);
-    if (explicit !== undefined && named !== undefined) {
+    if (explicit && named === undefined) {
       return {
-        id: named,
-        model: explicit,
-        check: 'checking',
-        tools: this.tools(named),
-        snippet: snippetFor(named),
-      };
-    }
-    if (explicit) {
-      return {
-        model: explicit,
-        check: 'skipped',
-        tools: {
-          verdict: 'unknown',
-          detail: `An explicit model ("${explicit}") is set, so the bridge cannot tell which agent or tools callers reach.`,
+        view: {
+          model: explicit,
+          check: 'skipped',
+          tools: {
+            verdict: 'unknown',
+            detail: `An explicit model ("${explicit}") is set, so the bridge cannot tell which agent or tools callers reach.`,
+          },
+          snippet: this.fromFile(this.options.agentId()).snippet,
         },
-        snippet: snippetFor(this.options.agentId()),
       };
     }
-    const id = this.options.agentId();
+    const id = named ?? this.options.agentId();
+    const model = named !== undefined && explicit ? explicit : agentModel(id);
+    const { tools, snippet, agents } = this.fromFile(id);
     return {
-      id,
-      model: agentModel(id),
-      check: 'checking',
-      tools: this.tools(id),
-      snippet: snippetFor(id),
+      view: { id, model, check: 'checking', tools, snippet },
+      ...(agents ? { agents } : {}),
     };
   }
 
   private async check(generation: number): Promise<GatewayAgentView> {
-    const base = this.initial();
+    const { view: base, agents: declared } = this.described();
     if (base.check === 'skipped' || !base.id) {
+      this.listing = undefined;
       this.set(base);
       return base;
     }
     const resolved = this.options.gateway();
     const checkedAt = new Date(this.now()).toISOString();
     if (resolved.status !== 'configured') {
+      this.listing = undefined;
       return this.set({ ...base, check: 'unknown', checkedAt, detail: `the gateway is ${resolved.status}` });
     }
     const listing = await listGatewayAgents(resolved.config);
     // Settings may have changed while the check ran (another URL, agent or model): a stale answer is dropped.
     if (generation !== this.generation) return this.current;
+    this.listing = listing;
     if (!listing.ok) return this.set({ ...base, check: 'unknown', checkedAt, detail: listing.detail });
     const check = listing.agents.includes(base.id) ? 'present' : 'missing';
     // `openclaw/default` is OpenClaw's alias for its default agent, listed always: not an agent of its own.
     const available = listing.agents.filter((id) => id !== 'default');
-    return this.set({ ...base, check, checkedAt, available });
+    const tools = declared ? runningVerdict(base.tools, declared, available) : base.tools;
+    return this.set({ ...base, check, checkedAt, available, tools });
   }
 
-  private tools(id: string): ToolExposureView {
-    const url = this.options.gateway().config.url;
+  /** The tool policy and the snippet from OpenClaw's config file, when the gateway runs on this machine. */
+  private fromFile(id: string): FileFacts {
+    const target = snippetTarget(id);
     let host = '';
     try {
-      host = new URL(url).hostname;
+      host = new URL(this.options.gateway().config.url).hostname;
     } catch {
-      // not configured: said below
+      // not configured: said elsewhere
     }
     if (!isLoopbackHost(host)) {
       return {
-        verdict: 'unknown',
-        detail:
-          "The gateway runs on another machine, so its config (and this agent's tool policy) cannot be read from here: check it there.",
+        tools: {
+          verdict: 'unknown',
+          detail:
+            "The gateway runs on another machine, so its config (and this agent's tool policy) cannot be read from here: check it there.",
+        },
+        snippet: restrictedAgentSnippet(target),
       };
     }
-    return readToolExposure(this.options.configPath(), id);
+    const file = readOpenClawFile(this.options.configPath());
+    if (!file.ok) return { tools: exposureOfFile(file, id), snippet: restrictedAgentSnippet(target) };
+    const agents = declaredAgents(file.config);
+    return {
+      tools: classifyToolPolicy(file.config, id),
+      snippet: restrictedAgentSnippet(target, rosterFacts(file.config)),
+      ...(agents ? { agents } : {}),
+    };
   }
 
-  private set(view: GatewayAgentView): GatewayAgentView {
+  private set(described: GatewayAgentView): GatewayAgentView {
+    const view = this.withAcceptance(described);
     const changed = JSON.stringify(view) !== JSON.stringify(this.current);
     this.current = view;
     if (changed) this.options.onChange?.(view);
     return view;
   }
+
+  private withAcceptance(described: GatewayAgentView): GatewayAgentView {
+    const { acceptance: _old, ...view } = described;
+    const acceptance = acceptanceOf(view, this.options.accepted?.());
+    return acceptance ? { ...view, acceptance } : view;
+  }
+}
+
+/** Why callers may not reach the agent as it is seen now, or undefined when they may. */
+export function refusalOf(
+  view: GatewayAgentView,
+): { problem: 'agent-missing' | 'agent-unverified' | 'agent-exposed'; detail?: string } | undefined {
+  if (view.check === 'missing' && view.id) {
+    return {
+      problem: 'agent-missing',
+      ...(view.available?.length ? { detail: `it has ${view.available.join(', ')}` } : {}),
+    };
+  }
+  if (view.tools.verdict === 'unknown' && view.tools.notLoaded)
+    return { problem: 'agent-unverified', detail: view.tools.notLoaded };
+  if (view.tools.verdict === 'exposes-host-tools' && view.acceptance?.state !== 'accepted')
+    return { problem: 'agent-exposed', detail: view.tools.tools.join(', ') };
+  return undefined;
+}
+
+/**
+ * Whether the operator accepted this exposing agent with exactly these tools; any change of agent or tools
+ * asks again. Undefined for an agent that does not expose host tools.
+ */
+export function acceptanceOf(
+  view: Pick<GatewayAgentView, 'id' | 'model' | 'tools'>,
+  accepted: AcceptedExposedAgent | undefined,
+): GatewayAgentView['acceptance'] {
+  if (view.tools.verdict !== 'exposes-host-tools') return undefined;
+  if (!accepted || accepted.agent !== (view.id ?? view.model)) return { state: 'needed' };
+  if (sameTools(accepted.tools, view.tools.tools)) return { state: 'accepted', at: accepted.at };
+  return { state: 'changed', tools: accepted.tools, at: accepted.at };
+}
+
+/**
+ * The file's verdict, as long as the file is what the gateway runs: every agent it declares is listed by
+ * the gateway and no other. Otherwise OpenClaw refused to load it (an invalid edit keeps the last good
+ * config running), and its tool policy says nothing about what callers reach.
+ */
+export function runningVerdict(
+  tools: ToolExposureView,
+  declared: string[],
+  listed: string[],
+): ToolExposureView {
+  const notRunning = declared.filter((id) => !listed.includes(id));
+  const notInFile = listed.filter((id) => !declared.includes(id));
+  if (notRunning.length === 0 && notInFile.length === 0) return tools;
+  const differences = [
+    ...(notRunning.length > 0 ? [`the file has ${quoted(notRunning)}, which the gateway does not run`] : []),
+    ...(notInFile.length > 0 ? [`the gateway runs ${quoted(notInFile)}, which the file lacks`] : []),
+  ].join('; ');
+  return {
+    verdict: 'unknown',
+    notLoaded: differences,
+    detail: `OpenClaw has not loaded its config file (${differences}), so the tools callers would reach cannot be read from it. Run openclaw config validate where the gateway runs and fix what it reports: the gateway reloads a valid file by itself.`,
+  };
+}
+
+function quoted(ids: string[]): string {
+  return ids.map((id) => `"${id}"`).join(', ');
+}
+
+function sameTools(a: readonly string[], b: readonly string[]): boolean {
+  const left = [...new Set(a)].sort();
+  const right = [...new Set(b)].sort();
+  return left.length === right.length && left.every((tool, i) => tool === right[i]);
 }

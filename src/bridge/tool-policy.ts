@@ -12,11 +12,8 @@
 // sender and sandbox layers are left out: they can only remove more, so leaving them out errs towards
 // warning. Two surfaces are added after that policy and are read separately: Code Mode's `exec` and Tool
 // Search's `tool_search_code`.
-import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import JSON5 from 'json5';
 import type { ToolExposureView } from '../protocol/console-api.js';
+import { readOpenClawFile, type OpenClawFile } from './openclaw-file.js';
 
 /**
  * What an agent may be offered and still count as restricted: OpenClaw's Tool Search controls
@@ -98,7 +95,9 @@ const CATALOG: readonly (readonly [tool: string, section: string, profiles: stri
   ['tts', 'media', ''],
   ['pdf', 'media', ''],
 ];
-const CORE = new Set(CATALOG.map(([tool]) => tool));
+/** Every core tool by its current name, in catalog order. */
+export const CORE_TOOLS: readonly string[] = CATALOG.map(([tool]) => tool);
+const CORE = new Set(CORE_TOOLS);
 const NOT_IN_OPENCLAW_GROUP = new Set([
   'ls',
   'read',
@@ -251,71 +250,32 @@ export function readToolExposure(
   agentId: string,
   env: NodeJS.ProcessEnv = process.env,
 ): ToolExposureView {
-  const path = configPath.startsWith('~/') ? join(env.HOME || homedir(), configPath.slice(2)) : configPath;
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const detail =
-      code === 'ENOENT'
-        ? `No OpenClaw config at ${path}, so the tools of agent "${agentId}" cannot be checked.`
-        : `Cannot read the OpenClaw config at ${path} (${code ?? (error as Error).message}).`;
-    return { verdict: 'unknown', detail };
-  }
-  let config: unknown;
-  try {
-    config = JSON5.parse<unknown>(text);
-  } catch (error) {
-    const reason = (error as Error).message;
-    return { verdict: 'unknown', detail: `The OpenClaw config at ${path} is not valid JSON5 (${reason}).` };
-  }
-  return classifyToolPolicy(config, agentId);
+  const file = readOpenClawFile(configPath, env);
+  return file.ok ? classifyToolPolicy(file.config, agentId) : exposureOfFile(file, agentId);
+}
+
+/** The verdict when the config file could not be read or parsed: unknown, with why. */
+export function exposureOfFile(file: OpenClawFile & { ok: false }, agentId: string): ToolExposureView {
+  const detail =
+    file.reason === 'missing'
+      ? `${file.detail}, so the tools of agent "${agentId}" cannot be checked.`
+      : `${file.detail}.`;
+  return { verdict: 'unknown', detail };
 }
 
 /** The agent ids the config declares, as `GET /v1/models` would list them after `openclaw/`. */
 export function configuredAgents(config: unknown): string[] {
-  try {
-    return [...new Set(roster(config).map((agent) => agent.id))];
-  } catch {
-    return [];
-  }
+  return declaredAgents(config) ?? [];
 }
 
-/**
- * A JSON5 block that adds a restricted agent: OpenClaw's "public agent" shape, denying every tool (by its
- * current name, and `*` for any a later release adds), plugin and MCP tools, and with Code Mode off.
- */
-export function restrictedAgentSnippet(agentId: string): string {
-  const id = normalizeId(agentId);
-  const names = [...CATALOG.map(([tool]) => tool).filter((tool) => !SAFE_TOOLS.includes(tool))];
-  const deny = chunks([...names, 'group:plugins', 'bundle-mcp'], 5).map(
-    (line) => `            ${line.map((n) => `"${n}"`).join(', ')},`,
-  );
-  return [
-    '// Merge into ~/.openclaw/openclaw.json. Listing agents replaces the implicit "main" agent, so keep an',
-    '// entry for every agent you use. With two or more, OpenClaw adds agents.ownership: "explicit" unless one',
-    '// is marked `default: true`, and model "openclaw" then no longer picks an agent.',
-    '{',
-    '  agents: {',
-    '    entries: {',
-    ...(id === 'main' ? [] : ['      main: {},']),
-    `      ${/^[a-z_][a-z0-9_]*$/.test(id) ? id : `"${id}"`}: {`,
-    `        workspace: "~/.openclaw/workspace-${id}",`,
-    '        tools: {',
-    '          profile: "minimal",',
-    '          deny: [',
-    '            "*", // every tool, also any a later OpenClaw adds; by name:',
-    ...deny,
-    '          ],',
-    '          // Code Mode is "auto" when unset: on some models it adds a JavaScript exec that no deny removes.',
-    '          codeMode: false,',
-    '        },',
-    '      },',
-    '    },',
-    '  },',
-    '}',
-  ].join('\n');
+/** The same, or undefined when this check cannot follow the roster ($include, a malformed list). */
+export function declaredAgents(config: unknown): string[] | undefined {
+  try {
+    return [...new Set(roster(config).map((agent) => agent.id))];
+  } catch (error) {
+    if (error instanceof ConfigProblem) return undefined;
+    throw error;
+  }
 }
 
 function classify(config: unknown, agentId: string): ToolExposureView {
@@ -326,7 +286,7 @@ function classify(config: unknown, agentId: string): ToolExposureView {
     const declared = agents.length > 0 ? agents.map((a) => `"${a.id}"`).join(', ') : 'no agents';
     return {
       verdict: 'unknown',
-      detail: `Agent "${normalizeId(agentId)}" is not in the OpenClaw config (it declares ${declared}), so the gateway will refuse it.`,
+      detail: `Agent "${normalizeAgentId(agentId)}" is not in the OpenClaw config (it declares ${declared}), so the gateway will refuse it.`,
     };
   }
   const agentsSection = record(root.agents, 'agents') ?? {};
@@ -391,7 +351,7 @@ function classify(config: unknown, agentId: string): ToolExposureView {
     code.setting,
     ...(searchCode ? ['tools.toolSearch in "code" mode'] : []),
   ].join(', ');
-  const name = agent.id === normalizeId(agentId) ? `"${agent.id}"` : `"${agent.id}" (the default agent)`;
+  const name = agent.id === normalizeAgentId(agentId) ? `"${agent.id}"` : `"${agent.id}" (the default agent)`;
   if (tools.length === 0) {
     return {
       verdict: 'restricted',
@@ -527,7 +487,7 @@ function roster(config: unknown): Agent[] {
     const entries = record(agents.entries, 'agents.entries') ?? {};
     return Object.entries(entries).flatMap(([key, entry]) => {
       const value = record(entry, `agents.entries.${key}`);
-      return value ? [{ id: normalizeId(key), path: `agents.entries.${key}`, entry: value }] : [];
+      return value ? [{ id: normalizeAgentId(key), path: `agents.entries.${key}`, entry: value }] : [];
     });
   }
   if (agents?.list !== undefined) {
@@ -535,7 +495,7 @@ function roster(config: unknown): Agent[] {
     return agents.list.flatMap((entry: unknown, i) => {
       const value = record(entry, `agents.list[${i}]`);
       return value
-        ? [{ id: normalizeId(String(value.id ?? '')), path: `agents.list[${i}]`, entry: value }]
+        ? [{ id: normalizeAgentId(String(value.id ?? '')), path: `agents.list[${i}]`, entry: value }]
         : [];
     });
   }
@@ -544,7 +504,7 @@ function roster(config: unknown): Agent[] {
 
 /** The first agent with this id; `default` (as in `openclaw/default`) is the marked or the sole agent. */
 function findAgent(root: Record<string, unknown>, agents: Agent[], agentId: string): Agent | undefined {
-  const id = normalizeId(agentId);
+  const id = normalizeAgentId(agentId);
   if (id !== 'default') return agents.find((agent) => agent.id === id);
   // A legacy `default: true` marker counts unless the fleet declared explicit ownership.
   const explicit = record(root.agents, 'agents')?.ownership === 'explicit';
@@ -631,7 +591,7 @@ function policyId(name: string): string {
 }
 
 /** OpenClaw's agent id form: lower case, other characters as `-`, "main" when nothing is left. */
-function normalizeId(value: string): string {
+export function normalizeAgentId(value: string): string {
   const id = value
     .trim()
     .toLowerCase()
@@ -660,10 +620,4 @@ function names(value: unknown, at: string): string[] | undefined {
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const result: T[][] = [];
-  for (let i = 0; i < items.length; i += size) result.push(items.slice(i, i + size));
-  return result;
 }

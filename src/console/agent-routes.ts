@@ -1,7 +1,6 @@
 import type { Router } from '@koa/router';
 import type { AgentBridgeApp } from '../app.js';
 import type {
-  GatewayAgentView,
   KeyView,
   RegistryRecordView,
   SelfTestResponse,
@@ -25,7 +24,7 @@ export interface TunnelResponse {
   tunnel: StatusResponse['tunnel'];
 }
 
-/** The agent itself: its status, keys, registration, tunnel, gateway agent and self-test. */
+/** The agent itself: its status, keys, registration, tunnel and self-test. */
 export function agentRoutes(router: Router, deps: ApiDeps): void {
   const { app } = deps;
   let selfTest: Promise<SelfTestResponse> | undefined;
@@ -70,11 +69,6 @@ export function agentRoutes(router: Router, deps: ApiDeps): void {
       app.stopTunnel();
       return { tunnel: deps.tunnel() };
     }),
-  );
-  // The operator added the agent (or changed the gateway's config): look again now.
-  router.post(
-    '/api/gateway/check',
-    reply(async (): Promise<{ agent: GatewayAgentView }> => ({ agent: await app.gatewayTarget.reset() })),
   );
   // A self-test costs a gateway run: a second click while one runs shares its answer.
   router.post(

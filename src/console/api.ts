@@ -5,6 +5,7 @@ import type { ConsoleTokenResponse, StatusResponse } from '../protocol/console-a
 import { accessRoutes } from './access-routes.js';
 import { agentRoutes } from './agent-routes.js';
 import { checkDeclaredLength } from './body.js';
+import { gatewayRoutes } from './gateway-routes.js';
 import { ConsoleError } from './errors.js';
 import type { EventStreams } from './events-stream.js';
 import type { McpConsole } from './mcp-console.js';
@@ -35,6 +36,7 @@ export function consoleApi(deps: ApiDeps): (ctx: Context) => Promise<void> {
   const router = new Router({ strict: true, sensitive: true });
   router.use(beforeHandlers);
   agentRoutes(router, deps);
+  gatewayRoutes(router, deps);
   trafficRoutes(router, deps);
   accessRoutes(router, deps);
   settingsRoutes(router, deps);

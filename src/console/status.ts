@@ -1,4 +1,4 @@
-import type { AgentBridgeApp, GatewayState } from '../app.js';
+import type { AgentBridgeApp } from '../app.js';
 import type {
   GatewayView,
   McpStatusView,
@@ -35,9 +35,10 @@ export function buildStatus({
   const settings = app.currentSettings;
   const gateway = gatewayView(app, now);
   const tunnelTrouble = tunnel.status === 'failed' || tunnel.status === 'reconnecting';
-  // Callers reach no agent, or one with the operator's shell and files: not healthy, whatever else works.
+  // Callers reach no agent, or one with the operator's shell and files (even accepted, a standing risk, as
+  // the tray shows it), or one the bridge cannot check: not healthy, whatever else works.
   const unsafeTarget =
-    gateway.agent.check === 'missing' || gateway.agent.tools.verdict === 'exposes-host-tools';
+    app.gatewayTarget.problem() !== undefined || gateway.agent.tools.verdict === 'exposes-host-tools';
   const state = app.stateHealth();
   return {
     agent: {
@@ -48,7 +49,10 @@ export function buildStatus({
       protocolVersion: card.protocolVersion,
       uptimeSeconds: Math.max(0, Math.round((now - startedAt) / 1000)),
       health:
-        gateway.status === 'configured' && !gateway.problem && !tunnelTrouble && !unsafeTarget && state.up
+        (gateway.condition === 'up' || gateway.condition === 'unknown') &&
+        !tunnelTrouble &&
+        !unsafeTarget &&
+        state.up
           ? 'ok'
           : 'degraded',
       activeRequests: app.server.activeRequests,
@@ -72,47 +76,26 @@ function gatewayView(app: AgentBridgeApp, now: number): GatewayView {
   const config = app.gatewayConfig();
   const view: GatewayView = {
     status: state.status,
+    condition: state.condition,
+    since: state.since,
     url: withoutPassword(config.url),
     model: config.model,
     agent: app.gatewayTarget.view,
   };
   if (state.probe) Object.assign(view, { live: state.probe.live, checkedAt: state.probe.checkedAt });
   if (state.lastCall) view.lastCallOk = state.lastCall.ok;
-  const problem = currentProblem(state, now);
-  if (problem) view.problem = problem;
-  return view;
-}
-
-/**
- * The problem to show: the most recent of the probe's and the last call's. A live probe does not clear a
- * failed call (GET /health answers even when the chat endpoint is disabled), but a successful call newer
- * than a failed probe does: the gateway evidently answers.
- */
-function currentProblem(state: GatewayState, now: number): GatewayView['problem'] {
-  if (state.status !== 'configured') {
-    return {
+  if (state.problem) {
+    const { kind, diagnosis, fix, at } = state.problem;
+    view.problem = { kind, diagnosis, fix, at };
+  } else if (state.status !== 'configured') {
+    view.problem = {
       kind: 'not-configured',
       diagnosis: `The gateway is not configured (${state.status}).`,
       fix: 'Set the gateway URL and token in Settings > Gateway (or pass --gateway-url and --gateway-token), or install OpenClaw locally so its config is read.',
       at: new Date(now).toISOString(),
     };
   }
-  const { probe, lastCall } = state;
-  const problems: NonNullable<GatewayView['problem']>[] = [];
-  const callOkSince = lastCall?.ok ? Date.parse(lastCall.at) : -Infinity;
-  if (probe && !probe.live && Date.parse(probe.checkedAt) > callOkSince) {
-    problems.push({
-      kind: probe.problem ?? 'unreachable',
-      diagnosis: probe.diagnosis ?? 'The gateway does not answer its health check.',
-      fix: probe.fix ?? 'Start the gateway (openclaw gateway) and check the gateway URL in Settings.',
-      at: probe.checkedAt,
-    });
-  }
-  if (lastCall && !lastCall.ok) {
-    const { problem: kind, diagnosis, fix, at } = lastCall;
-    problems.push({ kind, diagnosis, fix, at });
-  }
-  return problems.sort((a, b) => Date.parse(b.at) - Date.parse(a.at))[0];
+  return view;
 }
 
 function registryView(state: RegistryState): RegistryStatus {

@@ -1,4 +1,3 @@
-import type { GatewayState } from '../app.js';
 import type { EnvelopeEvent } from '../agent/events.js';
 import { PIPELINE_STEPS, type TunnelStatus } from '../protocol/console-api.js';
 
@@ -14,12 +13,9 @@ export const TUNNEL_STATUSES = [
   'reconnecting',
   'failed',
 ] as const satisfies readonly TunnelStatus['status'][];
-export const GATEWAY_STATES = ['up', 'down', 'unknown', 'not-configured'] as const;
 
 /** Anything outside a label's known set. */
 export const OTHER = 'other';
-
-export type GatewayHealth = (typeof GATEWAY_STATES)[number];
 
 /** `value` when it is one of `known`, else "other". */
 export function bounded(value: string | undefined, known: readonly string[], absent = OTHER): string {
@@ -35,18 +31,4 @@ export function envelopeLabels(event: EnvelopeEvent): { mode: string; verdict: s
   const mode = bounded(event.mode, MODES, 'none');
   if (event.verdict === 'accepted') return { mode, verdict: event.held ? 'held' : 'accepted', step: 'none' };
   return { mode, verdict: 'refused', step: bounded(event.verdict, PIPELINE_STEPS) };
-}
-
-/**
- * The gateway as the console's status judges it (src/console/status.ts): down when the last chat call
- * failed, or when a failed health probe is newer than the last successful call; up when a probe or a call
- * succeeded; unknown before either.
- */
-export function gatewayHealth(state: GatewayState): GatewayHealth {
-  if (state.status !== 'configured') return 'not-configured';
-  const { probe, lastCall } = state;
-  if (lastCall && !lastCall.ok) return 'down';
-  const callOkSince = lastCall?.ok ? Date.parse(lastCall.at) : -Infinity;
-  if (probe && !probe.live && Date.parse(probe.checkedAt) > callOkSince) return 'down';
-  return probe?.live || lastCall?.ok ? 'up' : 'unknown';
 }

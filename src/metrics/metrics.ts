@@ -1,15 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AGENT_VERSION, type AgentBridgeApp, type AppEvents } from '../app.js';
+import { GATEWAY_CONDITIONS } from '../bridge/gateway-state.js';
 import { PIPELINE_STEPS, type TunnelStatus } from '../protocol/console-api.js';
-import {
-  CALLBACK_OUTCOMES,
-  GATEWAY_STATES,
-  MODES,
-  TUNNEL_STATUSES,
-  bounded,
-  envelopeLabels,
-  gatewayHealth,
-} from './labels.js';
+import { CALLBACK_OUTCOMES, MODES, TUNNEL_STATUSES, bounded, envelopeLabels } from './labels.js';
 
 export interface MetricsOptions {
   app: AgentBridgeApp;
@@ -96,20 +89,20 @@ export function createMetrics(options: MetricsOptions): BridgeMetrics {
   }).set({ version: AGENT_VERSION }, 1);
   new Gauge({
     name: 'agent_bridge_gateway_up',
-    help: 'Whether the gateway answers: 1 when its last health probe or chat call succeeded and nothing failed since.',
+    help: 'Whether the gateway answers: 1 when its condition (the latest of health probes and chat calls) is up.',
     registers,
     collect() {
-      this.set(gatewayHealth(app.gatewayStatus()) === 'up' ? 1 : 0);
+      this.set(app.gatewayStatus().condition === 'up' ? 1 : 0);
     },
   });
   new Gauge({
     name: 'agent_bridge_gateway_state',
-    help: 'The gateway, one-hot: up, down, unknown (no probe or call yet) or not-configured.',
+    help: 'The gateway, one-hot: up, down, token-wrong, agent-missing, failing, unknown (not checked yet) or not-configured.',
     labelNames: ['state'] as const,
     registers,
     collect() {
-      const now = gatewayHealth(app.gatewayStatus());
-      for (const state of GATEWAY_STATES) this.set({ state }, state === now ? 1 : 0);
+      const now = app.gatewayStatus().condition;
+      for (const state of GATEWAY_CONDITIONS) this.set({ state }, state === now ? 1 : 0);
     },
   });
   new Gauge({

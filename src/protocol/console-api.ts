@@ -132,12 +132,40 @@ export interface GatewayAgentView {
   tools: ToolExposureView;
   /** A config snippet that adds a restricted agent with this id (shown when missing or exposing). */
   snippet: string;
+  /**
+   * Only for an agent that exposes host tools: callers are served once the operator accepted this agent with
+   * exactly these tools (`accepted`); before that (`needed`), or after its tools changed (`changed`: the
+   * tools accepted then), they are refused as for a missing agent.
+   */
+  acceptance?:
+    | { state: 'accepted'; at: string }
+    | { state: 'needed' }
+    | { state: 'changed'; tools: string[]; at: string };
+}
+
+/** POST /api/gateway/check, /accept and /withdraw: the agent for callers and the gateway, as they are now. */
+export interface GatewayCheckResponse {
+  agent: GatewayAgentView;
+  gateway: GatewayView;
+}
+
+/** The setting `acceptedExposedAgent`: the operator let callers reach this agent with these tools. */
+export interface AcceptedExposedAgent {
+  /** The agent id (or the explicit model) callers reach. */
+  agent: string;
+  tools: string[];
+  at: string;
 }
 
 export type ToolExposureView =
   | { verdict: 'restricted'; detail: string }
   | { verdict: 'exposes-host-tools'; tools: string[]; detail: string }
-  | { verdict: 'unknown'; detail: string };
+  | {
+      verdict: 'unknown';
+      detail: string;
+      /** The config file is not what the gateway runs (how they differ): callers are refused meanwhile. */
+      notLoaded?: string;
+    };
 
 export type TunnelStatus =
   | { status: 'off' }
@@ -165,17 +193,30 @@ export type RegistryStatus =
   | { status: 'registering'; url: string }
   | { status: 'registered'; record: RegistryRecordView; lastError?: ProblemView };
 
+/**
+ * The gateway in one word, the latest of health probes and chat calls (src/bridge/gateway-state.ts): `up`,
+ * `down` (not answering), `token-wrong` (refuses the bridge's token, or locks it out), `agent-missing` (no
+ * agent for callers), `failing` (answers, but a chat call failed), `unknown` (not checked yet), or
+ * `not-configured`.
+ */
+export type GatewayCondition =
+  'up' | 'down' | 'token-wrong' | 'agent-missing' | 'failing' | 'unknown' | 'not-configured';
+
 export interface GatewayView {
   /** `configured`, `missing GATEWAY_URL` or `missing GATEWAY_TOKEN`. */
   status: string;
+  condition: GatewayCondition;
+  /** When the condition began. */
+  since: string;
   /** Shown to the operator only (the console is loopback and token-protected); the token never is. */
   url: string;
   model: string;
   /** From the last health probe (`GET /health`); undefined before the first. */
   live?: boolean;
   checkedAt?: string;
-  /** The current problem, from the probe or the last chat call, with its fix. */
+  /** What is wrong now (every condition but up and unknown), with its fix. */
   problem?: { kind: string; diagnosis: string; fix: string; at: string };
+  /** The last chat call's outcome (a newer probe may have cleared its problem). */
   lastCallOk?: boolean;
   agent: GatewayAgentView;
 }

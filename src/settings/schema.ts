@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Schema } from 'conf';
-import type { AccessPolicy } from '../protocol/console-api.js';
+import type { AccessPolicy, AcceptedExposedAgent } from '../protocol/console-api.js';
 import type { Trust } from '../protocol/index.js';
 import { normalizeSettingIds } from './agent-ids.js';
 
@@ -30,6 +30,8 @@ export type Settings = {
   gatewayModel?: string;
   /** The OpenClaw agent callers reach: the bridge sends `model: "openclaw/<id>"`. */
   gatewayAgent: string;
+  /** An agent that exposes host tools, accepted by the operator for callers with exactly these tools. */
+  acceptedExposedAgent?: AcceptedExposedAgent;
   gatewayTimeoutMs: number;
   /** Who may reach the gateway: OpenClaw's own DM policy words. */
   access: AccessPolicy;
@@ -91,6 +93,7 @@ type OptionalSetting =
   | 'gatewayUrl'
   | 'gatewayToken'
   | 'gatewayModel'
+  | 'acceptedExposedAgent'
   | 'subdomain'
   | 'tunnelCommand'
   | 'publicUrl'
@@ -205,6 +208,19 @@ const FIELDS: { [K in SettingName]-?: Field } = {
     'must be an OpenClaw agent id: 1 to 64 letters, digits, dots, dashes or underscores',
     '^[A-Za-z0-9._-]+$',
   ),
+  acceptedExposedAgent: {
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['agent', 'tools', 'at'],
+      properties: {
+        agent: { type: 'string', minLength: 1, maxLength: 200 },
+        tools: { type: 'array', maxItems: 500, items: { type: 'string', minLength: 1, maxLength: 200 } },
+        at: { type: 'string', format: 'date-time' },
+      },
+    },
+    rule: 'must be {agent, tools, at}: the agent accepted for callers, its tool names and when (set it with the Accept button on the Overview)',
+  },
   gatewayTimeoutMs: integer(100, 3_600_000, 'milliseconds'),
   access: oneOf('pairing', 'allowlist', 'open'),
   pendingExpiryHours: integer(1, 720, 'hours'),

@@ -5,7 +5,7 @@
 // gateway's OpenClaw config (a temp file) gives `main` every tool and `public`, the agent callers reach, none.
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { restrictedAgentSnippet } from '../../src/bridge/tool-policy.js';
+import { restrictedAgentSnippet } from '../../src/bridge/agent-snippet.js';
 import { startConsole, type ConsoleHandle } from '../../src/console/console-server.js';
 import { appFetch } from '../../src/lib/http.js';
 import type { AgentCard } from '../../src/protocol/index.js';

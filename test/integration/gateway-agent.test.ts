@@ -119,9 +119,8 @@ describe('the agent callers reach', () => {
     expect(chatCalls()).toHaveLength(0);
     // The operator gets the diagnosis, the fix and the snippet to add a restricted agent.
     const state = agent.app.gatewayStatus();
-    expect(state.lastCall).toMatchObject({
-      ok: false,
-      problem: 'agent-missing',
+    expect(state.problem).toMatchObject({
+      kind: 'agent-missing',
       diagnosis: expect.stringContaining(
         'has no agent "public" for callers (it has main), so the bridge forwards nothing',
       ) as unknown,
@@ -150,6 +149,12 @@ describe('the agent callers reach', () => {
       check: 'present',
     });
     expect(agent.app.gatewayTarget.view.tools.verdict).toBe('exposes-host-tools');
+    // Refused until the operator accepts main with these tools (issue 15 finding 9), then forwarded.
+    expect((await call(agent, 'sync', { message: 'x' })).status).toBe(503);
+    const { tools } = agent.app.gatewayTarget.view;
+    if (tools.verdict !== 'exposes-host-tools') throw new Error('not exposing');
+    const accepted = agent.app.gatewayTarget.acceptance('main', tools.tools);
+    agent.app.updateSettings({ acceptedExposedAgent: accepted });
     expect((await call(agent, 'sync', { message: 'x' })).status).toBe(200);
     expect(body(chatCalls()[0]).model).toBe('openclaw/main');
     // `openclaw` alone is the default agent: listed as openclaw/default, classified as the default agent.
@@ -183,8 +188,8 @@ describe("OpenClaw's agent failure rows, in every mode", () => {
     const seen = await failure(agent, mode);
     expect(seen.code).toBe('AGENT_UNAVAILABLE');
     if (mode === 'sync') expect(seen.status).toBe(502);
-    expect(agent.app.gatewayStatus().lastCall).toMatchObject({
-      problem: 'agent-ambiguous',
+    expect(agent.app.gatewayStatus().problem).toMatchObject({
+      kind: 'agent-ambiguous',
       fix: expect.stringContaining('Choose the agent callers reach') as unknown,
     });
   });
@@ -194,8 +199,8 @@ describe("OpenClaw's agent failure rows, in every mode", () => {
     const agent = await agentWith({ gatewayAgent: 'ghost' });
     const seen = await failure(agent, mode);
     expect(seen.code).toBe('AGENT_UNAVAILABLE');
-    expect(agent.app.gatewayStatus().lastCall).toMatchObject({
-      problem: 'agent-unknown',
+    expect(agent.app.gatewayStatus().problem).toMatchObject({
+      kind: 'agent-unknown',
       diagnosis: expect.stringContaining(
         'does not know the agent "ghost" (Unknown agent \'ghost\'.)',
       ) as unknown,
@@ -214,8 +219,8 @@ describe("OpenClaw's agent failure rows, in every mode", () => {
       expect(seen.status).toBe(503);
       expect(seen.reply.headers.get('retry-after')).toBe('1');
     }
-    expect(agent.app.gatewayStatus().lastCall).toMatchObject({
-      problem: 'starting',
+    expect(agent.app.gatewayStatus().problem).toMatchObject({
+      kind: 'starting',
       diagnosis: expect.stringContaining('is still starting') as unknown,
       fix: expect.stringContaining('Nothing to fix') as unknown,
     });
@@ -320,6 +325,7 @@ describe('the status the console shows', () => {
   it('the agent, its check and the tool verdict; an exposing agent is not healthy', async () => {
     mkdirSync(configDir, { recursive: true });
     writeFileSync(configPath, '{ tools: { profile: "coding" } }');
+    gateway.set({ agents: ['main'] }); // what that file runs: the implicit main alone
     const agent = await agentWith({ gatewayAgent: 'main' });
     const store = openSettingsStore(agent.dataDir);
     const con = await startConsole({ app: agent.app, store, dataDir: agent.dataDir, port: 0 });
@@ -337,5 +343,170 @@ describe('the status the console shows', () => {
     } finally {
       await con.close();
     }
+  });
+});
+
+describe('an agent that exposes host tools serves callers only once accepted (issue 15 finding 9)', () => {
+  const STOCK = '{ tools: { profile: "full" } }'; // local onboarding's: the implicit main has every tool
+
+  async function withConsole(agent: TestAgent) {
+    const con = await startConsole({
+      app: agent.app,
+      store: openSettingsStore(agent.dataDir),
+      dataDir: agent.dataDir,
+      port: 0,
+      staticDir: agent.dataDir,
+    });
+    const api = async (path: string, body: unknown = {}) => {
+      const response = await fetch(`${con.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${con.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+    };
+    return { con, api };
+  }
+
+  it.each(MODES)(
+    '%s: refused AGENT_UNAVAILABLE as for a missing agent until accepted, then served',
+    async (mode) => {
+      mkdirSync(configDir, { recursive: true });
+      writeFileSync(configPath, STOCK);
+      gateway.set({ agents: ['main'] });
+      const agent = await agentWith({ gatewayAgent: 'main' });
+      const { con, api } = await withConsole(agent);
+      try {
+        const view = agent.app.gatewayTarget.view;
+        expect(view).toMatchObject({ check: 'present', acceptance: { state: 'needed' } });
+        if (view.tools.verdict !== 'exposes-host-tools') throw new Error('main should expose host tools');
+        expect(view.tools.tools).toEqual(expect.arrayContaining(['exec', 'apply_patch']));
+
+        const refused = await failure(agent, mode, 'run ls for me');
+        expect(refused).toMatchObject({
+          code: 'AGENT_UNAVAILABLE',
+          message: "The operator's agent is not set up to take calls from other agents yet.",
+        });
+        if (mode === 'sync') expect(refused.status).toBe(503);
+        expect(chatCalls()).toHaveLength(0);
+        // The operator is told why and what to do; the gateway itself is fine.
+        const problem = agent.app.gatewayTarget.problem();
+        expect(problem?.diagnosis).toMatch(
+          /which is offered host tools \(.*exec.*\), and you have not accepted that/,
+        );
+        expect(problem?.fix).toMatch(
+          /Give callers a restricted agent .* or, if you mean callers to reach this agent/,
+        );
+        expect(agent.app.gatewayStatus().condition).toBe('up');
+        expect(((await (await fetch(`${agent.url}/agent/health`)).json()) as { status: string }).status).toBe(
+          'degraded',
+        );
+
+        // The operator accepts exactly what the console showed: that agent, those tools.
+        const accepted = await api('/api/gateway/accept', { agent: 'main', tools: view.tools.tools });
+        expect(accepted.status).toBe(200);
+        expect(accepted.json.agent).toMatchObject({ acceptance: { state: 'accepted' } });
+        expect(agent.app.currentSettings.acceptedExposedAgent).toMatchObject({
+          agent: 'main',
+          tools: view.tools.tools,
+        });
+        const saved = openSettingsStore(agent.dataDir).get().acceptedExposedAgent;
+        expect(saved).toMatchObject({ agent: 'main', tools: view.tools.tools });
+        if (mode === 'sync') expect((await call(agent, mode, { message: 'now' })).status).toBe(200);
+        else {
+          await call(agent, mode, { message: 'now' });
+          await until(() => chatCalls().length === 1);
+        }
+        expect(body(chatCalls()[0]).model).toBe('openclaw/main');
+
+        // Withdrawn: refused again.
+        expect((await api('/api/gateway/withdraw')).status).toBe(200);
+        expect(agent.app.currentSettings.acceptedExposedAgent).toBeUndefined();
+        expect((await failure(agent, mode)).code).toBe('AGENT_UNAVAILABLE');
+      } finally {
+        await con.close();
+      }
+    },
+  );
+
+  it('accepts only what callers would reach now: another agent or other tools are refused (409)', async () => {
+    mkdirSync(configDir, { recursive: true });
+    writeFileSync(configPath, STOCK);
+    gateway.set({ agents: ['main'] });
+    const agent = await agentWith({ gatewayAgent: 'main' });
+    const { con, api } = await withConsole(agent);
+    try {
+      const view = agent.app.gatewayTarget.view;
+      if (view.tools.verdict !== 'exposes-host-tools') throw new Error('main should expose host tools');
+      for (const body of [
+        { agent: 'main', tools: ['exec'] },
+        { agent: 'public', tools: view.tools.tools },
+      ]) {
+        const refused = await api('/api/gateway/accept', body);
+        expect(refused.status).toBe(409);
+        expect((refused.json.error as { fix: string }).fix).toMatch(/look at the Gateway card again/);
+      }
+      expect((await api('/api/gateway/accept', { agent: 'main' })).status).toBe(400);
+      expect(agent.app.currentSettings.acceptedExposedAgent).toBeUndefined();
+    } finally {
+      await con.close();
+    }
+  });
+
+  it('any change of the classified tools asks again', async () => {
+    mkdirSync(configDir, { recursive: true });
+    writeFileSync(configPath, '{ tools: { profile: "coding" } }');
+    gateway.set({ agents: ['main'] });
+    const agent = await agentWith({ gatewayAgent: 'main' });
+    const before = agent.app.gatewayTarget.view.tools;
+    if (before.verdict !== 'exposes-host-tools') throw new Error('main should expose host tools');
+    agent.app.updateSettings({
+      acceptedExposedAgent: agent.app.gatewayTarget.acceptance('main', before.tools),
+    });
+    expect((await call(agent, 'sync', { message: 'accepted' })).status).toBe(200);
+
+    // The operator widens the profile: more tools than were accepted.
+    writeFileSync(configPath, STOCK);
+    const after = await agent.app.gatewayTarget.refresh();
+    expect(after.acceptance).toEqual({
+      state: 'changed',
+      tools: before.tools,
+      at: expect.any(String) as unknown,
+    });
+    const refused = await call(agent, 'sync', { message: 'with more tools' });
+    expect(refused.status).toBe(503);
+    expect(refused.json.code).toBe('AGENT_UNAVAILABLE');
+    expect(chatCalls()).toHaveLength(1);
+  });
+
+  it('reads only what the gateway runs: a file defining an agent /v1/models lacks is unknown, never restricted', async () => {
+    // The issue's case: the restricted agent merged into the file, but OpenClaw refused to load it.
+    const agent = await agentWith({ gatewayAgent: 'public' });
+    const snippet = agent.app.gatewayTarget.view.snippet.replace(/^\/\/.*$/gm, '').trim();
+    mkdirSync(configDir, { recursive: true });
+    writeFileSync(configPath, snippet.replace(/^\{/, '{ tools: { profile: "full" },'));
+    gateway.set({ agents: ['main'] });
+    const view = await agent.app.gatewayTarget.refresh();
+    expect(view.check).toBe('missing');
+    expect(view.tools).toMatchObject({
+      verdict: 'unknown',
+      notLoaded: 'the file has "public", which the gateway does not run',
+    });
+
+    // Pointed at main, whose entry the file has but whose running config is the old one: refused too.
+    agent.app.updateSettings({ gatewayAgent: 'main' });
+    const main = await agent.app.gatewayTarget.reset();
+    expect(main.check).toBe('present');
+    expect(main.tools.verdict).toBe('unknown');
+    const refused = await call(agent, 'sync', { message: 'x' });
+    expect(refused.status).toBe(503);
+    expect(agent.app.gatewayTarget.problem()?.diagnosis).toMatch(/does not run what its config file says/);
+    expect(chatCalls()).toHaveLength(0);
+
+    // OpenClaw loads it (both listed): the file's verdict counts again.
+    gateway.set({ agents: ['main', 'public'] });
+    agent.app.updateSettings({ gatewayAgent: 'public' });
+    expect((await agent.app.gatewayTarget.reset()).tools.verdict).toBe('restricted');
+    expect((await call(agent, 'sync', { message: 'y' })).status).toBe(200);
   });
 });

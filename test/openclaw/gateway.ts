@@ -5,7 +5,7 @@
  * the real ~/.openclaw: HOME, OPENCLAW_HOME, OPENCLAW_STATE_DIR, OPENCLAW_CONFIG_PATH, TMPDIR and the
  * working directory all point into a fresh temp folder, and the environment is built from scratch.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,
@@ -29,7 +29,7 @@ import {
   isInstalled,
 } from '../../scripts/openclaw/paths.js';
 import JSON5 from 'json5';
-import { restrictedAgentSnippet } from '../../src/bridge/tool-policy.js';
+import { restrictedAgentSnippet } from '../../src/bridge/agent-snippet.js';
 import { STANDIN_MODEL_ID } from './model-server.js';
 
 export const PROVIDER_ID = 'standin';
@@ -169,12 +169,30 @@ export function gatewayConfig(input: GatewayConfigInput): Record<string, unknown
   };
 }
 
+/**
+ * A stock local config, as onboarding leaves it: the gateway, the model, every tool (`tools.profile: "full"`)
+ * and the implicit agent "main" in the default workspace; no roster.
+ */
+export function stockConfig(input: GatewayConfigInput): Record<string, unknown> {
+  const config = gatewayConfig(input) as { agents: { defaults: Record<string, unknown> } };
+  return {
+    ...config,
+    agents: { defaults: { ...config.agents.defaults, workspace: '~/.openclaw/workspace' } },
+  };
+}
+
 export interface StartGatewayOptions {
   modelBaseUrl: string;
   /** How long to wait for `GET /health` (default 90 s; a cold start here takes about 10 s). */
   startTimeoutMs?: number;
   /** Keep the temp HOME after stop (also with AGENT_BRIDGE_OPENCLAW_KEEP=1). */
   keepTemp?: boolean;
+  /** The config to write (default: gatewayConfig, the review roster). */
+  config?: (input: GatewayConfigInput) => Record<string, unknown>;
+  /** Reuse this port (a gateway restarted where the bridge expects it); default a free one. */
+  port?: number;
+  /** Reuse this token (with `port`: the same gateway, restarted). */
+  token?: string;
 }
 
 export interface Gateway {
@@ -193,7 +211,23 @@ export interface Gateway {
   exited(): boolean;
   /** The last lines of the captured log, for failure messages. */
   logTail(lines?: number): string;
+  /** The whole captured log (colours removed). */
+  log(): string;
+  /** Kills the gateway (SIGKILL, as a crash), keeping its home, config and port for start(). */
+  kill(): Promise<void>;
+  /** Starts it again on the same home, port and token; resolves with the ms until /health answered. */
+  start(): Promise<number>;
+  /** Runs the `openclaw` CLI with the gateway's environment (its config, state and home), plus `env`. */
+  cli(args: string[], env?: NodeJS.ProcessEnv): Promise<CliResult>;
+  /** Runs a command line through a shell, `openclaw` on its PATH, as the operator pastes it. */
+  shell(command: string): Promise<CliResult>;
   stop(): Promise<void>;
+}
+
+export interface CliResult {
+  /** The exit code (1 when killed or not started). */
+  status: number;
+  out: string;
 }
 
 export function freePort(): Promise<number> {
@@ -271,9 +305,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     rmSync(join(logDir, name), { force: true });
   const logFile = join(logDir, `gateway-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
 
-  const port = await freePort();
-  const token = randomBytes(24).toString('hex');
-  const config = gatewayConfig({
+  const port = options.port ?? (await freePort());
+  const token = options.token ?? randomBytes(24).toString('hex');
+  const config = (options.config ?? gatewayConfig)({
     port,
     token,
     modelBaseUrl: options.modelBaseUrl,
@@ -300,40 +334,94 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     OPENCLAW_NO_AUTO_UPDATE: '1',
     OPENCLAW_OFFLINE: '1',
   };
-  const logFd = openSync(logFile, 'a');
-  const startedAt = Date.now();
-  let child: ChildProcess;
-  try {
-    child = spawn(
-      NODE_BIN,
-      [OPENCLAW_ENTRY, 'gateway', 'run', '--port', String(port), '--bind', 'loopback'],
-      {
-        cwd: home,
-        env,
-        detached: true,
-        stdio: ['ignore', logFd, logFd],
-      },
-    );
-  } finally {
-    closeSync(logFd);
-  }
-  const pid = child.pid;
-  if (pid === undefined) throw new Error(`could not start ${NODE_BIN}`);
-  let exitedWith: string | undefined;
-  const exitPromise = new Promise<void>((resolve) => {
-    child.once('exit', (code, signal) => {
-      exitedWith = signal ?? String(code);
-      resolve();
-    });
+  // `openclaw` on PATH for shell(): the pinned package under its Node 24, as installed on the operator's machine.
+  const bin = join(home, 'bin');
+  mkdirSync(bin);
+  writeFileSync(join(bin, 'openclaw'), `#!/bin/sh\nexec "${NODE_BIN}" "${OPENCLAW_ENTRY}" "$@"\n`, {
+    mode: 0o755,
   });
-  // If the test process ends without stop() (a crash, Ctrl-C), take the gateway down with it: it runs in
-  // its own process group, so a terminal's signal to ours does not reach it.
-  const onExit = () => {
-    killQuietly(-pid, 'SIGKILL');
+  const shellEnv = { ...env, PATH: `${bin}${delimiter}${env.PATH ?? ''}` };
+
+  // The gateway process of the moment: kill() ends it and start() runs another on the same home.
+  let child: ChildProcess | undefined;
+  let exitedWith: string | undefined;
+  let exitPromise: Promise<void> = Promise.resolve();
+  let healthyAfterMs = -1;
+  const url = `http://127.0.0.1:${port}`;
+
+  function spawnOnce(): number {
+    const logFd = openSync(logFile, 'a');
+    try {
+      child = spawn(
+        NODE_BIN,
+        [OPENCLAW_ENTRY, 'gateway', 'run', '--port', String(port), '--bind', 'loopback'],
+        { cwd: home, env, detached: true, stdio: ['ignore', logFd, logFd] },
+      );
+    } finally {
+      closeSync(logFd);
+    }
+    const spawned = child;
+    if (spawned.pid === undefined) throw new Error(`could not start ${NODE_BIN}`);
+    exitedWith = undefined;
+    exitPromise = new Promise<void>((resolve) => {
+      spawned.once('exit', (code, signal) => {
+        exitedWith = signal ?? String(code);
+        resolve();
+      });
+    });
+    return spawned.pid;
+  }
+
+  async function waitHealthy(startedAt: number): Promise<number> {
+    const deadline = startedAt + (options.startTimeoutMs ?? 90_000);
+    for (;;) {
+      if (exitedWith !== undefined) {
+        throw new Error(
+          `gateway exited (${exitedWith}) before it was healthy; log ${logFile}:\n${tail(logFile, 40)}`,
+        );
+      }
+      if (Date.now() > deadline) {
+        throw new Error(
+          `gateway not healthy after ${Date.now() - startedAt} ms; log ${logFile}:\n${tail(logFile, 40)}`,
+        );
+      }
+      try {
+        const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1000) });
+        await response.arrayBuffer();
+        if (response.status === 200) return Date.now() - startedAt;
+      } catch {
+        // Not listening yet.
+      }
+      await sleep(50);
+    }
+  }
+
+  /** Ends the gateway process and the helpers it started (the spawn broker leaves its group). */
+  async function killProcess(signal: NodeJS.Signals): Promise<void> {
+    const pid = child?.pid;
+    if (pid !== undefined && exitedWith === undefined) {
+      killQuietly(-pid, signal);
+      const gone = await Promise.race([exitPromise.then(() => true), sleep(10_000).then(() => false)]);
+      if (!gone) {
+        killQuietly(-pid, 'SIGKILL');
+        await Promise.race([exitPromise, sleep(5_000)]);
+      }
+    }
+    for (let i = 0; i < 20 && processesUsing(stateDir).length > 0; i++) await sleep(100);
     for (const other of processesUsing(stateDir)) killQuietly(other, 'SIGKILL');
+  }
+
+  const removeHome = () => {
     if (!options.keepTemp && process.env.AGENT_BRIDGE_OPENCLAW_KEEP !== '1') {
       rmSync(home, { recursive: true, force: true });
     }
+  };
+  // If the test process ends without stop() (a crash, Ctrl-C), take the gateway down with it: it runs in
+  // its own process group, so a terminal's signal to ours does not reach it.
+  const onExit = () => {
+    if (child?.pid !== undefined) killQuietly(-child.pid, 'SIGKILL');
+    for (const other of processesUsing(stateDir)) killQuietly(other, 'SIGKILL');
+    removeHome();
   };
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -350,46 +438,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     stopped = true;
     process.removeListener('exit', onExit);
     for (const name of signals) process.removeListener(name, onSignal);
-    if (exitedWith === undefined) {
-      killQuietly(-pid, 'SIGTERM');
-      const gone = await Promise.race([exitPromise.then(() => true), sleep(10_000).then(() => false)]);
-      if (!gone) {
-        killQuietly(-pid, 'SIGKILL');
-        await Promise.race([exitPromise, sleep(5_000)]);
-      }
-    }
-    // Children that left the process group (the spawn broker) normally exit with the gateway.
-    for (let i = 0; i < 20 && processesUsing(stateDir).length > 0; i++) await sleep(100);
-    for (const other of processesUsing(stateDir)) killQuietly(other, 'SIGKILL');
-    if (!options.keepTemp && process.env.AGENT_BRIDGE_OPENCLAW_KEEP !== '1') {
-      rmSync(home, { recursive: true, force: true });
-    }
+    await killProcess('SIGTERM');
+    removeHome();
   };
 
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = startedAt + (options.startTimeoutMs ?? 90_000);
-  let healthyAfterMs = -1;
+  const startedAt = Date.now();
+  let pid = spawnOnce();
   try {
-    while (healthyAfterMs < 0) {
-      if (exitedWith !== undefined) {
-        throw new Error(
-          `gateway exited (${exitedWith}) before it was healthy; log ${logFile}:\n${tail(logFile, 40)}`,
-        );
-      }
-      if (Date.now() > deadline) {
-        throw new Error(
-          `gateway not healthy after ${Date.now() - startedAt} ms; log ${logFile}:\n${tail(logFile, 40)}`,
-        );
-      }
-      try {
-        const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1000) });
-        await response.arrayBuffer();
-        if (response.status === 200) healthyAfterMs = Date.now() - startedAt;
-      } catch {
-        // Not listening yet.
-      }
-      if (healthyAfterMs < 0) await sleep(50);
-    }
+    healthyAfterMs = await waitHealthy(startedAt);
   } catch (error) {
     await stop();
     throw error;
@@ -403,12 +459,48 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     stateDir,
     configPath,
     logFile,
-    pid,
+    get pid() {
+      return pid;
+    },
     healthyAfterMs,
     exited: () => exitedWith !== undefined,
     logTail: (lines = 40) => tail(logFile, lines),
+    log: () => tail(logFile, Number.MAX_SAFE_INTEGER),
+    kill: () => killProcess('SIGKILL'),
+    async start() {
+      pid = spawnOnce();
+      return waitHealthy(Date.now());
+    },
+    cli: (args, extra = {}) => run(NODE_BIN, [OPENCLAW_ENTRY, ...args], { ...env, ...extra }, home),
+    shell: (command) => run('sh', ['-c', command], shellEnv, home),
     stop,
   };
+}
+
+/** A program with the gateway's environment, as the operator runs it next to the gateway. */
+function run(file: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      file,
+      args,
+      { env, cwd, encoding: 'utf8', timeout: 90_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const status = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ status, out: `${stdout}${stderr}` });
+      },
+    );
+  });
+}
+
+/** Merges a snippet into a config as an operator does: objects key by key, anything else replaced. */
+export function mergeConfig(into: unknown, from: unknown): unknown {
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(into) || !isObject(from)) return from;
+  const out: Record<string, unknown> = { ...into };
+  for (const [key, value] of Object.entries(from))
+    out[key] = key in into ? mergeConfig(into[key], value) : value;
+  return out;
 }
 
 /** True when the pinned OpenClaw runtime is in the cache (the test skips with a message otherwise). */

@@ -9,6 +9,12 @@ import type { AddressInfo } from 'node:net';
 
 export const STANDIN_MODEL_ID = 'standin-model';
 export const STANDIN_REPLY = 'Stand-in model reply: hello from the loopback model.';
+/**
+ * A user message carrying `STANDIN_SEARCH:<words>` makes the stand-in model call OpenClaw's `tool_search`
+ * with those words (when it is offered) before it replies: what Tool Search then finds is what the agent
+ * could call through `tool_call`, MCP tools included, whose names never reach the prompt.
+ */
+export const SEARCH_MARKER = 'STANDIN_SEARCH:';
 
 /** One request as the stand-in model received it. */
 export interface ModelRequest {
@@ -96,11 +102,33 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
 
 let completionCounter = 0;
 
+/** The `tool_search` call a marked user message asks for, once per conversation (none after its result). */
+function searchCall(body: ChatRequestBody): { name: string; arguments: string } | undefined {
+  const messages = body.messages ?? [];
+  if (messages.some((m) => m.role === 'tool') || !toolNames(body).includes('tool_search')) return undefined;
+  const query = new RegExp(`${SEARCH_MARKER}(\\S+)`).exec(messagesText(body, 'user'))?.[1];
+  if (!query) return undefined;
+  return { name: 'tool_search', arguments: JSON.stringify({ query: query.replace(/_/g, ' '), limit: 20 }) };
+}
+
+/** The text of the tool results in a request (what `tool_search` answered). */
+export function toolResults(body: ChatRequestBody | undefined): string {
+  return (body?.messages ?? [])
+    .filter((m) => m.role === 'tool')
+    .map((m) => contentText(m.content))
+    .join('\n');
+}
+
 function answerChat(res: ServerResponse, body: ChatRequestBody): void {
   const id = `chatcmpl-standin-${++completionCounter}`;
   const created = Math.floor(Date.now() / 1000);
   const model = body.model ?? STANDIN_MODEL_ID;
   const usage = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
+  const call = searchCall(body);
+  if (call) {
+    answerToolCall(res, body, { id, created, model, usage }, call);
+    return;
+  }
   if (!body.stream) {
     sendJson(res, 200, {
       id,
@@ -124,6 +152,44 @@ function answerChat(res: ServerResponse, body: ChatRequestBody): void {
   frame([{ index: 0, delta: { content: STANDIN_REPLY.slice(half) }, finish_reason: null }]);
   frame([{ index: 0, delta: {}, finish_reason: 'stop' }]);
   if (body.stream_options?.include_usage) frame([], { usage });
+  res.write('data: [DONE]\n\n');
+  res.end();
+}
+
+function answerToolCall(
+  res: ServerResponse,
+  body: ChatRequestBody,
+  base: { id: string; created: number; model: string; usage: object },
+  call: { name: string; arguments: string },
+): void {
+  const toolCall = { id: `call_${base.id}`, type: 'function', function: call };
+  if (!body.stream) {
+    sendJson(res, 200, {
+      id: base.id,
+      object: 'chat.completion',
+      created: base.created,
+      model: base.model,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: null, tool_calls: [toolCall] },
+          finish_reason: 'tool_calls',
+        },
+      ],
+      usage: base.usage,
+    });
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const frame = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    res.write(
+      `data: ${JSON.stringify({ id: base.id, object: 'chat.completion.chunk', created: base.created, model: base.model, choices, ...extra })}\n\n`,
+    );
+  frame([
+    { index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, ...toolCall }] }, finish_reason: null },
+  ]);
+  frame([{ index: 0, delta: {}, finish_reason: 'tool_calls' }]);
+  if (body.stream_options?.include_usage) frame([], { usage: base.usage });
   res.write('data: [DONE]\n\n');
   res.end();
 }

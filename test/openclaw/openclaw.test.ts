@@ -12,7 +12,8 @@ import { CACHE_DIR, NODE_VERSION, OPENCLAW_VERSION } from '../../scripts/opencla
 import { startAgent, type TestAgent } from '../helpers/agents.js';
 import { envelope, post, sign } from '../helpers/envelopes.js';
 import { classifyToolPolicy } from '../../src/bridge/tool-policy.js';
-import { HOST_TOOLS, openclawAvailable, reviewAgents, startGateway, type Gateway } from './gateway.js';
+import { openclawAvailable, reviewAgents, startGateway, type Gateway } from './gateway.js';
+import { HOST_REACHING, deferredTools } from './offered.js';
 import {
   STANDIN_REPLY,
   contentText,
@@ -22,29 +23,6 @@ import {
   type ModelRequest,
   type ModelServer,
 } from './model-server.js';
-
-/**
- * Tools that reach the operator's machine or its devices: GATEWAY.md's list, plus what this OpenClaw
- * release calls some of them or offers beside them (`automations` is cron's new name; `ls`, `openclaw`,
- * `code_execution`, the file-transfer and terminal tools reach files, shells or paired nodes).
- */
-const HOST_REACHING = new Set<string>([
-  ...HOST_TOOLS,
-  'automations',
-  'ls',
-  'openclaw',
-  'code_execution',
-  'computer',
-  'terminal',
-  'portal',
-  'plugins',
-  'secrets',
-  'mobile_ui',
-  'file_fetch',
-  'file_write',
-  'dir_list',
-  'dir_fetch',
-]);
 
 /**
  * What a restricted agent may still be offered (the classifier's safe set, written out here so this test
@@ -67,16 +45,6 @@ interface HttpResult {
 }
 
 const marker = (label: string) => `${label}-${randomBytes(6).toString('hex')}`;
-
-/**
- * The tools the system prompt lists as reachable through OpenClaw's tool_search/tool_call meta tools
- * (their schemas are "deferred"): lines `- name (owner): …` under that heading.
- */
-function deferredTools(system: string): string[] {
-  const match = /deferred-schema tools:\n((?:- .*\n?)+)/.exec(system);
-  if (!match?.[1]) return [];
-  return [...match[1].matchAll(/^- ([A-Za-z0-9_.:-]+) \(/gm)].map((m) => m[1] ?? '');
-}
 
 /** The markdown heading (`## …`) under which `needle` appears in `text`. */
 function headingAbove(text: string, needle: string): string | undefined {

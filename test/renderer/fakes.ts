@@ -149,6 +149,8 @@ export function status(overrides: Partial<StatusResponse> = {}): StatusResponse 
     },
     gateway: {
       status: 'configured',
+      condition: 'up',
+      since: '2025-01-01T11:00:00Z',
       url: 'http://127.0.0.1:18789',
       model: 'openclaw/public',
       live: true,

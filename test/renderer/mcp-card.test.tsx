@@ -121,3 +121,17 @@ describe('the MCP card', () => {
     expect(data.refreshStatus).toHaveBeenCalled();
   });
 });
+
+describe('the MCP card: checking what the gateway gets', () => {
+  it('names the probe command that lists the tools (`--json`; without it OpenClaw prints only a count)', () => {
+    show(withMcp({ listedInGatewayConfig: true }));
+    const card = screen.getByTestId('mcp-card');
+    expect(within(card).getByTestId('mcp-probe-command').textContent).toBe(
+      'openclaw mcp probe agent-bridge --json',
+    );
+    expect(card.textContent).toContain('without --json it prints only a count');
+    cleanup();
+    show(withMcp({ outbound: 'off' }));
+    expect(screen.queryByTestId('mcp-probe-command')).toBeNull();
+  });
+});

@@ -19,13 +19,16 @@ const nothingHere = status({
   gateway: {
     ...status().gateway,
     status: 'missing GATEWAY_TOKEN',
+    condition: 'not-configured',
     url: 'http://127.0.0.1:18789',
     live: undefined,
     problem: { kind: 'not-configured', diagnosis: 'The gateway is not configured.', fix: 'Set it.', at },
   },
 });
 const withGateway = (gateway: Partial<StatusResponse['gateway']>): StatusResponse =>
-  status({ gateway: { ...status().gateway, status: 'configured', live: false, ...gateway } });
+  status({
+    gateway: { ...status().gateway, status: 'configured', condition: 'down', live: false, ...gateway },
+  });
 
 describe('when the Getting started step offers a gateway elsewhere', () => {
   it('offers it when no gateway was found on this machine', () => {
@@ -53,6 +56,7 @@ describe('when the Getting started step offers a gateway elsewhere', () => {
     const refused = withGateway({
       url: 'http://127.0.0.1:18789',
       live: true,
+      condition: 'token-wrong',
       problem: { kind: 'unauthorized', diagnosis: 'Token refused.', fix: 'Copy it.', at },
     });
     expect(setupSteps(refused)[0]?.offer).toBeUndefined();

@@ -52,13 +52,14 @@ describe('Overview: the agent callers reach', () => {
     expect(screen.queryByTestId('agent-missing')).toBeNull();
   });
 
-  it('warns in red that callers reach host tools, names them, and copies the snippet', async () => {
-    show(withAgent(EXPOSED));
+  it('warns in red that callers are refused because of host tools, names them, and copies the snippet', async () => {
+    show(withAgent({ ...EXPOSED, acceptance: { state: 'needed' } }));
     const gateway = screen.getByTestId('gateway-state');
     const warning = within(gateway).getByTestId('host-tools-warning');
     expect(warning.className).toContain('error');
     expect(warning.getAttribute('role')).toBe('alert');
-    expect(warning.textContent).toContain('Callers can reach this machine through agent “main”');
+    expect(warning.textContent).toContain('Callers are refused: agent “main” can reach this machine');
+    expect(warning.textContent).toContain('Until you decide, every call is refused');
     for (const tool of ['exec', 'read', 'write'])
       expect(within(warning).getByText(tool).tagName).toBe('CODE');
     expect(warning.textContent).toContain('agents.entries.main has no tools policy; tools.profile is "full"');
@@ -119,6 +120,144 @@ describe('Overview: the agent callers reach', () => {
     expect(screen.getByTestId('agent-skipped').textContent).toMatch(
       /explicit model \(gpt-4o\) is set, so the bridge cannot check that the agent exists or which tools/,
     );
+  });
+});
+
+describe('Overview: accepting an agent that exposes host tools (issue 15 finding 9)', () => {
+  const needed = withAgent({ ...EXPOSED, acceptance: { state: 'needed' } });
+
+  it('asks first, naming the tools, then accepts exactly that agent with exactly those tools', async () => {
+    const { calls, data } = show(needed, {
+      'POST /api/gateway/accept': { body: { agent: gatewayAgent(EXPOSED), gateway: needed.gateway } },
+    });
+    const warning = screen.getByTestId('host-tools-warning');
+    await act(async () => fireEvent.click(within(warning).getByTestId('accept-exposed-agent')));
+    // Nothing is sent before the operator confirms in the dialog, which names the risk and the tools.
+    expect(calls).toEqual([]);
+    const dialog = screen.getByRole('dialog');
+    expect(dialog.textContent).toContain('Let callers reach agent “main” with host tools?');
+    for (const tool of ['exec', 'read', 'write']) expect(within(dialog).getByText(tool).tagName).toBe('CODE');
+    expect(dialog.textContent).toContain(
+      'if the agent is offered other tools later, callers are refused again',
+    );
+    await act(async () =>
+      fireEvent.click(within(dialog).getByRole('button', { name: 'Accept and serve callers' })),
+    );
+    expect(calls).toEqual([
+      expect.objectContaining({
+        method: 'POST',
+        path: '/api/gateway/accept',
+        body: { agent: 'main', tools: ['exec', 'read', 'write'] },
+      }),
+    ]);
+    expect(data.refreshStatus).toHaveBeenCalled();
+  });
+
+  it('says why nothing was accepted when the tools changed meanwhile (409)', async () => {
+    show(needed, {
+      'POST /api/gateway/accept': {
+        status: 409,
+        body: { error: { message: 'Callers would not reach agent "main" with exactly those tools now.' } },
+      },
+    });
+    await act(async () => fireEvent.click(screen.getByTestId('accept-exposed-agent')));
+    const dialog = screen.getByRole('dialog');
+    await act(async () =>
+      fireEvent.click(within(dialog).getByRole('button', { name: 'Accept and serve callers' })),
+    );
+    expect(within(dialog).getByTestId('error-notice').textContent).toContain('Nothing was accepted');
+  });
+
+  it('once accepted: a standing warning with the date, and a way to refuse callers again', async () => {
+    const accepted = withAgent({ ...EXPOSED, acceptance: { state: 'accepted', at: '2025-01-02T10:00:00Z' } });
+    const { calls } = show(accepted, {
+      'POST /api/gateway/withdraw': { body: { agent: gatewayAgent(EXPOSED), gateway: accepted.gateway } },
+    });
+    const warning = screen.getByTestId('host-tools-warning');
+    expect(warning.className).toContain('warning');
+    expect(warning.textContent).toContain('Callers reach this machine through agent “main”: you accepted it');
+    expect(screen.queryByTestId('accept-exposed-agent')).toBeNull();
+    expect(
+      within(screen.getByTestId('gateway-state')).getByText('Exposes host tools (accepted)'),
+    ).toBeTruthy();
+    await act(async () => fireEvent.click(within(warning).getByTestId('withdraw-exposed-agent')));
+    expect(calls).toEqual([expect.objectContaining({ method: 'POST', path: '/api/gateway/withdraw' })]);
+  });
+
+  it('after a change of tools: refused again, saying what was accepted before', () => {
+    show(
+      withAgent({
+        ...EXPOSED,
+        acceptance: { state: 'changed', tools: ['read'], at: '2025-01-02T10:00:00Z' },
+      }),
+    );
+    const warning = screen.getByTestId('host-tools-warning');
+    expect(warning.className).toContain('error');
+    expect(screen.getByTestId('acceptance-changed').textContent).toMatch(
+      /You accepted it on .+ with read; its tools have changed since, so callers are refused again\./,
+    );
+    expect(within(warning).getByTestId('accept-exposed-agent')).toBeTruthy();
+  });
+
+  it('a config OpenClaw has not loaded: callers are refused, with the command that says why', () => {
+    const notLoaded = 'the file has "public", which the gateway does not run';
+    show(
+      withAgent({
+        tools: {
+          verdict: 'unknown',
+          detail: `OpenClaw has not loaded its config file (${notLoaded}).`,
+          notLoaded,
+        },
+      }),
+    );
+    const notice = screen.getByTestId('config-not-loaded');
+    expect(notice.className).toContain('error');
+    expect(notice.textContent).toContain(notLoaded);
+    expect(notice.textContent).toContain('openclaw config validate');
+    expect(screen.queryByTestId('tools-unknown')).toBeNull();
+    expect(within(screen.getByTestId('gateway-state')).getByText('Config not loaded')).toBeTruthy();
+  });
+});
+
+describe('Overview: the gateway state is one word from the server (issue 16 item 3)', () => {
+  const withGateway = (gateway: Partial<StatusResponse['gateway']>): StatusResponse => {
+    const base = status();
+    return status({ gateway: { ...base.gateway, ...gateway } });
+  };
+  const problem = {
+    kind: 'unreachable',
+    diagnosis: 'Could not reach the gateway.',
+    fix: 'Start it.',
+    at: 't',
+  };
+
+  it.each([
+    ['down', 'Unreachable', 'not answering'],
+    ['token-wrong', 'Token refused', 'refusing the token'],
+    ['failing', 'Problem', 'chat calls failing'],
+  ] as const)('%s: the badge, the state line and the red problem', (condition, badge, words) => {
+    show(withGateway({ condition, live: condition !== 'down', problem }));
+    const gateway = screen.getByTestId('gateway-state');
+    expect(within(gateway).getByText(badge)).toBeTruthy();
+    expect(within(gateway).getByTestId('gateway-condition').textContent).toMatch(
+      new RegExp(`^${words} since`),
+    );
+    expect(within(gateway).getByTestId('gateway-problem').textContent).toContain(
+      'Could not reach the gateway.',
+    );
+    expect(
+      within(screen.getByTestId('getting-started')).getByText(/Could not reach the gateway\. Start it\./),
+    ).toBeTruthy();
+  });
+
+  it('up after a check: no red box and the step done, though the last call had failed', () => {
+    show(withGateway({ condition: 'up', live: true, lastCallOk: false }));
+    const gateway = screen.getByTestId('gateway-state');
+    expect(within(gateway).getByText('Reachable')).toBeTruthy();
+    expect(within(gateway).queryByTestId('gateway-problem')).toBeNull();
+    expect(within(gateway).getByText('failed')).toBeTruthy(); // the last chat call, said plainly
+    const step = screen.getAllByTestId('setup-step').find((li) => li.dataset.step === 'gateway');
+    expect(step?.dataset.state).toBe('done');
   });
 });
 

@@ -128,7 +128,11 @@ describe('timeouts in seconds', () => {
     const timeouts = SECTIONS.flatMap((section) => section.fields).filter((field) =>
       /Timeout|Ms$|Seconds$/.test(field.name),
     );
-    expect(timeouts.map((field) => field.name)).toEqual(['gatewayTimeoutMs', 'outboundTimeoutMs']);
+    expect(timeouts.map((field) => field.name).sort()).toEqual([
+      'delegationMaxLifetimeSeconds',
+      'gatewayTimeoutMs',
+      'outboundTimeoutMs',
+    ]);
     for (const field of timeouts) expect(field.label).toMatch(/\(seconds\)$/);
   });
 });

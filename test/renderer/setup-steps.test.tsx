@@ -29,6 +29,7 @@ describe('getting started', () => {
     const problem = withChange({
       gateway: {
         ...base.gateway,
+        condition: 'failing',
         problem: {
           kind: 'endpoint-disabled',
           diagnosis: 'Chat endpoint is off.',
@@ -38,7 +39,9 @@ describe('getting started', () => {
       },
     });
     expect(setupSteps(problem)[0]).toMatchObject({ done: false, next: 'Chat endpoint is off. Enable it.' });
-    const missing = withChange({ gateway: { ...base.gateway, status: 'missing GATEWAY_TOKEN' } });
+    const missing = withChange({
+      gateway: { ...base.gateway, status: 'missing GATEWAY_TOKEN', condition: 'not-configured' },
+    });
     expect(setupSteps(missing)[0]?.next).toMatch(
       /missing its GATEWAY_TOKEN: set its URL and token in Settings/,
     );
@@ -89,9 +92,39 @@ describe('getting started: the agent callers reach', () => {
     )[0];
     expect(step?.done).toBe(false);
     expect(step?.next).toMatch(
-      /agent "main", which can use exec, write: anyone you let in could run commands/,
+      /Callers are refused: agent "main" can use exec, write, so anyone you let in could run commands/,
     );
-    expect(step?.next).toMatch(/Restrict it with the snippet/);
+    expect(step?.next).toMatch(/Give callers a restricted agent with the snippet/);
+    expect(step?.next).toMatch(/accept this agent with these tools there/);
+  });
+
+  it('is done once the operator accepted that agent with those tools, and not when they changed', () => {
+    const exposed = {
+      id: 'main',
+      tools: { verdict: 'exposes-host-tools' as const, tools: ['exec'], detail: 'profile "full"' },
+    };
+    expect(states(withAgent({ ...exposed, acceptance: { state: 'accepted', at: 't' } }))[0]).toBe(
+      'gateway:done',
+    );
+    const changed = { state: 'changed' as const, tools: [], at: 't' };
+    expect(states(withAgent({ ...exposed, acceptance: changed }))[0]).toBe('gateway:todo');
+  });
+
+  it('is not done while OpenClaw has not loaded its config file, and says how to find out why', () => {
+    const step = setupSteps(
+      withAgent({
+        tools: {
+          verdict: 'unknown',
+          detail: 'd',
+          notLoaded: 'the file has "public", which the gateway does not run',
+        },
+      }),
+    )[0];
+    expect(step?.done).toBe(false);
+    expect(step?.next).toMatch(
+      /Callers are refused: OpenClaw has not loaded its config file \(the file has "public"/,
+    );
+    expect(step?.next).toMatch(/openclaw config validate/);
   });
 
   it('is done when the agent could not be checked or an explicit model is set (the card says so)', () => {
@@ -112,7 +145,14 @@ describe('getting started: the agent callers reach', () => {
 
   it('reports an unreachable gateway before the agent', () => {
     const step = setupSteps(
-      withChange({ gateway: { ...base.gateway, live: false, agent: gatewayAgent({ check: 'missing' }) } }),
+      withChange({
+        gateway: {
+          ...base.gateway,
+          condition: 'down',
+          live: false,
+          agent: gatewayAgent({ check: 'missing' }),
+        },
+      }),
     )[0];
     expect(step?.next).toBe('The gateway does not answer: start it and check its URL.');
   });

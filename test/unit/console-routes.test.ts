@@ -38,7 +38,7 @@ const app = {
   registrar: { current: { status: 'registered' } },
   register: async () =>
     answer({ id: 'agent://x', name: 'x', registeredAt: '2026-01-01T00:00:00Z', url: 'u' }),
-  currentSettings: { tunnel: 'localtunnel' },
+  currentSettings: { tunnel: 'localtunnel', acceptedExposedAgent: { agent: 'main', tools: [], at: '' } },
   startTunnel: () => answer(undefined),
   stopTunnel: () => undefined,
   access: {
@@ -47,7 +47,11 @@ const app = {
     deny: () => answer(1),
     revoke: () => answer(undefined),
   },
-  gatewayTarget: { reset: async () => answer({ status: 'found' }) },
+  probeGatewayNow: async () => answer({ condition: 'up' }),
+  gatewayTarget: {
+    view: { id: 'main', check: 'present' },
+    acceptance: (agent: string, tools: string[]) => answer({ agent, tools, at: '2026-01-01T00:00:00Z' }),
+  },
   selfTest: async () => answer({ ok: true, stages: [] }),
 } as unknown as AgentBridgeApp;
 
@@ -115,6 +119,8 @@ const ROUTES: [method: string, path: string, body?: unknown][] = [
   ['POST', '/api/access/deny', { sender: 'agent://a' }],
   ['POST', '/api/access/revoke', { sender: 'agent://a' }],
   ['POST', '/api/gateway/check'],
+  ['POST', '/api/gateway/accept', { agent: 'main', tools: ['exec'] }],
+  ['POST', '/api/gateway/withdraw'],
   ['GET', '/api/mcp'],
   ['POST', '/api/mcp/token'],
   ['GET', '/api/settings'],

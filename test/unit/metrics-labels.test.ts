@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { GatewayState } from '../../src/app.js';
 import type { EnvelopeEvent } from '../../src/agent/events.js';
-import { envelopeLabels, gatewayHealth } from '../../src/metrics/labels.js';
+import { envelopeLabels } from '../../src/metrics/labels.js';
 import { PIPELINE_STEPS } from '../../src/protocol/console-api.js';
 import { parseServeArgs } from '../../src/settings/flags.js';
 
@@ -42,28 +41,6 @@ describe('envelopeLabels', () => {
     const odd = event({ mode: 'carrier-pigeon' as never, verdict: 'agent://attacker.example' as never });
     expect(envelopeLabels(odd)).toEqual({ mode: 'other', verdict: 'refused', step: 'other' });
     expect(envelopeLabels(event({ mode: undefined })).mode).toBe('none');
-  });
-});
-
-describe('gatewayHealth', () => {
-  const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, seconds)).toISOString();
-  const configured: GatewayState = { status: 'configured' };
-  const failed = { ok: false as const, problem: 'timeout', diagnosis: 'd', fix: 'f' };
-
-  it('not-configured, then unknown until a probe or a call says more', () => {
-    expect(gatewayHealth({ status: 'missing GATEWAY_TOKEN' })).toBe('not-configured');
-    expect(gatewayHealth(configured)).toBe('unknown');
-    expect(gatewayHealth({ ...configured, probe: { live: true, checkedAt: at(1) } })).toBe('up');
-    expect(gatewayHealth({ ...configured, lastCall: { ok: true, at: at(1) } })).toBe('up');
-  });
-
-  it('a failed call is down even with a live probe; a failed probe only when newer than the last good call', () => {
-    const live = { live: true, checkedAt: at(5) };
-    expect(gatewayHealth({ ...configured, probe: live, lastCall: { ...failed, at: at(1) } })).toBe('down');
-    const dead = { live: false, checkedAt: at(5) };
-    expect(gatewayHealth({ ...configured, probe: dead })).toBe('down');
-    expect(gatewayHealth({ ...configured, probe: dead, lastCall: { ok: true, at: at(1) } })).toBe('down');
-    expect(gatewayHealth({ ...configured, probe: dead, lastCall: { ok: true, at: at(9) } })).toBe('up');
   });
 });
 

@@ -6,12 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import JSON5 from 'json5';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  classifyToolPolicy,
-  configuredAgents,
-  readToolExposure,
-  restrictedAgentSnippet,
-} from '../../src/bridge/tool-policy.js';
+import { restrictedAgentSnippet } from '../../src/bridge/agent-snippet.js';
+import { classifyToolPolicy, configuredAgents, readToolExposure } from '../../src/bridge/tool-policy.js';
 
 // dist/tool-catalog-CLTpLFor.mjs: CORE_TOOL_GROUPS (one group per section) ...
 const GROUP = {

@@ -9,6 +9,7 @@ import type {
   ApiError,
   ConsoleTokenResponse,
   GatewayAgentView,
+  GatewayCheckResponse,
   McpResponse,
   SelfTestResponse,
   SettingsResponse,
@@ -123,8 +124,13 @@ export function createApiClient(options: ApiClientOptions) {
     /** Turns a waiting sender down: its held tasks fail; it is refused until its request would have expired. */
     denySender: (sender: string) => json<AccessChangeResponse>('POST', '/api/access/deny', { sender }),
     revokeSender: (sender: string) => json<AccessChangeResponse>('POST', '/api/access/revoke', { sender }),
-    /** Checks the gateway's target agent (exists? which tools?) now. */
-    checkGatewayAgent: () => json<{ agent: GatewayAgentView }>('POST', '/api/gateway/check', {}),
+    /** Probes the gateway now (health, agent list, tool policy): "Check again". */
+    checkGatewayAgent: () => json<GatewayCheckResponse>('POST', '/api/gateway/check', {}),
+    /** Lets callers reach an agent that exposes host tools: exactly this agent with exactly these tools. */
+    acceptGatewayAgent: (agent: string, tools: string[]) =>
+      json<GatewayCheckResponse>('POST', '/api/gateway/accept', { agent, tools }),
+    /** Takes that back: callers are refused again. */
+    withdrawGatewayAgent: () => json<GatewayCheckResponse>('POST', '/api/gateway/withdraw', {}),
     /** The MCP server's URL, its token and the exact `openclaw mcp` commands (the token: only on request). */
     mcp: () => json<McpResponse>('GET', '/api/mcp'),
     /** A new MCP token: the old one stops working at once, so the gateway's config needs the new one. */

@@ -13,6 +13,8 @@ export type {
   ApprovedSenderView,
   ConsoleTokenResponse,
   GatewayAgentView,
+  GatewayCheckResponse,
+  GatewayCondition,
   GatewayView,
   KeyView,
   McpResponse,

@@ -2,12 +2,15 @@
  * The agent on the gateway that callers reach, and what it can do: the bridge's security boundary
  * (GATEWAY.md, "Who the caller becomes on the gateway"). Shown on the Overview and in Settings → Gateway.
  */
+import { useState } from 'react';
 import type { ApiClient } from '../api/client';
 import type { GatewayAgentView } from '../api/contract';
 import { useAction } from '../hooks/useAction';
-import { formatTime } from '../lib/format';
+import { formatDateTime, formatTime } from '../lib/format';
+import { ConfirmDialog } from './ConfirmDialog';
 import { CopyButton } from './CopyButton';
 import { ErrorNotice, Notice } from './States';
+import { RichText } from './Text';
 
 /** How the agent reads in one phrase: "openclaw/public" or the explicit model. */
 export function agentName(agent: GatewayAgentView): string {
@@ -20,7 +23,7 @@ export function AgentSnippet({ snippet }: { snippet: string }) {
     <div className="snippet">
       <div className="snippet-head">
         <span className="preview-label">
-          Add to <code>~/.openclaw/openclaw.json</code>, then restart the gateway:
+          Merge into <code>~/.openclaw/openclaw.json</code> (the gateway applies it without a restart):
         </span>
         <CopyButton value={snippet} label="Copy the agent config" />
       </div>
@@ -42,7 +45,7 @@ interface CheckAgainButtonProps extends CheckAgainProps {
   compact?: boolean;
 }
 
-/** POST /api/gateway/check: after the operator changed the gateway's config. */
+/** POST /api/gateway/check: probes the gateway now, after the operator changed or restarted it. */
 export function CheckAgain({ api, onChecked, compact = false }: CheckAgainButtonProps) {
   const check = useAction(async () => {
     const { agent } = await api.checkGatewayAgent();
@@ -74,6 +77,8 @@ export function CheckAgain({ api, onChecked, compact = false }: CheckAgainButton
 
 function checkOutcome(agent: GatewayAgentView): string {
   if (agent.check === 'missing') return 'the agent is still missing.';
+  if (agent.tools.verdict === 'unknown' && agent.tools.notLoaded)
+    return 'OpenClaw still runs another config.';
   if (agent.tools.verdict === 'exposes-host-tools') return 'it still exposes host tools.';
   if (agent.check === 'unknown') return 'the gateway could not say.';
   return 'looks right now.';
@@ -84,35 +89,31 @@ interface AgentNoticesProps extends CheckAgainProps {
 }
 
 /**
- * The two states in which the bridge must not be left as it is: callers reach the operator's machine
- * (red: host tools), or reach nothing at all (red: the agent is missing). Each with the fix and the snippet.
+ * The states in which the bridge must not be left as it is: callers reach the operator's machine (an agent
+ * with host tools: refused until accepted, then a standing warning), reach nothing at all (the agent is
+ * missing), or an agent the bridge cannot check (OpenClaw has not loaded its config file). Each with the fix.
  */
 export function GatewayAgentNotices({ agent, api, onChecked }: AgentNoticesProps) {
   const name = agentName(agent);
   if (agent.tools.verdict === 'exposes-host-tools') {
+    return <ExposedAgentNotice agent={agent} tools={agent.tools} api={api} onChecked={onChecked} />;
+  }
+  if (agent.tools.verdict === 'unknown' && agent.tools.notLoaded) {
     return (
       <Notice
         tone="error"
-        title={`Callers can reach this machine through agent “${name}”`}
-        testId="host-tools-warning"
+        title={`Callers are refused: OpenClaw has not loaded its config file`}
+        testId="config-not-loaded"
       >
         <p className="notice-message">
-          The agent callers reach on your gateway is offered host tools:{' '}
-          <span className="tool-list">
-            {agent.tools.tools.map((tool) => (
-              <code key={tool}>{tool}</code>
-            ))}
-          </span>
-          . Anyone you let in can ask it to run commands, or to read and change files, on this machine.
+          <RichText text={agent.tools.detail} />
         </p>
-        <p className="notice-meta">{agent.tools.detail}</p>
         <p className="notice-fix">
           <span className="fix-label">Fix: </span>
-          give callers a restricted agent: add the entry below (or deny these tools in the agent’s{' '}
-          <code>tools</code>), restart the gateway, then check again. Or choose a restricted agent for callers
-          (Settings → Gateway, “Agent for callers”).
+          run <code>openclaw config validate</code> where the gateway runs and fix what it reports; the
+          gateway reloads a valid file by itself. Until the file and the gateway agree, every call to “{name}”
+          is refused.
         </p>
-        <AgentSnippet snippet={agent.snippet} />
         <CheckAgain api={api} onChecked={onChecked} />
       </Notice>
     );
@@ -137,8 +138,8 @@ export function GatewayAgentNotices({ agent, api, onChecked }: AgentNoticesProps
         </p>
         <p className="notice-fix">
           <span className="fix-label">Fix: </span>
-          add this restricted agent to the gateway’s config, restart the gateway, then check again. Or choose
-          one it has for callers (Settings → Gateway, “Agent for callers”).
+          add this restricted agent to the gateway’s config (OpenClaw applies it without a restart), then
+          check again. Or choose one it has for callers (Settings → Gateway, “Agent for callers”).
         </p>
         <AgentSnippet snippet={agent.snippet} />
         <CheckAgain api={api} onChecked={onChecked} />
@@ -146,4 +147,115 @@ export function GatewayAgentNotices({ agent, api, onChecked }: AgentNoticesProps
     );
   }
   return null;
+}
+
+interface ExposedAgentProps extends CheckAgainProps {
+  agent: GatewayAgentView;
+  tools: { tools: string[]; detail: string };
+}
+
+/**
+ * An agent offered host tools. Callers are refused until the operator accepts exactly this agent with
+ * exactly these tools (a new tool asks again); after that a standing warning, with the way back.
+ */
+function ExposedAgentNotice({ agent, tools, api, onChecked }: ExposedAgentProps) {
+  const name = agentName(agent);
+  const [confirming, setConfirming] = useState(false);
+  const accept = useAction(async () => {
+    await api.acceptGatewayAgent(name, tools.tools);
+    setConfirming(false);
+    await onChecked();
+  });
+  const withdraw = useAction(async () => {
+    await api.withdrawGatewayAgent();
+    await onChecked();
+  });
+  const acceptance = agent.acceptance ?? { state: 'needed' };
+  const accepted = acceptance.state === 'accepted';
+  const toolList = (
+    <span className="tool-list">
+      {tools.tools.map((tool) => (
+        <code key={tool}>{tool}</code>
+      ))}
+    </span>
+  );
+  return (
+    <Notice
+      tone={accepted ? 'warning' : 'error'}
+      title={
+        accepted
+          ? `Callers reach this machine through agent “${name}”: you accepted it`
+          : `Callers are refused: agent “${name}” can reach this machine`
+      }
+      testId="host-tools-warning"
+    >
+      <p className="notice-message">
+        The agent callers reach on your gateway is offered host tools: {toolList}. Anyone you let in can ask
+        it to run commands, or to read and change files, on this machine.{' '}
+        {accepted
+          ? `You accepted that on ${formatDateTime(acceptance.at)}; the bridge asks again if its tools change.`
+          : 'Until you decide, every call is refused, as if the agent were missing.'}
+      </p>
+      {acceptance.state === 'changed' ? (
+        <p className="notice-message" data-testid="acceptance-changed">
+          You accepted it on {formatDateTime(acceptance.at)} with{' '}
+          {acceptance.tools.length > 0 ? acceptance.tools.join(', ') : 'no host tools'}; its tools have
+          changed since, so callers are refused again.
+        </p>
+      ) : null}
+      <p className="notice-meta">{tools.detail}</p>
+      <p className="notice-fix">
+        <span className="fix-label">Fix: </span>
+        give callers a restricted agent: add the entry below (or deny these tools in the agent’s{' '}
+        <code>tools</code>), then check again. Or choose a restricted agent for callers (Settings → Gateway,
+        “Agent for callers”).
+      </p>
+      <AgentSnippet snippet={agent.snippet} />
+      <div className="actions">
+        {accepted ? (
+          <button
+            type="button"
+            className="button"
+            data-testid="withdraw-exposed-agent"
+            onClick={() => void withdraw.run()}
+            disabled={withdraw.busy}
+          >
+            {withdraw.busy ? 'Refusing…' : 'Refuse callers again'}
+          </button>
+        ) : (
+          <button
+            type="button"
+            className="button danger"
+            data-testid="accept-exposed-agent"
+            onClick={() => {
+              accept.reset();
+              setConfirming(true);
+            }}
+          >
+            Serve callers with these tools…
+          </button>
+        )}
+      </div>
+      {withdraw.error ? <ErrorNotice error={withdraw.error} title="Callers are still served" /> : null}
+      <CheckAgain api={api} onChecked={onChecked} />
+      <ConfirmDialog
+        open={confirming}
+        title={`Let callers reach agent “${name}” with host tools?`}
+        confirmLabel="Accept and serve callers"
+        tone="danger"
+        busy={accept.busy}
+        onCancel={() => setConfirming(false)}
+        onConfirm={() => void accept.run()}
+      >
+        <p>
+          Every caller your access policy lets in can then ask “{name}” to use {toolList} on this machine,
+          with your accounts and files. A prompt-injection screen does not stop that.
+        </p>
+        <p>
+          You accept these tools only: if the agent is offered other tools later, callers are refused again.
+        </p>
+        {accept.error ? <ErrorNotice error={accept.error} title="Nothing was accepted" /> : null}
+      </ConfirmDialog>
+    </Notice>
+  );
 }

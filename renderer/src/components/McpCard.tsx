@@ -70,6 +70,11 @@ export function McpCommand({ command, label, testId }: { command: string; label:
   );
 }
 
+/** `openclaw mcp probe <server> --json`: the server is the prefix of its tools' names (`<server>__*`). */
+export function probeCommand(toolGlob: string): string {
+  return `openclaw mcp probe ${toolGlob.replace(/__\*$/, '')} --json`;
+}
+
 function glance(mcp: McpStatusView): { tone: Tone; label: string } {
   if (mcp.outbound === 'off') return { tone: 'neutral', label: 'calls out off' };
   if (mcp.movedFrom || mcp.gatewayConfigProblem) return { tone: 'warn', label: 'needs an update' };
@@ -196,6 +201,14 @@ export function McpCard({ api, mcp, mcpView, onChange }: McpCardProps) {
       ) : (
         <RevealButton mcpView={mcpView} label="Show the token and the command" />
       )}
+
+      {mcp.outbound !== 'off' ? (
+        <McpCommand
+          command={probeCommand(mcp.toolGlob)}
+          label="See the tools your gateway gets (without --json it prints only a count):"
+          testId="mcp-probe-command"
+        />
+      ) : null}
 
       <details className="mcp-policy">
         <summary>Keep these tools from callers</summary>

@@ -59,33 +59,26 @@ function mcpStep(mcp: StatusResponse['mcp']): SetupStep {
 function gatewayStep(gateway: StatusResponse['gateway']): SetupStep {
   const title = 'Connect your gateway';
   const offer = noGatewayHere(gateway) ? { offer: 'remote-gateway' as const } : {};
-  if (gateway.status !== 'configured') {
-    return {
-      id: 'gateway',
-      title,
-      done: false,
-      ...offer,
-      next: `The gateway is ${gateway.status.replace('missing', 'missing its')}: set its URL and token in Settings → Gateway. Next to OpenClaw, both are read from ~/.openclaw/openclaw.json.`,
-    };
+  const todo = (next: string): SetupStep => ({ id: 'gateway', title, done: false, next, ...offer });
+  switch (gateway.condition) {
+    case 'not-configured':
+      return todo(
+        `The gateway is ${gateway.status.replace('missing', 'missing its')}: set its URL and token in Settings → Gateway. Next to OpenClaw, both are read from ~/.openclaw/openclaw.json.`,
+      );
+    case 'unknown':
+      return todo('Checking the gateway…');
+    case 'down':
+    case 'token-wrong':
+    case 'failing':
+      return todo(
+        gateway.problem
+          ? `${gateway.problem.diagnosis} ${gateway.problem.fix}`
+          : 'The gateway does not answer: start it and check its URL.',
+      );
+    case 'agent-missing':
+    case 'up':
+      return agentStep(gateway.agent, title);
   }
-  if (gateway.problem)
-    return {
-      id: 'gateway',
-      title,
-      done: false,
-      ...offer,
-      next: `${gateway.problem.diagnosis} ${gateway.problem.fix}`,
-    };
-  if (gateway.live === false)
-    return {
-      id: 'gateway',
-      title,
-      done: false,
-      ...offer,
-      next: 'The gateway does not answer: start it and check its URL.',
-    };
-  if (gateway.live === undefined) return { id: 'gateway', title, done: false, next: 'Checking the gateway…' };
-  return agentStep(gateway.agent, title);
 }
 
 /**
@@ -93,9 +86,8 @@ function gatewayStep(gateway: StatusResponse['gateway']): SetupStep {
  * environment or ~/.openclaw/openclaw.json), or nothing answers at the loopback address the bridge uses.
  */
 function noGatewayHere(gateway: StatusResponse['gateway']): boolean {
-  if (gateway.status !== 'configured') return true;
-  const unreachable = gateway.problem ? gateway.problem.kind === 'unreachable' : gateway.live === false;
-  return unreachable && isLoopbackUrl(gateway.url);
+  if (gateway.condition === 'not-configured') return true;
+  return gateway.condition === 'down' && isLoopbackUrl(gateway.url);
 }
 
 function isLoopbackUrl(url: string): boolean {
@@ -128,32 +120,25 @@ export function remoteGatewayProblem(url: string, token: string): string | undef
   return undefined;
 }
 
-/** The gateway answers; the agent callers reach must exist and must not hand them this machine. */
+/** The gateway answers; the agent callers reach must exist and must not hand them this machine unasked. */
 function agentStep(agent: StatusResponse['gateway']['agent'], title: string): SetupStep {
   const name = `"${agent.id ?? agent.model}"`;
-  if (agent.check === 'checking') {
-    return {
-      id: 'gateway',
-      title,
-      done: false,
-      next: `Checking that the gateway has the agent ${name} for callers…`,
-    };
-  }
+  const todo = (next: string): SetupStep => ({ id: 'gateway', title, done: false, next });
+  if (agent.check === 'checking') return todo(`Checking that the gateway has the agent ${name} for callers…`);
   if (agent.check === 'missing') {
-    return {
-      id: 'gateway',
-      title,
-      done: false,
-      next: `The gateway has no agent ${name} for callers, so nothing is forwarded. Add the restricted agent shown in the Gateway card to ~/.openclaw/openclaw.json, restart the gateway, then press Check again (or choose another agent in Settings → Gateway).`,
-    };
+    return todo(
+      `The gateway has no agent ${name} for callers, so nothing is forwarded. Add the restricted agent shown in the Gateway card to ~/.openclaw/openclaw.json (OpenClaw applies it without a restart), then press Check again (or choose another agent in Settings → Gateway).`,
+    );
   }
-  if (agent.tools.verdict === 'exposes-host-tools') {
-    return {
-      id: 'gateway',
-      title,
-      done: false,
-      next: `Callers would reach agent ${name}, which can use ${agent.tools.tools.join(', ')}: anyone you let in could run commands or read and change files on this machine. Restrict it with the snippet in the Gateway card (or choose a restricted agent in Settings → Gateway), restart the gateway, then press Check again.`,
-    };
+  if (agent.tools.verdict === 'unknown' && agent.tools.notLoaded) {
+    return todo(
+      `Callers are refused: OpenClaw has not loaded its config file (${agent.tools.notLoaded}). Run \`openclaw config validate\` where the gateway runs, fix what it reports, then press Check again.`,
+    );
+  }
+  if (agent.tools.verdict === 'exposes-host-tools' && agent.acceptance?.state !== 'accepted') {
+    return todo(
+      `Callers are refused: agent ${name} can use ${agent.tools.tools.join(', ')}, so anyone you let in could run commands or read and change files on this machine. Give callers a restricted agent with the snippet in the Gateway card (or choose one in Settings → Gateway), then press Check again; or, if you mean it, accept this agent with these tools there.`,
+    );
   }
   return { id: 'gateway', title, done: true };
 }

@@ -23,14 +23,35 @@ export function tunnelGlance(tunnel: StatusResponse['tunnel']): Glance {
 }
 
 export function gatewayGlance(gateway: GatewayView): Glance {
-  if (gateway.status !== 'configured') return { tone: 'bad', label: 'Not configured' };
-  if (gateway.problem) return { tone: 'bad', label: 'Problem' };
-  if (gateway.live === false) return { tone: 'bad', label: 'Unreachable' };
-  if (gateway.agent.check === 'missing') return { tone: 'bad', label: 'Agent missing' };
-  if (gateway.agent.tools.verdict === 'exposes-host-tools')
-    return { tone: 'bad', label: 'Exposes host tools' };
-  if (gateway.live === true) return { tone: 'ok', label: 'Reachable' };
-  return { tone: 'neutral', label: 'Not checked yet' };
+  switch (gateway.condition) {
+    case 'not-configured':
+      return { tone: 'bad', label: 'Not configured' };
+    case 'down':
+      return { tone: 'bad', label: 'Unreachable' };
+    case 'token-wrong':
+      return { tone: 'bad', label: 'Token refused' };
+    case 'agent-missing':
+      return { tone: 'bad', label: 'Agent missing' };
+    case 'failing':
+      return { tone: 'bad', label: 'Problem' };
+    case 'unknown':
+      return { tone: 'neutral', label: 'Not checked yet' };
+    case 'up':
+      return agentGlance(gateway.agent);
+  }
+}
+
+/** The gateway answers: what callers reach through it. */
+function agentGlance(agent: GatewayView['agent']): Glance {
+  if (agent.check === 'missing') return { tone: 'bad', label: 'Agent missing' };
+  if (agent.tools.verdict === 'unknown' && agent.tools.notLoaded)
+    return { tone: 'bad', label: 'Config not loaded' };
+  if (agent.tools.verdict === 'exposes-host-tools') {
+    return agent.acceptance?.state === 'accepted'
+      ? { tone: 'warn', label: 'Exposes host tools (accepted)' }
+      : { tone: 'bad', label: 'Exposes host tools' };
+  }
+  return { tone: 'ok', label: 'Reachable' };
 }
 
 export function registryGlance(registry: RegistryStatus): Glance {

@@ -268,8 +268,11 @@ function GatewayCard(props: { api: ApiClient; gateway: GatewayView; onChange: ()
     gateway.problem && !(gateway.problem.kind === 'agent-missing' && agent.check === 'missing')
       ? gateway.problem
       : undefined;
-  // The agent's alarms carry a config snippet: give them room.
-  const alarm = agent.check === 'missing' || agent.tools.verdict === 'exposes-host-tools';
+  // The agent's alarms carry a config snippet or a decision: give them room.
+  const alarm =
+    agent.check === 'missing' ||
+    agent.tools.verdict === 'exposes-host-tools' ||
+    (agent.tools.verdict === 'unknown' && agent.tools.notLoaded !== undefined);
   return (
     <Card
       title="Gateway"
@@ -280,6 +283,11 @@ function GatewayCard(props: { api: ApiClient; gateway: GatewayView; onChange: ()
       <div data-state={glance.tone} className="state-body">
         <dl className="fields">
           <Field label="Configuration">{gateway.status}</Field>
+          <Field label="State">
+            <span data-testid="gateway-condition" data-condition={gateway.condition}>
+              {CONDITION_WORDS[gateway.condition]} since {formatTime(gateway.since)}
+            </span>
+          </Field>
           <Field label="URL">{gateway.url ? <code>{gateway.url}</code> : 'not set'}</Field>
           <Field label="Callers reach">
             {agent.id ? (
@@ -325,7 +333,10 @@ function GatewayCard(props: { api: ApiClient; gateway: GatewayView; onChange: ()
             Could not check the agent: {agent.detail}.
           </p>
         ) : null}
-        {agent.tools.verdict === 'unknown' && agent.check !== 'skipped' && agent.check !== 'missing' ? (
+        {agent.tools.verdict === 'unknown' &&
+        !agent.tools.notLoaded &&
+        agent.check !== 'skipped' &&
+        agent.check !== 'missing' ? (
           <p className="muted small" data-testid="tools-unknown">
             Tool policy unknown: <RichText text={agent.tools.detail} />
           </p>
@@ -351,6 +362,16 @@ function GatewayCard(props: { api: ApiClient; gateway: GatewayView; onChange: ()
     </Card>
   );
 }
+
+const CONDITION_WORDS: Record<GatewayView['condition'], string> = {
+  up: 'answering',
+  down: 'not answering',
+  'token-wrong': 'refusing the token',
+  'agent-missing': 'no agent for callers',
+  failing: 'chat calls failing',
+  unknown: 'not checked yet',
+  'not-configured': 'not configured',
+};
 
 function agentCheckText(agent: GatewayAgentView): string {
   switch (agent.check) {

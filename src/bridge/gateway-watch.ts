@@ -1,0 +1,161 @@
+// Keeps the gateway state (gateway-state.ts) current: probes the gateway (GET /health and, through the
+// target, GET /v1/models; never chat) at start, periodically and on request, and feeds it every chat
+// call's outcome. Each transition is reported once.
+import type { GatewayOutcome } from './chat-skill.js';
+import type { GatewayError } from './diagnosis.js';
+import type { ResolvedGateway } from './gateway-config.js';
+import { probeGateway, type GatewayHealth } from './gateway-health.js';
+import {
+  GatewayStateMachine,
+  type GatewaySnapshot,
+  type GatewayTransition,
+  type ProbeFindings,
+  type ProblemText,
+} from './gateway-state.js';
+import type { GatewayTarget } from './gateway-target.js';
+
+export interface GatewayWatchOptions {
+  gateway(): ResolvedGateway;
+  target: GatewayTarget;
+  now?: () => number;
+  onTransition(transition: GatewayTransition): void;
+}
+
+export class GatewayWatch {
+  private readonly machine: GatewayStateMachine;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<GatewaySnapshot> | undefined;
+  private first: Promise<GatewaySnapshot> | undefined;
+  /** Whether probes ask GET /health (off when the periodic probe is off: only the agent list is asked). */
+  private asksHealth = true;
+  /** Bumped by every settings change: a probe of the gateway as it was must not report. */
+  private generation = 0;
+
+  constructor(private readonly options: GatewayWatchOptions) {
+    this.machine = new GatewayStateMachine(options.gateway().status, options.now);
+  }
+
+  get snapshot(): GatewaySnapshot {
+    return this.machine.snapshot;
+  }
+
+  /** Probes now and every `everyMs`; with 0, only the agent for callers is checked, once. */
+  start(everyMs: number): void {
+    this.asksHealth = everyMs > 0;
+    this.first = this.probeNow();
+    if (everyMs > 0) {
+      this.timer = setInterval(() => void this.probeNow(), everyMs);
+      this.timer.unref();
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /**
+   * Whether callers are served as far as the bridge knows: the gateway answers (or was not asked yet) and
+   * the agent for callers may be reached. `/agent/health` says `degraded` otherwise.
+   */
+  serving(): boolean {
+    const { condition } = this.snapshot;
+    return (condition === 'up' || condition === 'unknown') && !this.options.target.problem();
+  }
+
+  /** The state after the first probe (for the start banner); the current one before start. */
+  checked(): Promise<GatewaySnapshot> {
+    return this.first ?? Promise.resolve(this.snapshot);
+  }
+
+  /** Probes once; concurrent callers share the probe. The operator's "Check again" comes here too. */
+  probeNow(): Promise<GatewaySnapshot> {
+    if (!this.running) {
+      const running = this.probe().finally(() => {
+        if (this.running === running) this.running = undefined;
+      });
+      this.running = running;
+    }
+    return this.running;
+  }
+
+  /** A chat call's outcome. A caller who left, or a refusal of the agent's tools, says nothing of the gateway. */
+  called(outcome: GatewayOutcome): void {
+    if (!outcome.ok) {
+      const { problem } = outcome.error;
+      if (problem === 'aborted' || problem === 'agent-exposed' || problem === 'agent-unverified') return;
+      // The cached agent list was stale: look again (the next probe would too).
+      if (problem === 'agent-unknown') this.options.target.noteUnknownAgent();
+    }
+    this.report(this.machine.called(outcome.ok ? { ok: true } : { ok: false, problem: text(outcome.error) }));
+  }
+
+  /** The gateway's settings changed: forget what was known, check the agent again, and probe. */
+  configure(): void {
+    this.generation += 1;
+    this.running = undefined;
+    this.report(this.machine.configure(this.options.gateway().status));
+    const checked = this.options.target.reset();
+    if (this.asksHealth) void this.probeNow();
+    else void checked.then(() => this.report(this.machine.probed(this.findings(undefined))));
+  }
+
+  private async probe(): Promise<GatewaySnapshot> {
+    const resolved = this.options.gateway();
+    if (resolved.status !== 'configured') return this.snapshot;
+    const generation = this.generation;
+    const [health] = await Promise.all([
+      this.asksHealth ? probeGateway(resolved.config) : undefined,
+      this.options.target.refresh(),
+    ]);
+    // Settings changed meanwhile: this probe was of the old gateway.
+    if (generation !== this.generation) return this.snapshot;
+    this.report(this.machine.probed(this.findings(health)));
+    return this.snapshot;
+  }
+
+  private findings(health: GatewayHealth | undefined): ProbeFindings {
+    const { target } = this.options;
+    const listing = target.lastListing;
+    const missing = target.view.check === 'missing' ? target.problem() : undefined;
+    return {
+      ...(health
+        ? {
+            health: {
+              live: health.live,
+              reachable: health.reachable,
+              ...(health.problem && health.diagnosis && health.fix
+                ? { problem: { kind: health.problem, diagnosis: health.diagnosis, fix: health.fix } }
+                : {}),
+            },
+          }
+        : {}),
+      listing: listing?.ok
+        ? { ok: true }
+        : {
+            ok: false,
+            ...(listing?.diagnosis && listing.fix
+              ? {
+                  problem: {
+                    kind: listing.problem,
+                    diagnosis: listing.diagnosis,
+                    fix: listing.fix,
+                  } as ProblemText,
+                }
+              : {}),
+          },
+      agent: {
+        check:
+          target.view.check === 'present' || target.view.check === 'missing' ? target.view.check : 'unknown',
+        ...(missing ? { problem: text(missing) } : {}),
+      },
+    };
+  }
+
+  private report(transition: GatewayTransition | undefined): void {
+    if (transition) this.options.onTransition(transition);
+  }
+}
+
+function text(error: GatewayError): ProblemText {
+  return { kind: error.problem, diagnosis: error.diagnosis, fix: error.fix };
+}
