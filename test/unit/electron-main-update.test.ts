@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { electronStandin } from '../fixtures/electron-standin/index.js';
@@ -135,11 +135,12 @@ describe('updates in an installed, signed app', () => {
       'the task to reach the gateway',
     );
 
-    let atInstall: { consoleFile: boolean; task: unknown } | undefined;
+    let atInstall: { consoleUrl: unknown; task: unknown } | undefined;
     calls.onCall('updater.quitAndInstall', () => {
       const file = readdirSync(join(shell.userData, 'tasks')).find((name) => name.includes(taskId));
       atInstall = {
-        consoleFile: existsSync(shell.consoleFile),
+        // The console, once closed, no longer names its URL (console.json keeps only the token).
+        consoleUrl: (JSON.parse(readFileSync(shell.consoleFile, 'utf8')) as { url?: unknown }).url,
         task: file && JSON.parse(readFileSync(join(shell.userData, 'tasks', file), 'utf8')),
       };
     });
@@ -148,7 +149,7 @@ describe('updates in an installed, signed app', () => {
 
     // The installer ran only once the agent had stopped, with the task finished and recorded.
     expect(calls.of('updater.quitAndInstall').map((call) => call.args)).toEqual([[true, true]]);
-    expect(atInstall?.consoleFile).toBe(false);
+    expect(atInstall?.consoleUrl).toBeFalsy();
     expect(atInstall?.task).toMatchObject({ taskId, status: 'done' });
     expect(gateway.requests.filter((request) => request.aborted)).toEqual([]);
     await expect(fetch(`${agent.localUrl}/.well-known/agent.json`)).rejects.toThrow();

@@ -8,7 +8,6 @@ import type {
   AccessResponse,
   ApiError,
   ConsoleTokenResponse,
-  GatewayAgentView,
   GatewayCheckResponse,
   McpResponse,
   SelfTestResponse,
