@@ -13,9 +13,8 @@ import { errorsAsJson } from './error-reply.js';
 import { EventStreams, type EventStreamOptions } from './events-stream.js';
 import { McpConsole } from './mcp-console.js';
 import { METRICS_PATH, metricsRoute } from './metrics-route.js';
-import { createMetrics } from '../metrics/metrics.js';
+import type { BridgeMetrics } from '../metrics/metrics.js';
 import { AGENT_VERSION } from '../app.js';
-import { mcpHandler } from '../mcp/mcp-handler.js';
 import { MCP_PATH } from '../mcp/openclaw-setup.js';
 import { securityHeaders } from './security-headers.js';
 import { ConsoleSettings } from './settings-api.js';
@@ -86,7 +85,12 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     return live.status === 'off' && lastTunnel?.status === 'failed' ? lastTunnel : live;
   };
   const tunnelView = () => ({ ...tunnel(), provider: app.currentSettings.tunnel });
-  const metrics = createMetrics({ app, tunnel });
+  // Metrics switch on with the first scrape: a console nobody scrapes never loads prom-client. (Prometheus
+  // counts increases between scrapes, so what came before its first scrape is never part of one anyway.)
+  const metrics = once(async (): Promise<BridgeMetrics> => {
+    const { createMetrics } = await import('../metrics/metrics.js');
+    return createMetrics({ app, tunnel });
+  });
 
   const unsubscribe = [
     log.subscribe((entry) => events.envelope(entry)),
@@ -107,7 +111,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     }),
     on(app, 'state', () => events.state('state')),
     app.keys.onChange(() => events.state('keys')),
-    () => metrics.close(),
+    () => metrics.loaded?.then((loaded) => loaded.close()),
   ];
 
   const koa = new Koa();
@@ -132,12 +136,17 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
   });
   const guardApi = requireToken(token, dataDir);
   // Its own long-lived token, never the console's; the Host/Origin checks below apply to it as to /api.
-  const mcpRoute = mcpHandler({
-    token: () => mcp.token.token,
-    calls: app.outbound,
-    version: AGENT_VERSION,
-    tokenFile: mcp.token.path,
-    onError,
+  // The MCP SDK (and its schemas) load with the first MCP request: a console whose agent never calls out
+  // never holds them.
+  const mcpRoute = once(async () => {
+    const { mcpHandler } = await import('../mcp/mcp-handler.js');
+    return mcpHandler({
+      token: () => mcp.token.token,
+      calls: app.outbound,
+      version: AGENT_VERSION,
+      tokenFile: mcp.token.path,
+      onError,
+    });
   });
   const metricsGet = metricsRoute({
     metrics,
@@ -150,7 +159,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
   koa.use(sameOriginOnly(() => port));
   koa.use(async (ctx: Context) => {
     if (ctx.path === '/api' || ctx.path.startsWith('/api/')) return guardApi(ctx, () => api(ctx));
-    if (ctx.path === MCP_PATH) return mcpRoute(ctx);
+    if (ctx.path === MCP_PATH) return (await mcpRoute())(ctx);
     if (ctx.path === METRICS_PATH) return metricsGet(ctx);
     return files(ctx);
   });
@@ -197,6 +206,13 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
   const movedFrom = mcp.moved;
   const mcpInfo = { url: mcp.currentUrl, file: mcp.token.path, ...(movedFrom ? { movedFrom } : {}) };
   return { url, token, mcp: mcpInfo, close: () => (closing ??= close()) };
+}
+
+/** `load` run at the first call only; every call gets its result. `loaded` is that result once asked for. */
+function once<T>(load: () => Promise<T>): (() => Promise<T>) & { loaded?: Promise<T> } {
+  const get = (): Promise<T> => (get.loaded ??= load());
+  get.loaded = undefined as Promise<T> | undefined;
+  return get;
 }
 
 /** app.on with its matching off, so close() can undo every subscription. */
