@@ -1,4 +1,5 @@
-import { publicUrlOf, type NewestSender, type ShellState } from './shell-state.js';
+import { agentIdForUrl } from '../../src/protocol/index.js';
+import type { NewestSender, ShellState } from './shell-state.js';
 import type { ConsolePage } from './window-options.js';
 
 export type NoticeKind =
@@ -33,13 +34,17 @@ export function noticesFor(before: ShellState, after: ShellState): Notice[] {
   if (wasDown && !isDown)
     notices.push({ kind: 'gateway-up', title: 'Gateway back', body: 'The gateway answers again.' });
 
-  const urlBefore = publicUrlOf(before);
-  const urlAfter = publicUrlOf(after);
-  if (urlBefore && urlAfter && urlBefore !== urlAfter) {
+  // From the core's record of the change, so a change at start (the address the last run had was not
+  // given again) is told too, not only one while running.
+  const change = after.addressChange;
+  if (change && change.at !== before.addressChange?.at) {
+    const [was, now] = [agentIdForUrl(change.previous), agentIdForUrl(change.url)];
+    const registry = after.registry.status === 'unregistered' ? '' : ' Its registry entry follows by itself.';
     notices.push({
       kind: 'url-changed',
-      title: 'Public URL changed',
-      body: `The agent is now at ${urlAfter}.`,
+      title: "Your agent's address changed",
+      body: `Its id is now ${now} (was ${was}): agents that approved the old id must approve the new one again.${registry}`,
+      page: 'overview',
     });
   }
   const attempts = (state: ShellState) => (state.tunnel.status === 'reconnecting' ? state.tunnel.attempt : 0);

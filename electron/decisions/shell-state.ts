@@ -1,4 +1,5 @@
 import type {
+  AddressChangeView,
   GatewayAgentView,
   GatewayView,
   PendingSenderView,
@@ -27,6 +28,8 @@ export interface ShellState {
   /** Senders that wait for the operator's approval (access policy `pairing`), and the newest of them. */
   access: { pending: number; newest?: NewestSender };
   startAtLogin: boolean;
+  /** The public address (the agent's id) changed, in this run or since the last: not dismissed yet. */
+  addressChange?: AddressChangeView;
 }
 
 /** The gateway agent as far as the tray cares: whether it exists and which host tools it exposes. */
@@ -45,7 +48,7 @@ export type NewestSender = Pick<PendingSenderView, 'sender' | 'name' | 'code' | 
  * optional here though the console always sends them now: a core from before them still draws a tray.
  */
 export interface StatusFacts {
-  tunnel: TunnelStatus;
+  tunnel: TunnelStatus & { addressChange?: AddressChangeView };
   gateway: Pick<GatewayView, 'status' | 'live' | 'problem'> & {
     agent?: Pick<GatewayAgentView, 'id' | 'check' | 'tools'>;
   };
@@ -78,6 +81,7 @@ export function shellStateFrom(status: StatusFacts, startAtLogin: boolean): Shel
     agentUrl: status.agent.url,
     access: { pending: access.pending, ...(access.newest ? { newest: access.newest } : {}) },
     startAtLogin,
+    ...(status.tunnel.addressChange ? { addressChange: status.tunnel.addressChange } : {}),
   };
 }
 

@@ -71,6 +71,15 @@ export function agentRoutes(router: Router, deps: ApiDeps): void {
       return { tunnel: deps.tunnel() };
     }),
   );
+  // The operator has seen that the address (the agent's id) changed: the Overview stops showing it.
+  router.post(
+    '/api/tunnel/address-change/dismiss',
+    reply((): TunnelResponse => {
+      app.tunnelAddress.dismiss();
+      deps.events.state('tunnel');
+      return { tunnel: deps.tunnel() };
+    }),
+  );
   // The operator added the agent (or changed the gateway's config): look again now.
   router.post(
     '/api/gateway/check',

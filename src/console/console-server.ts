@@ -19,7 +19,7 @@ import { MCP_PATH } from '../mcp/openclaw-setup.js';
 import { securityHeaders } from './security-headers.js';
 import { ConsoleSettings } from './settings-api.js';
 import { DEFAULT_STATIC_DIR, staticFiles } from './static-files.js';
-import { buildStatus } from './status.js';
+import { buildStatus, tunnelView } from './status.js';
 import { TrafficLog, type TrafficLogOptions } from './traffic-log.js';
 
 export interface ConsoleOptions {
@@ -84,7 +84,6 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     const live = app.tunnelState;
     return live.status === 'off' && lastTunnel?.status === 'failed' ? lastTunnel : live;
   };
-  const tunnelView = () => ({ ...tunnel(), provider: app.currentSettings.tunnel });
   // Metrics switch on with the first scrape: a console nobody scrapes never loads prom-client. (Prometheus
   // counts increases between scrapes, so what came before its first scrape is never part of one anyway.)
   const metrics = once(async (): Promise<BridgeMetrics> => {
@@ -122,7 +121,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     events,
     settings,
     mcp,
-    tunnel: tunnelView,
+    tunnel: () => tunnelView(app, tunnel()),
     status: () =>
       buildStatus({
         app,

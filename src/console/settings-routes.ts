@@ -4,7 +4,7 @@ import type { ApiDeps } from './api.js';
 import { readJson } from './body.js';
 import { reply } from './reply.js';
 
-/** GET and PUT /api/settings (settings-api.ts), and the MCP server's token and commands. */
+/** GET and PUT /api/settings (settings-api.ts), a tunnel preset, and the MCP server's token and commands. */
 export function settingsRoutes(router: Router, { settings, mcp, events }: ApiDeps): void {
   router.get(
     '/api/settings',
@@ -13,6 +13,10 @@ export function settingsRoutes(router: Router, { settings, mcp, events }: ApiDep
   router.put(
     '/api/settings',
     reply(async (ctx) => settings.update(await readJson(ctx))),
+  );
+  router.post(
+    '/api/tunnel/preset',
+    reply(async (ctx) => settings.usePreset(await readJson(ctx))),
   );
   // The MCP token is shown only here and only on request: the status never carries it.
   router.get(

@@ -26,6 +26,7 @@ const LAST_OUTPUT_MS = 1000;
  */
 export class CommandProvider implements TunnelProvider {
   readonly name = 'command';
+  readonly asksForName = false;
   private readonly pattern: RegExp;
 
   constructor(private readonly options: CommandProviderOptions) {

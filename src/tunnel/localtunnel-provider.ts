@@ -20,6 +20,7 @@ export interface LocaltunnelOptions {
  */
 export class LocaltunnelProvider implements TunnelProvider {
   readonly name = 'localtunnel';
+  readonly asksForName = true;
   private readonly host: string;
   private readonly stepTimeoutMs: number;
 
