@@ -31,6 +31,7 @@ export type {
   TrafficMinute,
   TrafficResponse,
   ToolExposureView,
+  TunnelPresetView,
   TunnelStatus,
   Verdict,
 } from '../../../src/protocol/console-api.js';
