@@ -17,8 +17,8 @@ export const TARGETS = {
   maxAddedLatencyMs: 1,
   /** p50 of the gateway-delta to caller-chunk delay, ms. */
   maxStreamP50Ms: 5,
-  /** Resident memory of the agent process, bytes. */
-  maxRssBytes: 150 * 1024 * 1024,
+  /** Resident memory of the agent process, bytes (issue 16: back under 140 MB, as before MCP, Redis, metrics). */
+  maxRssBytes: 140 * 1024 * 1024,
   /** Answers other than 200 to well-behaved signed calls at c=32 and c=64 (a whole body waits its turn). */
   maxNon200: 0,
   /** p50 at c=1 through the loopback tunnel minus p50 of the same agent called directly, ms. */
