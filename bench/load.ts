@@ -29,7 +29,10 @@ export interface LoadResult extends LatencySummary {
   concurrency: number;
   /** Requests answered with the expected status. */
   ok: number;
+  /** Requests not answered with the expected status: another status, or no answer at all. */
   errors: number;
+  /** Of the errors, how many of each other status (`none`: no answer, e.g. a reset connection). */
+  statuses: Record<string, number>;
   firstError?: string;
   elapsedMs: number;
   /** Successful requests per second over the whole run. */
@@ -52,6 +55,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const latencies = new Samples();
   let issued = 0;
   let errors = 0;
+  const statuses: Record<string, number> = {};
   let firstError: string | undefined;
   let prepareMs = 0;
   const started = performance.now();
@@ -69,12 +73,14 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         const status = await send(agent, target, request);
         if (status !== expect) {
           errors++;
+          statuses[status] = (statuses[status] ?? 0) + 1;
           firstError ??= `HTTP ${status} from ${request.path}`;
           continue;
         }
         latencies.push(performance.now() - sent);
       } catch (error) {
         errors++;
+        statuses.none = (statuses.none ?? 0) + 1;
         firstError ??= (error as Error).message;
       }
     }
@@ -87,6 +93,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     ...summarize(latencies.values()),
     ok: latencies.length,
     errors,
+    statuses,
     firstError,
     elapsedMs,
     rps: (latencies.length / elapsedMs) * 1000,

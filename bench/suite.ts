@@ -91,7 +91,7 @@ export interface BenchResults {
   /** Right after start, after a GC: what the runtime (node + tsx) and the code cost before any load. */
   idle: { agent: ChildMemory; echo: ChildMemory; runtime: ChildMemory };
   signing: SigningCost;
-  signed: { c1: Measured; c32: Measured };
+  signed: { c1: Measured; c32: Measured; c64: Measured };
   echo: { c1: Measured; c32: Measured };
   /** 1r: the signed path with shared state on a redis-server on loopback; or why it was not measured. */
   redis: RedisResult | RedisFailure;
@@ -136,6 +136,9 @@ export async function runSuite(
     const direct = await measureDirectGateway(env, phase(1));
     progress('1. signed chat, concurrency 32');
     const signedC32 = await measureSignedChat(env, phase(32));
+    // Twice the c=32 crowd: whole bodies then wait for a read/verify slot (intake.ts) rather than a 503.
+    progress('1. signed chat, concurrency 64');
+    const signedC64 = await measureSignedChat(env, phase(64));
     progress('2. Koa echo, concurrency 1');
     const echoC1 = await measureEcho(env, phase(1));
     progress('2. Koa echo, concurrency 32');
@@ -167,7 +170,7 @@ export async function runSuite(
       agentPid: env.agent.pid,
       idle,
       signing,
-      signed: { c1: signedC1, c32: signedC32 },
+      signed: { c1: signedC1, c32: signedC32, c64: signedC64 },
       echo: { c1: echoC1, c32: echoC32 },
       redis,
       direct,

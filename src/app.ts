@@ -29,6 +29,7 @@ import {
   type RegistryState,
 } from './registry/registration.js';
 import { runSelfTest, type SelfTestReport } from './self-test.js';
+import { AddressMemory } from './tunnel/address-memory.js';
 import { CommandProvider } from './tunnel/command-provider.js';
 import { LocaltunnelProvider } from './tunnel/localtunnel-provider.js';
 import type { TunnelProvider } from './tunnel/provider.js';
@@ -128,6 +129,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   private supervisor: TunnelSupervisor | undefined;
   /** The tunnel's address, kept while it reconnects so the agent's id does not flap. */
   private tunnelUrl: string | undefined;
+  /** The tunnel's address across restarts, and a change of it the operator has not dismissed. */
+  readonly tunnelAddress: AddressMemory;
   /** A tunnel that could not even start (bad settings): kept so `tunnelState` reports it. */
   private tunnelFailure: TunnelState | undefined;
   /** State shared with other replicas on Redis (`redisUrl`); without it, the data dir holds everything. */
@@ -142,6 +145,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     this.now = options.now ?? Date.now;
     this.gateway = this.resolveGateway();
     this.listenUrl = `http://127.0.0.1:${this.settings.port}`;
+    this.tunnelAddress = new AddressMemory(options.dataDir, this.now);
     this.keys = KeyStore.open(options.dataDir, {
       cardTTLSeconds: this.settings.cardTTL,
       now: this.now,
@@ -398,6 +402,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       provider,
       port,
       subdomain: this.settings.subdomain,
+      memory: this.tunnelAddress,
       checkReachability: (url) => checkReachable(url, this.card()),
       ...this.options.tunnel,
     });

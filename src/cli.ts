@@ -13,6 +13,7 @@ import { defaultDataDir } from './settings/data-dir.js';
 import { printable } from './lib/text.js';
 import { SERVE_HELP, parseServeArgs } from './settings/flags.js';
 import { maskedRedisUrl } from './state/redis-connection.js';
+import { addressLines } from './tunnel/address-change.js';
 import { openSettingsStore, type SettingsStore } from './settings/store.js';
 
 /**
@@ -87,11 +88,7 @@ async function main(argv: string[]): Promise<void> {
     ),
   );
   on('tunnel', (state) => say(describeTunnel(state)));
-  on('address', (change) => {
-    say(
-      `Public URL: ${change.url}${change.previous ? ` (was ${change.previous})` : ''}${change.note ? `: ${change.note}` : ''}`,
-    );
-  });
+  on('address', (change) => say(...addressLines(change, app.registrar.record !== undefined)));
   on('registry', (state) => {
     if (state.status === 'registered' && !state.lastError)
       say(`Registered with ${state.record.registry} as ${state.record.id} (${state.record.url}).`);

@@ -1,4 +1,5 @@
-import { publicUrlOf, type NewestSender, type ShellState } from './shell-state.js';
+import { agentIdForUrl } from '../../src/protocol/index.js';
+import { type NewestSender, type ShellState } from './shell-state.js';
 import { updateNotice, type UpdateNotice } from './updates.js';
 import type { ConsolePage } from './window-options.js';
 
@@ -31,7 +32,7 @@ export function noticesFor(before: ShellState, after: ShellState): Notice[] {
     const problem = after.gateway.problem;
     notices.push({
       kind: 'gateway-down',
-      title: 'Gateway down',
+      title: gatewayTitle(problem?.kind),
       body: problem
         ? `${problem.diagnosis} ${problem.fix}`
         : 'The gateway is not answering: start it and check its URL.',
@@ -40,13 +41,17 @@ export function noticesFor(before: ShellState, after: ShellState): Notice[] {
   if (wasDown && !isDown)
     notices.push({ kind: 'gateway-up', title: 'Gateway back', body: 'The gateway answers again.' });
 
-  const urlBefore = publicUrlOf(before);
-  const urlAfter = publicUrlOf(after);
-  if (urlBefore && urlAfter && urlBefore !== urlAfter) {
+  // From the core's record of the change, so a change at start (the address the last run had was not
+  // given again) is told too, not only one while running.
+  const change = after.addressChange;
+  if (change && change.at !== before.addressChange?.at) {
+    const [was, now] = [agentIdForUrl(change.previous), agentIdForUrl(change.url)];
+    const registry = after.registry.status === 'unregistered' ? '' : ' Its registry entry follows by itself.';
     notices.push({
       kind: 'url-changed',
-      title: 'Public URL changed',
-      body: `The agent is now at ${urlAfter}.`,
+      title: "Your agent's address changed",
+      body: `Its id is now ${now} (was ${was}): agents that approved the old id must approve the new one again.${registry}`,
+      page: 'overview',
     });
   }
   const attempts = (state: ShellState) => (state.tunnel.status === 'reconnecting' ? state.tunnel.attempt : 0);
@@ -142,6 +147,24 @@ function displayName(name: string): string {
     .replace(/\s+/g, ' ')
     .trim();
   return plain.length > MAX_NAME ? `${plain.slice(0, MAX_NAME - 1)}…` : plain;
+}
+
+/** The notice's title names the kind of trouble; its body carries the diagnosis and the fix. */
+function gatewayTitle(kind: string | undefined): string {
+  switch (kind) {
+    case undefined:
+    case 'unreachable':
+    case 'timeout':
+      return 'Gateway down';
+    case 'unauthorized':
+    case 'rate-limited':
+      return "Gateway refuses the bridge's token";
+    case 'agent-missing':
+    case 'agent-unknown':
+      return 'No agent for callers on the gateway';
+    default:
+      return 'Gateway problem';
+  }
 }
 
 function gatewayDown(state: ShellState): boolean {

@@ -1,4 +1,5 @@
 import type {
+  AddressChangeView,
   GatewayAgentView,
   GatewayView,
   PendingSenderView,
@@ -18,7 +19,8 @@ export interface ShellState {
     status: string;
     /** From the health probe; undefined before the first. */
     live?: boolean;
-    problem?: { diagnosis: string; fix: string };
+    /** What is wrong now: its kind (diagnosis.ts) names the notice, the diagnosis and fix are its body. */
+    problem?: { kind: string; diagnosis: string; fix: string };
     /** The gateway agent callers reach; undefined when the console does not report it. */
     agent?: GatewayAgentFacts;
   };
@@ -30,6 +32,8 @@ export interface ShellState {
   startAtLogin: boolean;
   /** The app's own updates; undefined where the shell has no updater. */
   update?: UpdateView;
+  /** The public address (the agent's id) changed, in this run or since the last: not dismissed yet. */
+  addressChange?: AddressChangeView;
 }
 
 /** The gateway agent as far as the tray cares: whether it exists and which host tools it exposes. */
@@ -48,7 +52,7 @@ export type NewestSender = Pick<PendingSenderView, 'sender' | 'name' | 'code' | 
  * optional here though the console always sends them now: a core from before them still draws a tray.
  */
 export interface StatusFacts {
-  tunnel: TunnelStatus;
+  tunnel: TunnelStatus & { addressChange?: AddressChangeView };
   gateway: Pick<GatewayView, 'status' | 'live' | 'problem'> & {
     agent?: Pick<GatewayAgentView, 'id' | 'check' | 'tools'>;
   };
@@ -66,7 +70,7 @@ export function shellStateFrom(status: StatusFacts, startAtLogin: boolean, updat
     gateway: {
       status: status.gateway.status,
       live: status.gateway.live,
-      ...(problem ? { problem: { diagnosis: problem.diagnosis, fix: problem.fix } } : {}),
+      ...(problem ? { problem: { kind: problem.kind, diagnosis: problem.diagnosis, fix: problem.fix } } : {}),
       ...(agent
         ? {
             agent: {
@@ -82,6 +86,7 @@ export function shellStateFrom(status: StatusFacts, startAtLogin: boolean, updat
     access: { pending: access.pending, ...(access.newest ? { newest: access.newest } : {}) },
     startAtLogin,
     ...(update ? { update } : {}),
+    ...(status.tunnel.addressChange ? { addressChange: status.tunnel.addressChange } : {}),
   };
 }
 

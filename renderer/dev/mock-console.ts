@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
+import { PresetError, presetViews, renderPreset } from '../../src/tunnel/presets.js';
 import type {
   AccessChangeResponse,
   AccessEvent,
@@ -238,6 +239,7 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
     secrets,
     restartNeeded,
     readOnly: [...readOnly],
+    tunnelPresets: presetViews(),
   });
   let registry: StatusResponse['registry'] =
     scenario === 'problems'
@@ -267,6 +269,12 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
           attempt: 3,
           nextTryAt: new Date(started + 45_000).toISOString(),
           lastError: 'connection refused by localtunnel.me:443 (ECONNREFUSED)',
+          addressChange: {
+            previous: 'https://brave-lynx.loca.lt',
+            url: 'https://quiet-otter.loca.lt',
+            at: new Date(started - 600_000).toISOString(),
+            note: 'asked for "brave-lynx" again (this agent\'s address before) but the server handed out https://quiet-otter.loca.lt (taken by someone else meanwhile, or the server forgot it)',
+          },
         }
       : {
           provider: 'localtunnel',
@@ -718,6 +726,27 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
       return json(res, 200, { agent: gatewayAgent(), gateway: status().gateway });
     }
     if (route === 'GET /api/settings') return json(res, 200, settingsView());
+    if (route === 'POST /api/tunnel/address-change/dismiss') {
+      const { addressChange: _, ...rest } = tunnel;
+      tunnel = rest;
+      stateChanged('tunnel');
+      return json(res, 200, { tunnel });
+    }
+    if (route === 'POST /api/tunnel/preset') {
+      const { id, values } = (await body(req)) as { id: string; values?: Record<string, unknown> };
+      try {
+        const preset = renderPreset(id, values ?? {});
+        Object.assign(settings, {
+          tunnel: 'command',
+          tunnelCommand: preset.command,
+          tunnelUrlPattern: preset.urlPattern,
+        });
+      } catch (error) {
+        if (!(error instanceof PresetError)) throw error;
+        return fail(res, 400, error.message, 'Correct the fields listed.', error.problems);
+      }
+      return json(res, 200, { ...settingsView(), applied: ['tunnel', 'tunnelCommand', 'tunnelUrlPattern'] });
+    }
     if (route === 'PUT /api/settings') {
       const changes = await body(req);
       // What only repeats the view is no change: a read-only setting's value, the masked URL.

@@ -5,8 +5,9 @@ import { ticketFor, type IntakeTicket } from './intake.js';
 /**
  * Reads the exact request bytes (the digest and signatures cover them) under the intake's rules
  * (intake.ts): at most `limit` bytes (413), within the shared byte budget and the read/verify slots (503
- * with Retry-After, at once), and at the minimum rate after the grace (a stalled body is cut with 408).
- * Every refusal closes the connection after the reply, so the rest of the body is never read.
+ * with Retry-After; a body that arrived whole waits briefly for a slot first), and at the minimum rate after
+ * the grace (a stalled body is cut with 408). Every refusal of a body not read to the end closes the
+ * connection after the reply, so the rest of the body is never read.
  */
 export async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const ticket = ticketFor(req);
@@ -68,11 +69,15 @@ function read(req: IncomingMessage, ticket: IntakeTicket, state: ReadState): Pro
       chunks.push(chunk);
     }
     function onEnd() {
-      // Arrived whole while every slot was taken: it takes a slow body's slot, or is refused.
-      if (!admitted && !allowed(() => ticket.claim())) return;
       detach();
-      ticket.bodyDone();
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+      const done = () => {
+        ticket.bodyDone();
+        resolve(body);
+      };
+      if (admitted) return done();
+      // Arrived whole while every slot was taken: it takes a slow body's slot or waits for a free one.
+      ticket.claim().then(done, reject);
     }
     function onGone() {
       detach();

@@ -8,8 +8,12 @@ import { ProtocolError } from '../protocol/index.js';
  * tunnel's few sockets (localtunnel.me gives 10). So:
  * - the body bytes being read are bounded across all requests at once (`budgetBytes`);
  * - at most `maxUnverified` envelopes are being read or verified at once, below the tunnel's socket count,
- *   so an anonymous client can never hold every socket and take the public address; the rest are answered
- *   503 at once, which frees their socket;
+ *   so an anonymous client can never hold every socket and take the public address; a body that is not
+ *   whole within `probeMs` is answered 503 at once, which frees its socket;
+ * - a body that arrived whole while every slot was taken waits for one in a bounded queue (first come, first
+ *   served, at most `queueMs`), so well-behaved callers under load are served rather than refused; it is
+ *   whole (a slow sender never waits here), still counted in the byte budget, and its wait is no longer
+ *   than the Retry-After a refusal would have told it;
  * - a body must keep up `minBytesPerSecond` on average after `graceMs` (one timer per intake checks the
  *   bodies being read; body.ts cuts a stalled one).
  * GETs (the card, health, task status) never pass through here.
@@ -17,7 +21,7 @@ import { ProtocolError } from '../protocol/index.js';
 export interface IntakeOptions {
   /** Body bytes being read at once, all requests together; a body that does not fit gets 503. */
   budgetBytes: number;
-  /** Envelopes being read or verified at once; more get 503 (see `probeMs` for the one exception). */
+  /** Envelopes being read or verified at once; more wait (see `probeMs` and `maxQueued`) or get 503. */
   maxUnverified: number;
   /** A body may take this long before the minimum rate applies. */
   graceMs: number;
@@ -26,9 +30,14 @@ export interface IntakeOptions {
   /**
    * With every slot taken, a newcomer may still read its body for this long: a body that arrives whole in
    * that time (every genuine envelope does) takes the slot of the slowest body that is behind the minimum
-   * rate, so a crowd of slow bodies cannot keep genuine callers out. Others get 503.
+   * rate (and has been read for longer than this), so a crowd of slow bodies cannot keep genuine callers
+   * out; else it waits in the queue. Others get 503.
    */
   probeMs: number;
+  /** Whole bodies that may wait for a slot at once; one more gets 503. */
+  maxQueued: number;
+  /** How long a whole body waits in the queue for a slot before it gets 503. */
+  queueMs: number;
   retryAfterSeconds: number;
   now: () => number;
 }
@@ -39,6 +48,8 @@ export const INTAKE_DEFAULTS: IntakeOptions = {
   graceMs: 2000,
   minBytesPerSecond: 16 * 1024,
   probeMs: 50,
+  maxQueued: 64,
+  queueMs: 1000,
   retryAfterSeconds: 1,
   now: Date.now,
 };
@@ -48,8 +59,12 @@ export interface IntakeTicket {
   readonly rules: Pick<IntakeOptions, 'graceMs' | 'minBytesPerSecond' | 'probeMs' | 'now'>;
   /** Takes a read/verify slot: false when all are taken (the body may still win one, see `claim`). */
   admit(): boolean;
-  /** A body that arrived whole while all slots were taken: takes a slow body's slot, or throws 503. */
-  claim(): void;
+  /**
+   * A body that arrived whole while all slots were taken: resolves once it holds a slot (a slow body's, or
+   * the next one freed, first come first served); rejects with 503 when the queue is full or `queueMs` is
+   * over, and with a plain Error when the caller leaves while it waits.
+   */
+  claim(): Promise<void>;
   /** The 503 for a body that did not arrive whole within `probeMs` while all slots were taken. */
   busy(): ProtocolError;
   /** Counts `bytes` more against the shared budget; throws 503 when they do not fit. */
@@ -83,6 +98,8 @@ export class Intake {
   bytes = 0;
   /** @internal Tickets holding a read/verify slot. */
   readonly slots = new Set<Ticket>();
+  /** @internal Whole bodies waiting for a slot, oldest first (never more than `maxQueued`). */
+  readonly queue: Ticket[] = [];
   /** Bodies being read under the minimum rate, checked together by one timer. */
   private readonly watched = new Set<Ticket>();
   private rateTimer: NodeJS.Timeout | undefined;
@@ -99,6 +116,11 @@ export class Intake {
   /** Envelopes being read or verified now (never above `maxUnverified`). */
   get unverified(): number {
     return this.slots.size;
+  }
+
+  /** Whole bodies waiting for a slot now (never above `maxQueued`). */
+  get queued(): number {
+    return this.queue.length;
   }
 
   /** Opens the ticket of one envelope request; everything is given back when its response closes. */
@@ -143,15 +165,57 @@ export class Intake {
         ticket.stalled?.();
       }
     }
+    // A body read since the last check may have fallen behind the rate: its slot goes to the queue.
+    this.serveQueue();
   }
 
-  /** @internal The body still being read with the lowest average rate, if it is below the minimum rate. */
+  /** @internal Queues a whole body for the next slot (see IntakeTicket.claim). */
+  enqueue(ticket: Ticket): Promise<void> {
+    const waiting = new Promise<void>((resolve, reject) => (ticket.waiter = { resolve, reject }));
+    this.queue.push(ticket);
+    this.serveQueue();
+    if (ticket.waiter && this.queue.length > this.options.maxQueued) {
+      ticket.refuseWait('Too many requests are waiting to be received right now');
+    } else if (ticket.waiter) {
+      const timer = setTimeout(() => {
+        const waited = (this.options.queueMs / 1000).toFixed(1);
+        ticket.refuseWait(`${TOO_MANY} (waited ${waited} s for a turn)`);
+      }, this.options.queueMs);
+      timer.unref();
+      ticket.queueTimer = timer;
+    }
+    return waiting;
+  }
+
+  /** @internal A slot was given back: the oldest waiting body takes it. */
+  slotFreed(): void {
+    const next = this.queue.shift();
+    if (next) next.grant();
+  }
+
+  /** Gives the waiting bodies the free slots, then the slots of bodies behind the minimum rate. */
+  private serveQueue(): void {
+    while (this.queue.length > 0) {
+      if (this.slots.size < this.options.maxUnverified) {
+        (this.queue.shift() as Ticket).grant();
+        continue;
+      }
+      const slowest = this.slowestBehindRate();
+      if (!slowest) return;
+      slowest.evict(); // its slot goes to the oldest waiting body (slotFreed)
+    }
+  }
+
+  /**
+   * @internal The body still being read with the lowest average rate, if it is below the minimum rate and
+   * has been read for longer than `probeMs` (a genuine body arrives whole by then: a young one is not slow).
+   */
   slowestBehindRate(): Ticket | undefined {
     const now = this.options.now();
     let slowest: Ticket | undefined;
     let slowestRate = Infinity;
     for (const entry of this.slots) {
-      if (entry.state !== 'reading') continue;
+      if (entry.state !== 'reading' || now - entry.startedAt < this.options.probeMs) continue;
       const seconds = Math.max(now - entry.startedAt, 1) / 1000;
       const rate = entry.received / seconds;
       if (rate < this.options.minBytesPerSecond && rate < slowestRate) {
@@ -173,6 +237,9 @@ class Ticket implements IntakeTicket {
   evicted: ((refusal: ProtocolError) => void) | undefined = undefined;
   /** Called by the intake's rate check when the body fell behind the minimum rate. */
   stalled: (() => void) | undefined = undefined;
+  /** While the whole body waits in the queue: how to end its wait. */
+  waiter: { resolve: () => void; reject: (error: Error) => void } | undefined = undefined;
+  queueTimer: NodeJS.Timeout | undefined = undefined;
 
   constructor(
     private readonly intake: Intake,
@@ -194,15 +261,30 @@ class Ticket implements IntakeTicket {
     return true;
   }
 
-  claim(): void {
-    if (this.admitted || this.state === 'closed') return;
-    const { intake } = this;
-    const slowest = intake.slowestBehindRate();
-    if (!slowest) throw this.refuseBusy(TOO_MANY);
-    slowest.evicted?.(slowest.evictedRefusal());
-    slowest.close();
+  claim(): Promise<void> {
+    if (this.admitted) return Promise.resolve();
+    if (this.state === 'closed') return Promise.reject(callerLeft());
+    return this.intake.enqueue(this);
+  }
+
+  /** @internal Its turn in the queue (the intake took it out): the slot is its own. */
+  grant(): void {
+    const waiter = this.endWait();
     this.admitted = true;
-    intake.slots.add(this);
+    this.intake.slots.add(this);
+    waiter?.resolve();
+  }
+
+  /** @internal Out of the queue with a 503 (queue full, or the wait is over); the body was read whole. */
+  refuseWait(what: string): void {
+    const waiter = this.leaveQueue();
+    waiter?.reject(this.refuseBusy(what, false));
+  }
+
+  /** @internal Its slot goes to a body that waits: it is refused as too slow. */
+  evict(): void {
+    this.evicted?.(this.evictedRefusal());
+    this.close();
   }
 
   busy(): ProtocolError {
@@ -251,12 +333,29 @@ class Ticket implements IntakeTicket {
 
   close(): void {
     this.releaseBytes();
-    this.intake.slots.delete(this);
+    // Its caller left while it waited: it is dropped from the queue.
+    if (this.waiter) this.leaveQueue()?.reject(callerLeft());
+    const freed = this.intake.slots.delete(this);
     this.intake.unwatch(this);
     this.admitted = false;
     this.evicted = undefined;
     this.stalled = undefined;
     this.state = 'closed';
+    if (freed) this.intake.slotFreed();
+  }
+
+  private leaveQueue(): Ticket['waiter'] {
+    const at = this.intake.queue.indexOf(this);
+    if (at >= 0) this.intake.queue.splice(at, 1);
+    return this.endWait();
+  }
+
+  private endWait(): Ticket['waiter'] {
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    clearTimeout(this.queueTimer);
+    this.queueTimer = undefined;
+    return waiter;
   }
 
   private releaseBytes(): void {
@@ -264,13 +363,13 @@ class Ticket implements IntakeTicket {
     this.reserved = 0;
   }
 
-  private refuseBusy(what: string): ProtocolError {
+  private refuseBusy(what: string, closeConnection = true): ProtocolError {
     const seconds = this.intake.options.retryAfterSeconds;
     const refusal = new ProtocolError('AGENT_UNAVAILABLE', 503, `${what}; retry in ${seconds} s.`, {
       step: 'size',
       retryAfterSeconds: seconds,
     });
-    this.closeAfterReply();
+    if (closeConnection) this.closeAfterReply();
     this.close();
     return refusal;
   }
@@ -293,6 +392,7 @@ class Ticket implements IntakeTicket {
 }
 
 const TOO_MANY = 'Too many requests are being received or verified right now';
+const callerLeft = () => new Error('the caller closed the connection while its body waited for a turn');
 /** The request's ticket (and, on the response, the same ticket for its 'close' listener). */
 const TICKET = Symbol('intake ticket');
 type Carrier = (IncomingMessage | ServerResponse) & { [TICKET]?: Ticket };

@@ -70,6 +70,15 @@ export function agentRoutes(router: Router, deps: ApiDeps): void {
       return { tunnel: deps.tunnel() };
     }),
   );
+  // The operator has seen that the address (the agent's id) changed: the Overview stops showing it.
+  router.post(
+    '/api/tunnel/address-change/dismiss',
+    reply((): TunnelResponse => {
+      app.tunnelAddress.dismiss();
+      deps.events.state('tunnel');
+      return { tunnel: deps.tunnel() };
+    }),
+  );
   // A self-test costs a gateway run: a second click while one runs shares its answer.
   router.post(
     '/api/selftest',

@@ -14,14 +14,13 @@ import { errorsAsJson } from './error-reply.js';
 import { EventStreams, type EventStreamOptions } from './events-stream.js';
 import { McpConsole } from './mcp-console.js';
 import { METRICS_PATH, metricsRoute } from './metrics-route.js';
-import { createMetrics } from '../metrics/metrics.js';
+import type { BridgeMetrics } from '../metrics/metrics.js';
 import { AGENT_VERSION } from '../app.js';
-import { mcpHandler } from '../mcp/mcp-handler.js';
 import { MCP_PATH } from '../mcp/openclaw-setup.js';
 import { securityHeaders } from './security-headers.js';
 import { ConsoleSettings } from './settings-api.js';
 import { DEFAULT_STATIC_DIR, staticFiles } from './static-files.js';
-import { buildStatus } from './status.js';
+import { buildStatus, tunnelView } from './status.js';
 import { TrafficLog, type TrafficLogOptions } from './traffic-log.js';
 
 export interface ConsoleOptions {
@@ -92,8 +91,12 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     const live = app.tunnelState;
     return live.status === 'off' && lastTunnel?.status === 'failed' ? lastTunnel : live;
   };
-  const tunnelView = () => ({ ...tunnel(), provider: app.currentSettings.tunnel });
-  const metrics = createMetrics({ app, tunnel });
+  // Metrics switch on with the first scrape: a console nobody scrapes never loads prom-client. (Prometheus
+  // counts increases between scrapes, so what came before its first scrape is never part of one anyway.)
+  const metrics = once(async (): Promise<BridgeMetrics> => {
+    const { createMetrics } = await import('../metrics/metrics.js');
+    return createMetrics({ app, tunnel });
+  });
 
   const unsubscribe = [
     log.subscribe((entry) => events.envelope(entry)),
@@ -114,7 +117,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     }),
     on(app, 'state', () => events.state('state')),
     app.keys.onChange(() => events.state('keys')),
-    () => metrics.close(),
+    () => metrics.loaded?.then((loaded) => loaded.close()),
   ];
 
   const koa = new Koa();
@@ -126,7 +129,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     settings,
     mcp,
     consoleToken: () => ({ token: token.regenerate(), file: token.path }),
-    tunnel: tunnelView,
+    tunnel: () => tunnelView(app, tunnel()),
     status: () =>
       buildStatus({
         app,
@@ -140,12 +143,17 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
   });
   const guardApi = requireToken(() => token.token, dataDir);
   // Its own long-lived token, never the console's; the Host/Origin checks below apply to it as to /api.
-  const mcpRoute = mcpHandler({
-    token: () => mcp.token.token,
-    calls: app.outbound,
-    version: AGENT_VERSION,
-    tokenFile: mcp.token.path,
-    onError,
+  // The MCP SDK (and its schemas) load with the first MCP request: a console whose agent never calls out
+  // never holds them.
+  const mcpRoute = once(async () => {
+    const { mcpHandler } = await import('../mcp/mcp-handler.js');
+    return mcpHandler({
+      token: () => mcp.token.token,
+      calls: app.outbound,
+      version: AGENT_VERSION,
+      tokenFile: mcp.token.path,
+      onError,
+    });
   });
   const metricsGet = metricsRoute({
     metrics,
@@ -158,7 +166,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
   koa.use(sameOriginOnly(() => port));
   koa.use(async (ctx: Context) => {
     if (ctx.path === '/api' || ctx.path.startsWith('/api/')) return guardApi(ctx, () => api(ctx));
-    if (ctx.path === MCP_PATH) return mcpRoute(ctx);
+    if (ctx.path === MCP_PATH) return (await mcpRoute())(ctx);
     if (ctx.path === METRICS_PATH) return metricsGet(ctx);
     return files(ctx);
   });
@@ -212,6 +220,13 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     mcp: mcpInfo,
     close: () => (closing ??= close()),
   };
+}
+
+/** `load` run at the first call only; every call gets its result. `loaded` is that result once asked for. */
+function once<T>(load: () => Promise<T>): (() => Promise<T>) & { loaded?: Promise<T> } {
+  const get = (): Promise<T> => (get.loaded ??= load());
+  get.loaded = undefined as Promise<T> | undefined;
+  return get;
 }
 
 /** app.on with its matching off, so close() can undo every subscription. */

@@ -5,7 +5,8 @@ import { ConsoleError } from './errors.js';
 export const METRICS_PATH = '/metrics';
 
 export interface MetricsRouteOptions {
-  metrics: BridgeMetrics;
+  /** Built at the first scrape that passes the token check (the metrics switch on then). */
+  metrics: () => Promise<BridgeMetrics>;
   /** The console token check (auth.ts), as for /api. */
   requireToken: (ctx: Context, next: Next) => Promise<void>;
   /** The `metricsNoAuth` setting, read per request; only the machine's operator sets it (flag or file). */
@@ -24,9 +25,10 @@ export function metricsRoute(options: MetricsRouteOptions) {
         Allow: 'GET, HEAD',
       });
     }
-    const text = await options.metrics.text();
+    const metrics = await options.metrics();
+    const text = await metrics.text();
     ctx.set('Cache-Control', 'no-store');
-    ctx.type = options.metrics.contentType;
+    ctx.type = metrics.contentType;
     ctx.body = text;
   };
   return (ctx: Context): Promise<void> =>

@@ -16,6 +16,7 @@ import { SettingsError, type SettingsStore } from '../settings/store.js';
 import { ConsoleError, type FieldProblem } from './errors.js';
 import { maskedRedisUrl } from '../state/redis-connection.js';
 import { withoutPassword } from './status.js';
+import { PresetError, presetViews, renderPreset } from '../tunnel/presets.js';
 
 /** Settings read when the process starts listening: a change takes effect only at the next start. */
 const RESTART_SETTINGS = ['port', 'host', 'consolePort'] as const satisfies SettingName[];
@@ -87,6 +88,7 @@ export class ConsoleSettings {
       },
       restartNeeded: this.restartNeeded,
       readOnly: [...CONSOLE_READ_ONLY_SETTINGS],
+      tunnelPresets: presetViews(),
     };
   }
 
@@ -132,6 +134,44 @@ export class ConsoleSettings {
     }
     const { request, problems } = this.withoutEchoes(body as Record<string, unknown>);
     this.refuseReadOnly(request);
+    return this.apply(request, problems);
+  }
+
+  /**
+   * POST /api/tunnel/preset: the command tunnel set to a stable-address preset (src/tunnel/presets.ts). The
+   * command line is the preset's; the operator's values only fill its fields, each matching its pattern in
+   * full, so the console still never runs a command line of its own choosing.
+   */
+  usePreset(body: unknown): SettingsUpdateResponse {
+    const { id, values } = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+    if (typeof id !== 'string' || (values !== undefined && (typeof values !== 'object' || values === null))) {
+      throw new ConsoleError(
+        400,
+        'The body must be {"id": "<preset>", "values": {...}}.',
+        'Send for example {"id": "ngrok-domain", "values": {"domain": "your-name.ngrok.app"}}.',
+      );
+    }
+    let preset;
+    try {
+      preset = renderPreset(id, (values ?? {}) as Record<string, unknown>);
+    } catch (error) {
+      if (!(error instanceof PresetError)) throw error;
+      throw new ConsoleError(
+        400,
+        `${error.message} Nothing was saved.`,
+        'Correct the fields listed.',
+        error.problems,
+      );
+    }
+    return this.apply({
+      tunnel: 'command',
+      tunnelCommand: preset.command,
+      tunnelUrlPattern: preset.urlPattern,
+    });
+  }
+
+  /** Validates, saves and applies `request` (every problem at once; nothing saved when there is one). */
+  private apply(request: Record<string, unknown>, problems: FieldProblem[] = []): SettingsUpdateResponse {
     const { values, cleared } = this.check(request, problems);
     const saved = this.save(values, cleared);
     for (const name of [...Object.keys(values), ...cleared]) this.savedSince.add(name);
@@ -241,11 +281,12 @@ export class ConsoleSettings {
     if (request.gatewayToken === null && urlAfter !== null && urlAfter !== undefined) {
       problems.push({ field: 'gatewayToken', message: FALLBACK_TOKEN_NEEDS_FALLBACK_URL });
     }
-    if (request.tunnel === 'command' && current.tunnel !== 'command' && !current.tunnelCommand) {
+    const command = Object.hasOwn(request, 'tunnelCommand') ? request.tunnelCommand : current.tunnelCommand;
+    if (request.tunnel === 'command' && current.tunnel !== 'command' && !isNonEmptyString(command)) {
       problems.push({
         field: 'tunnel',
         message:
-          'tunnel: "command" runs the tunnel command set on this machine, and none is set: set it with --tunnel-command or in settings.json on the machine',
+          'tunnel: "command" runs the tunnel command set on this machine, and none is set: choose a stable-address preset, or set it with --tunnel-command or in settings.json on the machine',
       });
     }
     return problems;

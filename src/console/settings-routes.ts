@@ -4,7 +4,10 @@ import type { ApiDeps } from './api.js';
 import { readJson } from './body.js';
 import { reply } from './reply.js';
 
-/** GET and PUT /api/settings (settings-api.ts), the console's own token, and the MCP server's token and commands. */
+/**
+ * GET and PUT /api/settings (settings-api.ts), a tunnel preset, the console's own token, and the MCP server's
+ * token and commands.
+ */
 export function settingsRoutes(router: Router, { settings, mcp, events, consoleToken }: ApiDeps): void {
   router.get(
     '/api/settings',
@@ -23,6 +26,10 @@ export function settingsRoutes(router: Router, { settings, mcp, events, consoleT
       ctx.res.once('finish', () => events.close());
       return answer;
     }),
+  );
+  router.post(
+    '/api/tunnel/preset',
+    reply(async (ctx) => settings.usePreset(await readJson(ctx))),
   );
   // The MCP token is shown only here and only on request: the status never carries it.
   router.get(

@@ -32,7 +32,6 @@ export function buildStatus({
   mcp,
 }: StatusInput): StatusResponse {
   const card = app.card();
-  const settings = app.currentSettings;
   const gateway = gatewayView(app, now);
   const tunnelTrouble = tunnel.status === 'failed' || tunnel.status === 'reconnecting';
   // Callers reach no agent, or one with the operator's shell and files (even accepted, a standing risk, as
@@ -60,7 +59,7 @@ export function buildStatus({
       card,
     },
     gateway,
-    tunnel: { ...tunnel, provider: settings.tunnel },
+    tunnel: tunnelView(app, tunnel),
     registry: registryView(app.registrar.current),
     keys: app.keys.list(),
     traffic: log.counters(),
@@ -69,6 +68,12 @@ export function buildStatus({
     mcp,
     state,
   };
+}
+
+/** The tunnel as the console shows it: its state, its provider, and a change of address not dismissed. */
+export function tunnelView(app: AgentBridgeApp, tunnel: TunnelStatus): StatusResponse['tunnel'] {
+  const addressChange = app.tunnelAddress.lastChange;
+  return { ...tunnel, provider: app.currentSettings.tunnel, ...(addressChange ? { addressChange } : {}) };
 }
 
 function gatewayView(app: AgentBridgeApp, now: number): GatewayView {

@@ -198,36 +198,55 @@ function maskerFor(secrets: readonly string[]): Mask {
   };
 }
 
-/** A whitelist: only TrafficEntry's own fields are copied, so nothing else an event carries is ever kept. */
-function toEntry(id: number, e: EnvelopeEvent, mask: Mask): TrafficEntry {
-  const entry: TrafficEntry = {
-    id,
-    time: e.time,
-    endpoint: mask(e.endpoint) ?? '',
-    sender: mask(e.sender),
-    skill: mask(e.skill),
-    mode: e.mode,
-    signatureForm: e.signatureForm,
-    verdict: e.verdict,
-    code: e.code,
-    status: e.status,
-    message: mask(e.message),
-    durationMs: e.durationMs,
-    bytesIn: e.bytesIn,
-    bytesOut: e.bytesOut,
-    traceId: mask(e.traceId),
-    forwardedFor: mask(e.forwardedFor),
-    diagnosis: mask(e.diagnosis),
-    taskId: mask(e.taskId),
-    direction: e.direction,
-    callee: mask(e.callee),
-    replyVerified: e.replyVerified,
-  };
-  if (e.preview) {
-    const preview = { payload: mask(e.preview.payload), reply: mask(e.preview.reply) };
-    entry.preview = withoutUndefined(preview);
+/** How one field of an event is kept: as it is, masked (a text), or rebuilt (an object's own fields). */
+type Keep<T> = (value: T, mask: Mask) => T | undefined;
+const same = <T>(value: T): T => value;
+const text: Keep<string> = (value, mask) => mask(value);
+
+/**
+ * Every field an event carries, with how it is kept. The type names every key of EnvelopeEvent, so a field
+ * added to the event fails to compile until it is listed here: nothing the pipeline knew is silently dropped
+ * from the log, the file or the API. Only these keys are read, so nothing else on an event is ever kept.
+ */
+const FIELDS: { [K in keyof EnvelopeEvent]-?: Keep<NonNullable<EnvelopeEvent[K]>> } = {
+  time: same,
+  endpoint: text,
+  sender: text,
+  skill: text,
+  mode: same,
+  signatureForm: same,
+  verdict: same,
+  code: same,
+  status: same,
+  message: text,
+  durationMs: same,
+  bytesIn: same,
+  bytesOut: same,
+  traceId: text,
+  forwardedFor: text,
+  diagnosis: text,
+  taskId: text,
+  preview: (preview, mask) =>
+    withoutUndefined({ payload: mask(preview.payload), reply: mask(preview.reply) }),
+  screen: (screen, mask) => ({ rule: mask(screen.rule) ?? '' }),
+  admittedBy: same,
+  held: same,
+  direction: same,
+  callee: text,
+  replyVerified: same,
+  onBehalfOf: text,
+};
+const FIELD_NAMES = Object.keys(FIELDS) as (keyof EnvelopeEvent)[];
+
+function toEntry(id: number, event: EnvelopeEvent, mask: Mask): TrafficEntry {
+  const entry: Record<string, unknown> = { id };
+  for (const name of FIELD_NAMES) {
+    const value = event[name];
+    if (value === undefined) continue;
+    const kept = (FIELDS[name] as Keep<unknown>)(value, mask);
+    if (kept !== undefined) entry[name] = kept;
   }
-  return withoutUndefined(entry);
+  return entry as unknown as TrafficEntry;
 }
 
 function withoutUndefined<T extends object>(value: T): T {

@@ -174,6 +174,39 @@ export type TunnelStatus =
   | { status: 'reconnecting'; attempt: number; nextTryAt: string; lastError: string }
   | { status: 'failed'; reason: string };
 
+/**
+ * The agent's public address changed, and with it its id (`agent://<host>`): approvals other agents gave
+ * the old id no longer apply to it. POST /api/tunnel/address-change/dismiss forgets it.
+ */
+export interface AddressChangeView {
+  previous: string;
+  url: string;
+  /** When the new address came up. */
+  at: string;
+  /** Why, when known (the name asked for was not given). */
+  note?: string;
+}
+
+/**
+ * A stable-address provider offered as a preset of the `command` tunnel (src/tunnel/presets.ts). The console
+ * may set the command only through a preset (POST /api/tunnel/preset): it never runs a command line it chose.
+ */
+export interface TunnelPresetView {
+  id: string;
+  label: string;
+  /** What it needs before it works, in a sentence or two. */
+  needs: string;
+  /** The command line, `{port}` left for the agent and `{<field>}` for each field below. */
+  command: string;
+  fields: { name: string; label: string; placeholder: string; help: string; pattern: string }[];
+}
+
+/** POST /api/tunnel/preset */
+export interface TunnelPresetRequest {
+  id: string;
+  values: Record<string, string>;
+}
+
 export interface RegistryRecordView {
   registry: string;
   url: string;
@@ -285,7 +318,11 @@ export interface StatusResponse {
     card: AgentCard;
   };
   gateway: GatewayView;
-  tunnel: TunnelStatus & { provider: 'localtunnel' | 'command' | 'none' };
+  tunnel: TunnelStatus & {
+    provider: 'localtunnel' | 'command' | 'none';
+    /** The tunnel came back at another address than before (this run or the last): shown until dismissed. */
+    addressChange?: AddressChangeView;
+  };
   registry: RegistryStatus;
   keys: KeyView[];
   /** The last 15 minutes, oldest first, and totals since start. */
@@ -371,6 +408,8 @@ export interface SettingsResponse {
    * settings.json on the machine. A PUT that changes one gets 403 with a field error.
    */
   readOnly: string[];
+  /** Stable-address presets of the `command` tunnel, to set through POST /api/tunnel/preset. */
+  tunnelPresets: TunnelPresetView[];
 }
 
 /** POST /api/console/token: the console's new token (the old one no longer works) and the file that keeps it. */

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import { writeFileAtomic } from '../lib/atomic-file.js';
 import { ProtocolError } from '../protocol/index.js';
 
@@ -115,6 +116,7 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
       retryStrategy: (attempt: number) => Math.min(100 * attempt, 1000),
       lazyConnect: true,
     };
+    const Redis = loadRedisClient();
     this.client = new Redis(options.url, { ...common, connectionName: 'agent-bridge' });
     this.client.defineCommand('agentBridgeReplaceSentinel', { numberOfKeys: 2, lua: REPLACE_SENTINEL });
     this.subscriber = new Redis(options.url, { ...common, connectionName: 'agent-bridge-events' });
@@ -386,6 +388,15 @@ function parseSentinel(value: string): { id: string; createdAt: number; runId?: 
 
 function stamp(id: string, createdAt: number, server: ServerFacts): string {
   return `${id} ${createdAt} ${server.runId} ${server.always === true ? 'always' : 'not-always'}`;
+}
+
+/**
+ * The Redis client's code, loaded when a connection is built: an agent without `--redis-url` never loads it
+ * (about 10 MB of resident memory for a feature that is off). A require, not import(): the app builds its
+ * shared state in its constructor, and esbuild would hoist a static import of it to the bundle's top.
+ */
+function loadRedisClient(): typeof Redis {
+  return (createRequire(import.meta.url)('ioredis') as { Redis: typeof Redis }).Redis;
 }
 
 /** The refusal for a call that cannot be checked against shared state. */

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { createInterface } from 'node:readline';
+import { setTimeout as delay } from 'node:timers/promises';
 import { TunnelConfigError, type TunnelConnection, type TunnelProvider } from './provider.js';
 
 export interface CommandProviderOptions {
@@ -14,6 +16,9 @@ export interface CommandProviderOptions {
 // An https origin not followed by a path: cloudflared prints a docs link (with a path) before its URL.
 export const DEFAULT_URL_PATTERN = 'https://[A-Za-z0-9.-]+(?::\\d+)?(?![\\w/.:-])';
 
+/** After the command exits, how long its last output may take to be read (a child it left may hold the pipes). */
+const LAST_OUTPUT_MS = 1000;
+
 /**
  * Runs an operator's tunnel command (cloudflared, ngrok, ...), reads the first https URL it prints, and
  * treats the process ending as the tunnel breaking. Stopping kills the whole process group, so a shell
@@ -21,6 +26,7 @@ export const DEFAULT_URL_PATTERN = 'https://[A-Za-z0-9.-]+(?::\\d+)?(?![\\w/.:-]
  */
 export class CommandProvider implements TunnelProvider {
   readonly name = 'command';
+  readonly asksForName = false;
   private readonly pattern: RegExp;
 
   constructor(private readonly options: CommandProviderOptions) {
@@ -64,10 +70,15 @@ export class CommandProvider implements TunnelProvider {
       }, 3000).unref();
     };
     const lastLines: string[] = [];
+    const tail = () => (lastLines.length ? `; last output: ${lastLines.slice(-3).join(' | ')}` : '');
+    const readers = [child.stdout, child.stderr].map((stream) => createInterface({ input: stream }));
+    const allRead = Promise.all(readers.map((reader) => once(reader, 'close').catch(() => undefined)));
     const exited = new Promise<Error>((resolve) => {
       child.once('exit', (code, sig) => {
-        const tail = lastLines.length ? `; last output: ${lastLines.slice(-3).join(' | ')}` : '';
-        resolve(new Error(`tunnel command exited (${sig ?? `code ${code}`})${tail}`));
+        // The exit can be reported before the last output is read (its complaint): read that first.
+        void Promise.race([allRead, delay(LAST_OUTPUT_MS, undefined, { ref: false })]).then(() =>
+          resolve(new Error(`tunnel command exited (${sig ?? `code ${code}`})${tail()}`)),
+        );
       });
       child.once('error', (error) => resolve(new Error(`tunnel command could not start: ${error.message}`)));
     });
@@ -99,7 +110,7 @@ export class CommandProvider implements TunnelProvider {
         () =>
           finish({
             error: new Error(
-              `tunnel command printed no URL matching ${this.pattern.source} within ${timeoutMs / 1000} s`,
+              `tunnel command printed no URL matching ${this.pattern.source} within ${timeoutMs / 1000} s${tail()}`,
             ),
           }),
         timeoutMs,
@@ -107,8 +118,8 @@ export class CommandProvider implements TunnelProvider {
       const onAbort = () => finish({ error: new Error('cancelled') });
       signal.addEventListener('abort', onAbort, { once: true });
       void exited.then((error) => finish({ error }));
-      for (const stream of [child.stdout, child.stderr]) {
-        createInterface({ input: stream }).on('line', (line) => {
+      for (const reader of readers) {
+        reader.on('line', (line) => {
           lastLines.push(line.slice(0, 200));
           if (lastLines.length > 10) lastLines.shift();
           const match = this.pattern.exec(line);

@@ -1,4 +1,4 @@
-import Tunnel, { type TunnelInfo, type TunnelServerReply } from 'localtunnel/lib/Tunnel.js';
+import type { TunnelInfo, TunnelServerReply } from 'localtunnel/lib/Tunnel.js';
 import { BodyTooLargeError, appFetch, readCapped, type Response } from '../lib/http.js';
 import { TunnelConfigError, withTimeout, type TunnelConnection, type TunnelProvider } from './provider.js';
 
@@ -20,6 +20,7 @@ export interface LocaltunnelOptions {
  */
 export class LocaltunnelProvider implements TunnelProvider {
   readonly name = 'localtunnel';
+  readonly asksForName = true;
   private readonly host: string;
   private readonly stepTimeoutMs: number;
 
@@ -41,6 +42,8 @@ export class LocaltunnelProvider implements TunnelProvider {
 
   async open(port: number, options: { subdomain?: string; signal: AbortSignal }): Promise<TunnelConnection> {
     const reply = await this.requestAddress(options.subdomain, options.signal);
+    // Loaded with the first tunnel: an agent without one never holds the client's code (axios and all).
+    const { default: Tunnel } = await import('localtunnel/lib/Tunnel.js');
     const tunnel = new Tunnel({ port, host: this.host, subdomain: options.subdomain });
     tunnel._init = (callback) => callback(null, tunnel._getInfo(reply));
     let reportBroken: (error: Error) => void = () => undefined;

@@ -9,6 +9,8 @@ export interface TunnelConnection {
 /** A way to get a public URL for a local port: the built-in localtunnel client, or an operator's command. */
 export interface TunnelProvider {
   readonly name: string;
+  /** Whether open() can ask for a name (localtunnel's subdomain); a command takes the address it is given. */
+  readonly asksForName: boolean;
   /** Opens a tunnel to `port`; rejects (never hangs: every step has a timeout) when it cannot. */
   open(port: number, options: { subdomain?: string; signal: AbortSignal }): Promise<TunnelConnection>;
 }

@@ -1,14 +1,20 @@
 import { isIP } from 'node:net';
 import { EventEmitter } from 'node:events';
 import { TunnelConfigError, withTimeout, type TunnelConnection, type TunnelProvider } from './provider.js';
+import type { AddressMemory } from './address-memory.js';
 import { backoffDelay, type TunnelState } from './state.js';
 
 export interface SupervisorOptions {
   provider: TunnelProvider;
   /** The local agent port the tunnel forwards to (never the console's). */
   port: number;
-  /** The subdomain the operator asked for; without one, the first address handed out is asked for again. */
+  /**
+   * The subdomain the operator asked for; without one, the address the tunnel had last (`memory`, across
+   * restarts) is asked for again.
+   */
   subdomain?: string;
+  /** Where the address survives a restart (address-memory.ts). */
+  memory?: Pick<AddressMemory, 'url' | 'online'>;
   /** Proves the public URL reaches this agent; throws with a reason when it does not. */
   checkReachability?: (url: string) => Promise<void>;
   checkIntervalMs?: number;
@@ -20,8 +26,10 @@ export interface SupervisorOptions {
   random?: () => number;
 }
 
+/** The tunnel's address, announced when it first comes up in this run and whenever it changes. */
 export interface AddressChange {
   url: string;
+  /** The address before (in this run, or the last one's), when it was another: the agent's id changed. */
   previous: string | undefined;
   /** Why it changed, when the server did it silently (a taken subdomain). */
   note?: string;
@@ -101,7 +109,10 @@ export class TunnelSupervisor extends EventEmitter<SupervisorEvents> {
 
   private async connect(signal: AbortSignal): Promise<void> {
     this.setState({ status: 'connecting', attempt: this.failures + 1 });
-    const requested = this.options.subdomain ?? subdomainOf(this.lastUrl);
+    const before = this.lastUrl ?? this.options.memory?.url;
+    const requested = this.options.provider.asksForName
+      ? (this.options.subdomain ?? subdomainOf(before))
+      : undefined;
     let connection: TunnelConnection;
     try {
       const opening = this.options.provider.open(this.options.port, { subdomain: requested, signal });
@@ -134,17 +145,23 @@ export class TunnelSupervisor extends EventEmitter<SupervisorEvents> {
 
     const url = connection.url.replace(/\/+$/, '');
     if (url !== this.lastUrl) {
-      const asked = requested && subdomainOf(url) !== requested;
-      const note = asked
-        ? `asked for "${requested}" but the server handed out ${url} (subdomain taken?)`
-        : undefined;
-      this.emit('address', { url, previous: this.lastUrl, ...(note ? { note } : {}) });
+      const note = requested && subdomainOf(url) !== requested ? this.refusedName(requested, url) : undefined;
+      const previous = before === url ? undefined : before;
       this.lastUrl = url;
+      this.options.memory?.online(url, note);
+      this.emit('address', { url, previous, ...(note ? { note } : {}) });
     }
     this.setState({ status: 'online', url, since: new Date().toISOString() });
     this.scheduleChecks(signal);
     if (this.options.checkReachability) await this.checkNow();
     else this.failures = 0;
+  }
+
+  /** Why the address is not the name asked for: the operator's subdomain, or the one the agent had. */
+  private refusedName(requested: string, url: string): string {
+    return this.options.subdomain
+      ? `asked for "${requested}" but the server handed out ${url} (subdomain taken?)`
+      : `asked for "${requested}" again (this agent's address before) but the server handed out ${url} (taken by someone else meanwhile, or the server forgot it)`;
   }
 
   private fail(reason: string): void {

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS } from '../../src/settings/schema.js';
 import { startGatewayDouble, type GatewayDouble } from '../fixtures/gateway-double.js';
 import { startAgent, type TestAgent, type TestAgentOptions } from '../helpers/agents.js';
+import { freePort } from '../helpers/child-agent.js';
 import { envelope, post, sign } from '../helpers/envelopes.js';
 import { until } from '../helpers/polling.js';
 import { codeOf, rawRequest, type RawReply, type RawRequest } from '../helpers/raw-http.js';
@@ -201,7 +202,7 @@ describe('the read/verify gate with its default size', () => {
     expect(gauges(agent).bytesInFlight).toBe(0);
   });
 
-  it("holds a slot while the sender's card is fetched; with every slot verifying a newcomer gets 503, GETs still answer", async () => {
+  it("holds a slot while the sender's card is fetched; with every slot verifying a newcomer waits its turn, then gets 503; GETs still answer", async () => {
     // A "peer" whose card never comes: each envelope from it waits on the card fetch (up to 5 s).
     const hanging = await hangingServer();
     const agent = await agentWith({});
@@ -220,6 +221,7 @@ describe('the read/verify gate with its default size', () => {
     const refused = await post(agent.url, '/agent/message', sign(env, peer.app.keys.signer));
     expect(refused.status).toBe(503);
     expect(refused.json.code).toBe('AGENT_UNAVAILABLE');
+    expect(refused.json.message).toMatch(/waited 1\.0 s for a turn/);
     expect(refused.headers.get('retry-after')).toBe('1');
     // The card and health are never gated.
     expect((await fetch(`${agent.url}/.well-known/agent.json`)).status).toBe(200);
@@ -231,6 +233,62 @@ describe('the read/verify gate with its default size', () => {
     expect(await signedChat(agent)).toBe(200);
   });
 });
+
+describe('whole bodies under load (issue 16, item 6)', () => {
+  it('serves a burst of 64 calls from a sender whose card takes 300 ms to fetch: none is refused', async () => {
+    // A sender met for the first time (or whose card expired): every call waits on its card, holding the
+    // six slots meanwhile; the others arrive whole and must wait their turn, not be refused.
+    const port = await freePort();
+    const sender = await startAgent({ settings: { publicUrl: `http://127.0.0.1:${port}` } });
+    cleanups.push(() => sender.close());
+    const slowCard = createServer((req, res) => {
+      setTimeout(() => {
+        void fetch(`${sender.url}${req.url ?? '/'}`).then(async (reply) =>
+          res.writeHead(reply.status, { 'content-type': 'application/json' }).end(await reply.text()),
+        );
+      }, 300);
+    });
+    await new Promise<void>((resolve) => slowCard.listen(port, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => slowCard.close(resolve)));
+    expect(sender.app.card().id).toBe(`agent://127.0.0.1:${port}`);
+
+    const agent = await agentWith({});
+    const watch = watchGauges(agent);
+    const statuses = await Promise.all(
+      Array.from({ length: 64 }, async (_, i) => {
+        const env = envelope(sender.app.card().id, agent.id, 'sync', { message: `call ${i}` });
+        const reply = await post(agent.url, '/agent/message', sign(env, sender.app.keys.signer));
+        return reply.status === 200 ? 200 : `${reply.status} ${reply.text}`;
+      }),
+    );
+    watch.stop();
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    expect(watch.max.unverified).toBe(6);
+  });
+
+  it('a whole body waits for a slot while every slot verifies, and is served once one frees', async () => {
+    const hanging = await hangingServer();
+    const agent = await agentWith({});
+    const from = `agent://127.0.0.1:${(hanging.server.address() as AddressInfo).port}`;
+    const waiting = Array.from({ length: 6 }, () =>
+      post(
+        agent.url,
+        '/agent/message',
+        sign(envelope(from, agent.id, 'sync', { message: 'hi' }), peer.app.keys.signer),
+      ),
+    );
+    await until(() => gauges(agent).unverified === 6, 3000, 'six envelopes verifying');
+    const queued = signedChat(agent);
+    await until(() => queueLength(agent) === 1, 2000, 'the genuine call queued');
+    hanging.drop(); // the card fetches fail: their slots free, the queued call takes one
+    expect(await queued).toBe(200);
+    expect((await Promise.all(waiting)).map((r) => r.status)).toEqual(Array(6).fill(401));
+  });
+});
+
+function queueLength(agent: TestAgent): number {
+  return (agent.app.server as unknown as { intake: { queued: number } }).intake.queued;
+}
 
 async function hangingServer(): Promise<{ server: Server; drop(): void }> {
   const sockets = new Set<Socket>();

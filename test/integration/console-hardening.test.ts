@@ -274,7 +274,7 @@ describe('the tunnel command through the console', () => {
     const refused = await without.api<ApiError>('PUT', { tunnel: 'command' });
     expect(refused.status).toBe(400);
     expect(fieldsOf(refused).tunnel).toBe(
-      'tunnel: "command" runs the tunnel command set on this machine, and none is set: set it with --tunnel-command or in settings.json on the machine',
+      'tunnel: "command" runs the tunnel command set on this machine, and none is set: choose a stable-address preset, or set it with --tunnel-command or in settings.json on the machine',
     );
     expect(without.agent.app.currentSettings.tunnel).toBe('none');
 

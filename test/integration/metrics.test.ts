@@ -145,6 +145,8 @@ describe('with the console token (the default)', () => {
     agent = await pool.start({ ...options, settings: { access: 'pairing' } });
     peer = await pool.start();
     con = await openConsole(agent);
+    // The first scrape switches the metrics on (they count from then, as Prometheus would see them).
+    expect((await scrape(con)).status).toBe(200);
     agent.app.access.approve(peer.id);
 
     // One of each: accepted in every mode (the async one with a callback), a bad signature, a replay, a
@@ -295,6 +297,22 @@ describe('with the console token (the default)', () => {
     ).toBe(1);
   });
 
+  it('switch on at the first scrape: what came before it is not counted, what follows is', async () => {
+    const fresh = await pool.start();
+    const freshConsole = await openConsole(fresh);
+    expect((await call(fresh, peer, 'sync')).status).toBe(200);
+    // A refused scrape does not switch them on.
+    expect((await scrape(freshConsole, 'not-the-token')).status).toBe(401);
+    const first = await scrape(freshConsole);
+    expect(nonZero(first.samples, 'agent_bridge_requests_total')).toEqual({});
+    expect(value(first.samples, 'agent_bridge_info', { version: AGENT_VERSION })).toBe(1);
+    expect((await call(fresh, peer, 'sync')).status).toBe(200);
+    const second = await scrape(freshConsole);
+    expect(nonZero(second.samples, 'agent_bridge_requests_total')).toEqual({
+      'mode=sync,verdict=accepted,step=none': 1,
+    });
+  });
+
   it('refuses other methods with 405', async () => {
     const answer = await fetch(`${con.url}/metrics`, {
       method: 'POST',
@@ -326,6 +344,7 @@ describe('with metricsNoAuth', () => {
     });
     peer = await pool.start();
     con = await openConsole(agent);
+    expect((await scrape(con, null)).status).toBe(200); // the metrics count from here
   });
 
   it('answers without a token, still only at its own loopback address (DNS rebinding) and origin', async () => {

@@ -308,8 +308,9 @@ describe('CLI --register', () => {
     tunnel.handOutDifferentIds(true);
     await tunnel.stop();
     await tunnel.start();
+    // Said as the change of id it is, with what follows: registered, so the registry entry moves by itself.
     const changed = new RegExp(
-      `Public URL: (http://[a-z0-9]+\\.localhost:\\d+) \\(was ${url.replace(/\./g, '\\.')}\\): asked for`,
+      `WARNING: this agent's public address changed, and with it its id: ${id.replace(/\./g, '\\.')} is now agent://\\S+ \\((http://[a-z0-9]+\\.localhost:\\d+)\\)\\.\n.*\n  Follows: the registry entry moves to the new address by itself\\.`,
     );
     await until(() => changed.test(child.output()), 10_000, `the new URL in:\n${child.output()}`);
     const next = changed.exec(child.output())![1]!;

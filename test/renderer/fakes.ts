@@ -6,6 +6,7 @@ import { vi } from 'vitest';
 import type { EventSourceLike } from '../../renderer/src/api/events';
 import type { ConsoleData } from '../../renderer/src/hooks/useConsole';
 import { initialTrafficLog } from '../../renderer/src/traffic/log';
+import { presetViews } from '../../src/tunnel/presets.js';
 import type {
   AccessResponse,
   ApprovedSenderView,
@@ -250,6 +251,7 @@ export function settingsView(
     secrets: { gatewayToken: { set: true }, bearerTokens: { count: 2 } },
     restartNeeded: [],
     readOnly: [...READ_ONLY_SETTINGS],
+    tunnelPresets: presetViews(),
     ...overrides,
   };
 }

@@ -86,6 +86,43 @@ describe('in memory', () => {
     expect(JSON.stringify(log.all())).not.toMatch(/c2VjcmV0|Bearer abc|cHJpdmF0ZQ/);
   });
 
+  it('keeps every field an event carries, in memory and in the file', async () => {
+    // Required<>: a field added to the event fails to compile here until this event carries it too.
+    const full: Required<EnvelopeEvent> = {
+      time: new Date().toISOString(),
+      endpoint: '/agent/message',
+      sender: 'agent://alice.example',
+      skill: 'chat',
+      mode: 'async',
+      signatureForm: 'headers',
+      verdict: 'accepted',
+      status: 202,
+      durationMs: 12.5,
+      bytesIn: 300,
+      bytesOut: 200,
+      traceId: 'trace-1',
+      code: 'AUTH_FAILED',
+      message: 'a message',
+      forwardedFor: '203.0.113.7',
+      diagnosis: 'a diagnosis',
+      taskId: 'task-1',
+      preview: { payload: '{"message":"hi"}', reply: 'hello' },
+      screen: { rule: 'ignore-instructions' },
+      admittedBy: 'approved',
+      held: true,
+      direction: 'in',
+      callee: 'agent://callee.example',
+      // Any value of the field's type: what matters is that the field comes through.
+      replyVerified: true as never,
+      onBehalfOf: 'agent://issuer.example',
+    };
+    const { log, dir } = openLog();
+    expect(log.add(full)).toEqual({ id: 1, ...full });
+    await log.flush();
+    const line = readFileSync(join(dir, 'logs', 'traffic.jsonl'), 'utf8').trim();
+    expect(JSON.parse(line)).toEqual({ id: 1, ...full });
+  });
+
   it('masks the secrets it is given wherever they appear, and cuts long texts', () => {
     const secret = 'gw-secret-token-0123456789';
     const { log } = openLog({ secrets: () => [secret, 'short'] });

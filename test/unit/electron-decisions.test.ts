@@ -72,7 +72,7 @@ describe('health and the tray icon', () => {
         gateway: {
           status: 'configured',
           live: true,
-          problem: { diagnosis: 'Chat endpoint disabled.', fix: 'Enable it.' },
+          problem: { kind: 'endpoint-disabled', diagnosis: 'Chat endpoint disabled.', fix: 'Enable it.' },
         },
       }),
       'degraded',
@@ -139,7 +139,7 @@ describe('health and the tray icon', () => {
 
   it('orders the reasons: core and tunnel errors, exposed tools, configuration, missing agent, gateway trouble', () => {
     const reason = (input: ShellState) => healthOf(input).reason;
-    const problem = { diagnosis: 'Token refused.', fix: 'Copy the token.' };
+    const problem = { kind: 'unauthorized', diagnosis: 'Token refused.', fix: 'Copy the token.' };
     // Errors first: the app does not work at all.
     expect(reason({ ...exposing, coreError: 'Port 8787 is already in use' })).toMatch(/Port 8787/);
     expect(reason({ ...exposing, tunnel: { status: 'failed', reason: 'no command' } })).toMatch(
@@ -202,6 +202,15 @@ describe('shell state from the console status', () => {
       },
     });
     expect(shellStateFrom(unknown, false).gateway.agent).toEqual({ check: 'unknown' });
+  });
+
+  it('keeps a change of address until the core forgets it', () => {
+    const addressChange = { previous: 'https://a.loca.lt', url: 'https://b.loca.lt', at: 't', note: 'why' };
+    const online = { status: 'online', url: 'https://b.loca.lt', since: 's' } as const;
+    expect(shellStateFrom(status({ tunnel: { ...online, addressChange } }), false).addressChange).toEqual(
+      addressChange,
+    );
+    expect(shellStateFrom(status({ tunnel: online }), false)).not.toHaveProperty('addressChange');
   });
 
   it('keeps the pending count and the newest sender; a core without them means none wait', () => {
@@ -333,26 +342,52 @@ describe('notifications', () => {
     gateway: {
       status: 'configured',
       live: true,
-      problem: { diagnosis: 'Token refused.', fix: 'Copy the token.' },
+      problem: { kind: 'unauthorized', diagnosis: 'Token refused.', fix: 'Copy the token.' },
     },
   });
 
   it('tells when the gateway goes down (with the fix) and comes back', () => {
     expect(noticesFor(online, problem)).toEqual([
-      { kind: 'gateway-down', title: 'Gateway down', body: 'Token refused. Copy the token.' },
+      {
+        kind: 'gateway-down',
+        title: "Gateway refuses the bridge's token",
+        body: 'Token refused. Copy the token.',
+      },
     ]);
     expect(noticesFor(down, online).map((n) => n.kind)).toEqual(['gateway-up']);
     expect(noticesFor(online, online)).toEqual([]);
   });
 
   it('tells when the public URL changes, when the tunnel cannot reconnect, and when registration fails', () => {
-    const moved = state({ tunnel: { status: 'online', url: 'https://other.loca.lt', since: 'x' } });
+    // The core's record of the change drives it (a change at start, from the last run's address, too).
+    const change = { previous: 'https://quiet-fox.loca.lt', url: 'https://other.loca.lt', at: 't1' };
+    const moved = state({
+      tunnel: { status: 'online', url: 'https://other.loca.lt', since: 'x' },
+      addressChange: change,
+    });
     expect(noticesFor(online, moved)).toEqual([
       {
         kind: 'url-changed',
-        title: 'Public URL changed',
-        body: 'The agent is now at https://other.loca.lt.',
+        title: "Your agent's address changed",
+        body: 'Its id is now agent://other.loca.lt (was agent://quiet-fox.loca.lt): agents that approved the old id must approve the new one again.',
+        page: 'overview',
       },
+    ]);
+    const registered = (s: ShellState): ShellState => ({
+      ...s,
+      registry: {
+        status: 'registered',
+        record: { registry: 'r', url: 'https://quiet-fox.loca.lt', id: 'i', name: 'n', registeredAt: 't' },
+      },
+    });
+    expect(noticesFor(registered(online), registered(moved))[0]?.body).toMatch(
+      /must approve the new one again\. Its registry entry follows by itself\.$/,
+    );
+    // Told once per change; a dismissed one (gone from the status) is not news.
+    expect(noticesFor(moved, moved)).toEqual([]);
+    expect(noticesFor(moved, online)).toEqual([]);
+    expect(noticesFor(moved, state({ addressChange: { ...change, at: 't2' } })).map((n) => n.kind)).toEqual([
+      'url-changed',
     ]);
     const reconnecting = (attempt: number): ShellState =>
       state({ tunnel: { status: 'reconnecting', attempt, nextTryAt: 'x', lastError: 'ECONNREFUSED' } });

@@ -72,7 +72,11 @@ describe('packaging (electron-builder)', () => {
       allowScripts?: Record<string, boolean>;
     };
     expect(pkg.main).toBe('dist/electron/main.js');
-    const bundle = read('dist/electron/main.js');
+    // The entry and its chunks (code loaded when a feature switches on, e.g. metrics or MCP).
+    const bundle = filesUnder('dist/electron')
+      .filter((file) => file.endsWith('.js'))
+      .map(read)
+      .join('\n');
     const imported = new Set(
       [
         ...bundle.matchAll(

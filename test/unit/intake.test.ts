@@ -1,10 +1,10 @@
 import type { IncomingMessage } from 'node:http';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Intake, type IntakeOptions } from '../../src/agent/intake.js';
 import { ProtocolError } from '../../src/protocol/index.js';
 
-// The intake's bookkeeping on its own, with a fake clock: the byte budget, the read/verify slots, and
-// which slot a body that arrived whole may take. (body.ts and the server are covered by
+// The intake's bookkeeping on its own, with a fake clock: the byte budget, the read/verify slots, which
+// slot a body that arrived whole may take, and the queue where it otherwise waits. (body.ts and the server are covered by
 // test/integration/body-limits.test.ts and tunnel-slowloris.test.ts.)
 
 function intake(options: Partial<IntakeOptions> = {}) {
@@ -63,7 +63,7 @@ describe('Intake', () => {
     expect(gate.unverified).toBe(0);
   });
 
-  it('admits up to maxUnverified; a body that arrived whole takes the slowest slot behind the minimum rate', () => {
+  it('admits up to maxUnverified; a body that arrived whole takes the slowest slot behind the minimum rate', async () => {
     const { gate, open, advance } = intake();
     const slow = open();
     const fast = open();
@@ -77,18 +77,28 @@ describe('Intake', () => {
 
     const newcomer = open();
     expect(newcomer.admit()).toBe(false);
-    newcomer.claim();
+    await newcomer.claim();
     expect(evicted).toMatchObject({ code: 'AGENT_UNAVAILABLE', httpStatus: 503, retryAfterSeconds: 1 });
     expect(evicted?.message).toMatch(/10 bytes in 1\.0 s/);
     expect(gate.unverified).toBe(2);
+    expect(gate.queued).toBe(0);
+  });
 
-    // The remaining readers keep up, or are verifying: a further newcomer is refused.
-    newcomer.bodyDone();
-    const late = open();
-    expect(late.admit()).toBe(false);
-    expect(refusal(() => late.claim())).toMatchObject({ httpStatus: 503 });
-    expect(late.busy()).toMatchObject({ httpStatus: 503 });
-    expect(gate.unverified).toBe(2);
+  it('never takes the slot of a body read for less than probeMs: a young body is not a slow one', () => {
+    const { gate, open, advance } = intake({ probeMs: 50 });
+    const young = open();
+    young.admit();
+    const other = open();
+    other.admit();
+    let evicted = false;
+    young.onEvicted(() => (evicted = true));
+    advance(10); // nothing received yet: "behind the rate", but only 10 ms old
+    const newcomer = open();
+    expect(newcomer.admit()).toBe(false);
+    void newcomer.claim().catch(() => undefined);
+    expect(evicted).toBe(false);
+    expect(gate.queued).toBe(1);
+    newcomer.close();
   });
 
   it('never takes the slot of a request that is verifying (its body is read, its key lookup pending)', () => {
@@ -99,7 +109,99 @@ describe('Intake', () => {
     advance(60_000);
     const newcomer = open();
     expect(newcomer.admit()).toBe(false);
-    expect(refusal(() => newcomer.claim()).message).toMatch(/Too many requests/);
+    void newcomer.claim().catch(() => undefined);
     expect(gate.unverified).toBe(1);
+    expect(gate.queued).toBe(1);
+    newcomer.close();
+  });
+});
+
+describe('the queue of whole bodies waiting for a slot', () => {
+  afterEach(() => void vi.useRealTimers());
+
+  /** Every slot taken by a body that is verifying; then `count` whole bodies claim a slot. */
+  function full(count: number, options: Partial<IntakeOptions> = {}) {
+    const made = intake({ maxUnverified: 2, ...options });
+    const holders = [made.open(), made.open()];
+    for (const holder of holders) {
+      holder.admit();
+      holder.bodyDone();
+    }
+    const outcomes: string[] = [];
+    const waiting = Array.from({ length: count }, (_, i) => {
+      const ticket = made.open();
+      expect(ticket.admit()).toBe(false);
+      void ticket.claim().then(
+        () => outcomes.push(`${i} served`),
+        (error: Error) =>
+          outcomes.push(
+            `${i} ${error instanceof ProtocolError ? error.httpStatus : 'dropped'}: ${error.message}`,
+          ),
+      );
+      return ticket;
+    });
+    return { ...made, holders, waiting, outcomes };
+  }
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('serves waiting bodies first come, first served, as slots are given back', async () => {
+    const { gate, holders, waiting, outcomes } = full(3);
+    expect(gate.queued).toBe(3);
+    holders[0]!.verified();
+    await settle();
+    expect(outcomes).toEqual(['0 served']);
+    holders[1]!.close();
+    waiting[0]!.bodyDone();
+    waiting[0]!.verified();
+    await settle();
+    expect(outcomes).toEqual(['0 served', '1 served', '2 served']);
+    expect(gate.unverified).toBe(2);
+    expect(gate.queued).toBe(0);
+  });
+
+  it('is bounded: one body more than maxQueued is refused at once with 503, the others keep waiting', async () => {
+    const { gate, outcomes } = full(3, { maxQueued: 2 });
+    await settle();
+    expect(outcomes).toEqual([
+      '2 503: Too many requests are waiting to be received right now; retry in 1 s.',
+    ]);
+    expect(gate.queued).toBe(2);
+  });
+
+  it('drops a body whose caller left while it waited: the freed slot goes to the next one', async () => {
+    const { gate, holders, waiting, outcomes } = full(2);
+    waiting[0]!.close(); // its response closed: the caller went away
+    await settle();
+    expect(outcomes).toEqual([
+      '0 dropped: the caller closed the connection while its body waited for a turn',
+    ]);
+    expect(gate.queued).toBe(1);
+    holders[0]!.verified();
+    await settle();
+    expect(outcomes.at(-1)).toBe('1 served');
+  });
+
+  it('keeps a waiting body counted in the byte budget until it is read into its slot', async () => {
+    const { gate, holders, waiting } = full(1);
+    waiting[0]!.reserve(400);
+    expect(gate.bytesInFlight).toBe(400);
+    holders[0]!.verified();
+    await settle();
+    waiting[0]!.bodyDone();
+    expect(gate.bytesInFlight).toBe(0);
+  });
+
+  it('waits at most queueMs, then answers 503 as before', async () => {
+    vi.useFakeTimers();
+    const { gate, outcomes } = full(2, { queueMs: 1000 });
+    await vi.advanceTimersByTimeAsync(999);
+    expect(outcomes).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(outcomes.sort()).toEqual([
+      '0 503: Too many requests are being received or verified right now (waited 1.0 s for a turn); retry in 1 s.',
+      '1 503: Too many requests are being received or verified right now (waited 1.0 s for a turn); retry in 1 s.',
+    ]);
+    expect(gate.queued).toBe(0);
+    expect(gate.unverified).toBe(2);
   });
 });

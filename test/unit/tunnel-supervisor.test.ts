@@ -8,6 +8,7 @@ type Step = { url: string } | { error: Error } | 'hang';
 
 class ScriptedProvider implements TunnelProvider {
   readonly name = 'scripted';
+  readonly asksForName = true;
   readonly opened: { subdomain?: string }[] = [];
   readonly connections: { close: () => void; breakWith: (e: Error) => void; closed: boolean }[] = [];
   constructor(private readonly steps: Step[]) {}
@@ -113,7 +114,7 @@ describe('TunnelSupervisor', () => {
     expect(addresses[1]).toEqual({
       url: 'https://wxyz.loca.lt',
       previous: 'https://abcd.loca.lt',
-      note: 'asked for "abcd" but the server handed out https://wxyz.loca.lt (subdomain taken?)',
+      note: 'asked for "abcd" again (this agent\'s address before) but the server handed out https://wxyz.loca.lt (taken by someone else meanwhile, or the server forgot it)',
     });
   });
 

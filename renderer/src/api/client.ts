@@ -113,6 +113,11 @@ export function createApiClient(options: ApiClientOptions) {
     register: () => json<unknown>('POST', '/api/registry/register', {}),
     startTunnel: () => json<unknown>('POST', '/api/tunnel/start', {}),
     stopTunnel: () => json<unknown>('POST', '/api/tunnel/stop', {}),
+    /** The operator has seen that the public address (the agent's id) changed. */
+    dismissAddressChange: () => json<unknown>('POST', '/api/tunnel/address-change/dismiss', {}),
+    /** Sets the command tunnel to a stable-address preset, its fields filled in. */
+    applyTunnelPreset: (id: string, values: Record<string, string>) =>
+      json<SettingsUpdateResponse>('POST', '/api/tunnel/preset', { id, values }),
     settings: () => json<SettingsResponse>('GET', '/api/settings'),
     updateSettings: (changes: Record<string, unknown>) =>
       json<SettingsUpdateResponse>('PUT', '/api/settings', changes),

@@ -35,6 +35,7 @@ export type {
   TrafficMinute,
   TrafficResponse,
   ToolExposureView,
+  TunnelPresetView,
   TunnelStatus,
   Verdict,
 } from '../../../src/protocol/console-api.js';

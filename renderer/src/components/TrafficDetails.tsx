@@ -154,6 +154,13 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
           <Field label={out ? 'Sent as' : 'Sender'}>
             {entry.sender ? <Address value={entry.sender} /> : 'unknown'}
           </Field>
+          {entry.onBehalfOf ? (
+            <Field label="On behalf of">
+              <span data-testid="on-behalf-of">
+                <code>{entry.onBehalfOf}</code> (its delegation token verified)
+              </span>
+            </Field>
+          ) : null}
           <Field label="Skill">{entry.skill ?? '—'}</Field>
           <Field label="Mode">{entry.mode ?? '—'}</Field>
           <Field label="Signature">{entry.signatureForm}</Field>

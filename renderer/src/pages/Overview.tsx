@@ -2,6 +2,7 @@ import type { ApiClient } from '../api/client';
 import type { GatewayAgentView, GatewayView, StatusResponse, ToolExposureView } from '../api/contract';
 import { OpenAccessWarning, PendingNotice } from '../components/AccessNotices';
 import { Address } from '../components/Address';
+import { AddressChangeBanner } from '../components/AddressChangeBanner';
 import { Badge, type Tone } from '../components/Badge';
 import { Card, Field } from '../components/Card';
 import { CopyButton } from '../components/CopyButton';
@@ -33,6 +34,12 @@ export function Overview({ api, data }: PageProps) {
     <div className="page overview">
       <h1 className="visually-hidden">Overview</h1>
       {statusError ? <ErrorNotice error={statusError} title="Showing the last known status" /> : null}
+      <AddressChangeBanner
+        api={api}
+        tunnel={status.tunnel}
+        registry={status.registry}
+        onDismissed={refreshStatus}
+      />
       {status.access.policy === 'open' ? (
         <OpenAccessWarning agent={agentName(status.gateway.agent)} link />
       ) : null}

@@ -12,6 +12,7 @@ import { ConsoleTokenCard } from '../components/ConsoleTokenCard';
 import { agentName, GatewayAgentNotices } from '../components/GatewayAgent';
 import { ErrorNotice, Loading, Notice } from '../components/States';
 import { RichText } from '../components/Text';
+import { TunnelPresets } from '../components/TunnelPresets';
 import { useAction } from '../hooks/useAction';
 import {
   changedSettings,
@@ -113,6 +114,20 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
     return response;
   });
 
+  // A preset applies at once (the tunnel restarts): the tunnel fields take its values, other edits stay.
+  const presetApplied = (response: SettingsUpdateResponse) => {
+    const next = toFormValues(response.settings);
+    const tunnel = Object.fromEntries(
+      ['tunnel', 'tunnelCommand', 'tunnelUrlPattern'].flatMap((name) =>
+        next[name] === undefined ? [] : [[name, next[name]]],
+      ),
+    ) as FormValues;
+    setInitial((current) => ({ ...current, ...tunnel }));
+    setValues((current) => ({ ...current, ...tunnel }));
+    setRestartNeeded(response.restartNeeded);
+    void onSaved();
+  };
+
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setSaved(null);
@@ -186,6 +201,9 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
                 onChange={setValue}
               />
             ))}
+            {section.id === 'tunnel' ? (
+              <TunnelPresets api={api} presets={loaded.tunnelPresets} onApplied={presetApplied} />
+            ) : null}
             {section.id === 'gateway' ? (
               <SecretField
                 name="gatewayToken"
