@@ -100,21 +100,62 @@ function parseCard(agentId: string, url: string, text: string): AgentCard {
   return card;
 }
 
-/** Cards per agent id, kept for the card's cardTTL; concurrent requests share one fetch. */
-export class CardCache {
-  private readonly entries = new Map<string, { card: Promise<AgentCard>; expires: number }>();
+export interface CardCacheOptions extends CardFetchOptions {
+  /** Cards kept at most; the least recently used goes first. Default CARD_CACHE_MAX_ENTRIES. */
+  maxEntries?: number;
+  now?: () => number;
+}
 
-  constructor(private readonly options: CardFetchOptions = {}) {}
+/**
+ * A card may weigh about three times its 64 KiB JSON once parsed (about 200 KB): 64 of them stay near
+ * 13 MB, and the operator's agent calls a handful of agents within a card's lifetime, not dozens.
+ */
+export const CARD_CACHE_MAX_ENTRIES = 64;
+/** The card's own cardTTL, within these bounds: 0 would fetch on every call, a day would miss a revocation. */
+export const CARD_MIN_TTL_S = 10;
+export const CARD_MAX_TTL_S = 3600;
+
+interface CacheEntry {
+  card: Promise<AgentCard>;
+  /** Infinity while the fetch is in flight. */
+  expires: number;
+}
+
+/**
+ * Cards per agent id, kept for their cardTTL (clamped) and at most `maxEntries` of them, least recently used
+ * out first: every id the operator's agent names would otherwise stay in memory for good (issue 15: the
+ * process ran out of heap after about a thousand distinct lookups). Concurrent requests share one fetch.
+ */
+export class CardCache {
+  private readonly entries = new Map<string, CacheEntry>();
+  private readonly maxEntries: number;
+  private readonly now: () => number;
+
+  constructor(private readonly options: CardCacheOptions = {}) {
+    this.maxEntries = options.maxEntries ?? CARD_CACHE_MAX_ENTRIES;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Cards held now, fetches in flight included. */
+  get size(): number {
+    return this.entries.size;
+  }
 
   get(agentId: string, force = false): Promise<AgentCard> {
     const entry = this.entries.get(agentId);
-    if (entry && !force && entry.expires > Date.now()) return entry.card;
+    if (entry && !force && entry.expires > this.now()) {
+      // Most recently used last: Map keeps insertion order, so the first key is the one to evict.
+      this.entries.delete(agentId);
+      this.entries.set(agentId, entry);
+      return entry.card;
+    }
     const card = fetchCardFrom(agentId, this.options);
-    const fresh = { card, expires: Number.POSITIVE_INFINITY };
-    this.entries.set(agentId, fresh);
+    const fresh: CacheEntry = { card, expires: Number.POSITIVE_INFINITY };
+    this.store(agentId, fresh);
     card.then(
       (c) => {
-        fresh.expires = Date.now() + (c.cardTTL ?? DEFAULT_TTL_S) * 1000;
+        const ttl = Math.min(Math.max(c.cardTTL ?? DEFAULT_TTL_S, CARD_MIN_TTL_S), CARD_MAX_TTL_S);
+        fresh.expires = this.now() + ttl * 1000;
       },
       () => {
         // A failed fetch is not cached: the next call tries again.
@@ -122,6 +163,17 @@ export class CardCache {
       },
     );
     return card;
+  }
+
+  private store(agentId: string, entry: CacheEntry): void {
+    this.entries.delete(agentId);
+    const now = this.now();
+    for (const [id, held] of this.entries) if (held.expires <= now) this.entries.delete(id);
+    while (this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next().value as string;
+      this.entries.delete(oldest);
+    }
+    this.entries.set(agentId, entry);
   }
 
   /**

@@ -16,10 +16,12 @@ export {
   type DelegationClaimsInput,
 } from './delegation.js';
 export {
+  CARD_CACHE_MAX_ENTRIES,
   CARD_MAX_BYTES,
   CARD_TIMEOUT_MS,
   CardCache,
   fetchCardFrom,
+  type CardCacheOptions,
   type CardFetchOptions,
 } from './card-fetch.js';
 export {

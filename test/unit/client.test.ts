@@ -4,6 +4,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   AgentCallError,
   AgentClient,
+  CARD_CACHE_MAX_ENTRIES,
+  CardCache,
   CardFetchError,
   ResponseVerificationError,
   SseParser,
@@ -66,7 +68,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       .on('data', (c: Buffer) => chunks.push(c))
       .on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
   });
-  const prefixed = /^\/([a-z-]+)\/\.well-known\/agent\.json$/.exec(url);
+  const prefixed = /^\/([a-z0-9-]+)\/\.well-known\/agent\.json$/.exec(url);
   if (url === '/.well-known/agent.json') return serveCard(res);
   if (prefixed) return serveOddCard(prefixed[1] ?? '', res);
   if (url === '/agent/message' && state.behaviour === 'hang') return; // the client's timeout must fire
@@ -169,6 +171,8 @@ function serveOddCard(name: string, res: ServerResponse): void {
     case 'invalid':
       return void res.writeHead(200, json).end(card('agent://invalid.example', { owner: 'extra field' }));
     default:
+      // agent://n<number>.example: one small valid card per id, for the cache's bound.
+      if (/^n\d+$/.test(name)) return void res.writeHead(200, json).end(card(`agent://${name}.example`));
       return void res.writeHead(404).end();
   }
 }
@@ -478,6 +482,37 @@ describe('card fetch limits', () => {
     expect(() =>
       baseUrlFor('agent://x', { devHttp: true, resolveBaseUrl: () => 'http://example.com' }),
     ).toThrow(/https only/);
+  });
+});
+
+describe('the card cache', () => {
+  const resolveBaseUrl = (id: string) => `http://127.0.0.1:${port}/${id.slice(8).replace('.example', '')}`;
+
+  it('stays bounded over 10,000 distinct lookups, least recently used out first', async () => {
+    const cache = new CardCache({ devHttp: true, resolveBaseUrl });
+    let largest = 0;
+    for (let i = 0; i < 10_000; i += 10) {
+      const batch = Array.from({ length: 10 }, (_, j) => cache.get(`agent://n${i + j}.example`));
+      largest = Math.max(largest, cache.size);
+      await Promise.all(batch);
+      // An agent called all along stays cached: it is always among the most recently used.
+      await cache.get('agent://n99999.example');
+    }
+    expect(largest).toBe(CARD_CACHE_MAX_ENTRIES);
+    expect(state.requests).toBe(10_001);
+  }, 60_000);
+
+  it('forgets a card after its cardTTL, even one never asked for again', async () => {
+    let now = 1_000_000;
+    const cache = new CardCache({ devHttp: true, resolveBaseUrl, now: () => now });
+    await cache.get('agent://n1.example');
+    await cache.get('agent://n1.example');
+    expect(state.requests).toBe(1);
+    now += 301_000; // its cardTTL is 300 s
+    await cache.get('agent://n2.example');
+    expect(cache.size).toBe(1);
+    await cache.get('agent://n1.example');
+    expect(state.requests).toBe(3);
   });
 });
 
