@@ -12,7 +12,7 @@ import { baseUrlFor } from './base-url.js';
 import { CardCache } from './card-fetch.js';
 import { createDelegationToken, type DelegationClaimsInput } from './delegation.js';
 import { buildEnvelope, signEnvelope, type SignatureForm, type SignedRequest } from './envelope.js';
-import { AgentCallError } from './errors.js';
+import { AgentCallError, ClientError } from './errors.js';
 import { readCapped } from '../lib/http.js';
 import { deadline, fetchOrExplain, parseBody } from './http.js';
 import { readSse } from './sse-reader.js';
@@ -173,7 +173,7 @@ export class AgentClient {
       const task = await this.getTask(to, taskId, opts);
       if (task.status === 'done' || task.status === 'failed') return task;
       if (Date.now() + intervalMs > end) {
-        throw new Error(`Task ${taskId} on ${to} is still ${task.status} after ${timeoutMs} ms`);
+        throw new ClientError(`Task ${taskId} on ${to} is not done after ${timeoutMs} ms`);
       }
       await sleep(intervalMs, undefined, { signal: opts.signal });
     }
@@ -211,15 +211,22 @@ export class AgentClient {
       throw callError(`${to} did not open a stream`, result);
     }
     const lookup = this.lookup(to);
-    for await (const block of readSse(response.body)) {
-      const data = parseJson(block.data);
-      const event: StreamEvent = { data, raw: block.raw, verified: false };
-      if (block.event !== undefined) event.event = block.event;
-      if (verify && isFinalEvent(block.event, data)) {
-        await verifyEvent(data, lookup, `event "${block.event ?? 'done'}"`);
-        event.verified = true;
+    try {
+      for await (const block of readSse(response.body)) {
+        const data = parseJson(block.data);
+        const event: StreamEvent = { data, raw: block.raw, verified: false };
+        if (block.event !== undefined) event.event = block.event;
+        // Final events are named result or error, or unnamed: the name in the message is one of ours.
+        if (verify && isFinalEvent(block.event, data)) {
+          await verifyEvent(data, lookup, `event "${block.event ?? 'done'}"`);
+          event.verified = true;
+        }
+        yield event;
       }
-      yield event;
+    } catch (error) {
+      if (error instanceof ClientError) throw error;
+      // The body broke off, or a block passed the parser's bound: said in our words.
+      throw new ClientError(`The stream from ${to} failed: ${(error as Error).message}`, { cause: error });
     }
   }
 
@@ -248,11 +255,9 @@ export class AgentClient {
     try {
       bytes = await readCapped(response, this.maxReplyBytes);
     } catch (error) {
-      throw new AgentCallError(
-        `Reply from ${to} refused: ${(error as Error).message}`,
-        response.status,
-        null,
-      );
+      throw new ClientError(`The reply from ${to} was not read: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     const body = parseBody(bytes);
     if (verify) await verifyResponse(response, bytes, this.lookup(to), body);
@@ -285,12 +290,10 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** The refusal in the client's words: the status and a published code; the agent's own words stay in `body`. */
 function callError(what: string, result: CallResult): AgentCallError {
   const error = new AgentCallError(what, result.status, result.body);
-  const body = result.body as { message?: unknown; error?: { message?: unknown } } | null;
-  const message = body?.error?.message ?? body?.message;
-  const detail = [error.code, typeof message === 'string' ? message : undefined].filter(Boolean).join(': ');
-  error.message = `${what} (HTTP ${result.status}${detail ? ` ${detail}` : ''})`;
+  error.message = `${what} (HTTP ${result.status}${error.code ? ` ${error.code}` : ''})`;
   return error;
 }
 

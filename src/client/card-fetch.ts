@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import { Ajv } from 'ajv';
 import type { Dispatcher } from 'undici';
 import addFormatsModule from 'ajv-formats';
-import { cardSchema, publicKeyFromRaw, type AgentCard } from '../protocol/index.js';
+import { cardSchema, normalizeAgentId, publicKeyFromRaw, type AgentCard } from '../protocol/index.js';
 import { baseUrlFor, type BaseUrlOptions } from './base-url.js';
 import { CardFetchError } from './errors.js';
 import { BodyTooLargeError, readCapped } from '../lib/http.js';
@@ -26,7 +26,8 @@ export interface CardFetchOptions extends BaseUrlOptions {
 /**
  * GET {base}/.well-known/agent.json with a 5 s timeout and a 64 KiB cap, following only redirects that
  * stay on the same origin (a redirect elsewhere would let a card fetch probe other hosts: SSRF), then
- * validates the card and checks it describes the agent that was asked for.
+ * validates the card and checks it describes the agent that was asked for. Messages name the card's URL as
+ * derived from the id asked for, never a path or an id the other host sent.
  */
 export async function fetchCardFrom(agentId: string, options: CardFetchOptions = {}): Promise<AgentCard> {
   const fail = (message: string, cause?: unknown) => new CardFetchError(message, agentId, { cause });
@@ -36,7 +37,8 @@ export async function fetchCardFrom(agentId: string, options: CardFetchOptions =
   } catch (error) {
     throw fail((error as Error).message);
   }
-  let url = `${base}/.well-known/agent.json`;
+  const cardUrl = `${base}/.well-known/agent.json`;
+  let url = cardUrl;
   const signal = AbortSignal.timeout(CARD_TIMEOUT_MS);
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     let response: Response;
@@ -53,20 +55,26 @@ export async function fetchCardFrom(agentId: string, options: CardFetchOptions =
     }
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => undefined);
-      const next = new URL(response.headers.get('location') ?? '', url);
+      let next: URL;
+      try {
+        next = new URL(response.headers.get('location') ?? '', url);
+      } catch {
+        throw fail(`${cardUrl} redirects to something that is not a URL`);
+      }
       if (next.origin !== new URL(url).origin) {
-        throw fail(`${url} redirects to ${next.origin}: a card must be served by the agent's own origin`);
+        // The origin as the URL parser writes it back: a scheme and a host name, nothing free-form.
+        throw fail(`${cardUrl} redirects to ${next.origin}: a card must be served by the agent's own origin`);
       }
       url = next.href;
       continue;
     }
     if (!response.ok) {
       await response.body?.cancel().catch(() => undefined);
-      throw fail(`${url} answered HTTP ${response.status}: is ${agentId} a SAMVAD agent?`);
+      throw fail(`${cardUrl} answered HTTP ${response.status}: is ${agentId} a SAMVAD agent?`);
     }
-    return parseCard(agentId, url, await readCard(response, url, fail));
+    return parseCard(agentId, cardUrl, await readCard(response, cardUrl, fail));
   }
-  throw fail(`${url}: more than ${MAX_REDIRECTS} redirects`);
+  throw fail(`${cardUrl}: more than ${MAX_REDIRECTS} redirects`);
 }
 
 async function readCard(
@@ -77,7 +85,7 @@ async function readCard(
   try {
     return Buffer.from(await readCapped(response, CARD_MAX_BYTES)).toString('utf8');
   } catch (error) {
-    const reason = error instanceof BodyTooLargeError ? error.message : `reading failed (${String(error)})`;
+    const reason = error instanceof BodyTooLargeError ? error.message : 'reading it failed';
     throw fail(`Card at ${url} refused: ${reason}`, error);
   }
 }
@@ -90,12 +98,13 @@ function parseCard(agentId: string, url: string, text: string): AgentCard {
     throw new CardFetchError(`${url} is not JSON`, agentId);
   }
   if (!validateCard(card)) {
+    // Paths and rules of the project's own schema (never a value or a key the card holds).
     const reasons = (validateCard.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`);
     throw new CardFetchError(`${url} is not a valid agent card: ${reasons.slice(0, 3).join('; ')}`, agentId);
   }
   // A host may only speak for itself: a card naming another id is impersonation or a misconfiguration.
-  if (card.id.toLowerCase() !== agentId.toLowerCase()) {
-    throw new CardFetchError(`${url} describes ${card.id}, not ${agentId}`, agentId);
+  if (normalizeAgentId(card.id) !== normalizeAgentId(agentId)) {
+    throw new CardFetchError(`${url} describes another agent id, not ${agentId}`, agentId);
   }
   return card;
 }
@@ -184,10 +193,11 @@ export class CardCache {
     let card = await this.get(agentId);
     if (!card.publicKeys.some((k) => k.kid === kid)) card = await this.get(agentId, true);
     const entry = card.publicKeys.find((k) => k.kid === kid);
-    if (!entry) return `kid "${kid}" is not in the card of ${agentId}`;
-    if (!entry.active) return `key "${kid}" of ${agentId} is inactive (revoked)`;
+    // The kid is the other agent's text: the reasons say "the key it names", never the kid itself.
+    if (!entry) return `the key it names is not in the card of ${agentId}`;
+    if (!entry.active) return `the key it names is inactive (revoked) in the card of ${agentId}`;
     return (
-      publicKeyFromRaw(entry.key) ?? `key "${kid}" in the card of ${agentId} is not a 32-byte Ed25519 key`
+      publicKeyFromRaw(entry.key) ?? `the key it names in the card of ${agentId} is not a 32-byte Ed25519 key`
     );
   }
 }

@@ -31,6 +31,12 @@ export {
   type SignatureForm,
   type SignedRequest,
 } from './envelope.js';
-export { AgentCallError, CardFetchError, ResponseVerificationError, errorCodeOf } from './errors.js';
+export {
+  AgentCallError,
+  CardFetchError,
+  ClientError,
+  ResponseVerificationError,
+  errorCodeOf,
+} from './errors.js';
 export { SSE_MAX_BLOCK_CHARS, SseParser, readSse, type SseBlock } from './sse-reader.js';
 export { verifyEvent, verifyResponse, type KeyLookup } from './verify.js';

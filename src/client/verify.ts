@@ -34,15 +34,16 @@ export async function verifyResponse(
     throw fail('it has no Content-Digest/Signature-Input/Signature headers (an unsigned reply)');
   }
   if (!digestMatches(digest, bytes)) throw fail('Content-Digest does not match the body');
+  // The parser's reasons may quote the headers (an unknown alg): not the other agent's text in our words.
   const parsed = parseSignatureHeaders(input, signature);
-  if (typeof parsed === 'string') throw fail(parsed);
+  if (typeof parsed === 'string') throw fail('its Signature-Input and Signature headers do not parse');
   // The signature must cover the status and the digest, or it would vouch for nothing we read.
   const missing = RESPONSE_COMPONENTS.filter((c) => !parsed.components.includes(c));
   if (missing.length > 0) throw fail(`the signature does not cover ${missing.join(', ')}`);
   const key = await lookup(parsed.kid);
   if (typeof key === 'string') throw fail(key);
   const parts = { status: response.status, headers: { 'content-digest': digest } };
-  if (!verifyParsedSignature(parsed, parts, key)) throw fail(`bad signature for kid "${parsed.kid}"`);
+  if (!verifyParsedSignature(parsed, parts, key)) throw fail('bad signature by the key it names');
 }
 
 /** Checks the Form B `kid`/`signature` of a final stream event (PROTOCOL.md §3, "What we emit"). */
@@ -57,5 +58,5 @@ export async function verifyEvent(data: unknown, lookup: KeyLookup, what: string
   }
   const key = await lookup(record.kid);
   if (typeof key === 'string') throw fail(key);
-  if (!verifyObjectSignature(record, key)) throw fail(`bad signature for kid "${record.kid}"`);
+  if (!verifyObjectSignature(record, key)) throw fail('bad signature by the key it names');
 }

@@ -3,8 +3,15 @@
  * order the tools apply them. A refusal names the setting that refused and how to change it.
  */
 import { unfetchableReason } from '../agent/card-fetch.js';
-import { agentHost, isLoopbackHost, type Verdict } from '../protocol/index.js';
+import {
+  agentHost,
+  isLoopbackHost,
+  normalizeAgentId,
+  type ErrorCode,
+  type Verdict,
+} from '../protocol/index.js';
 import type { OutboundPolicy } from '../settings/schema.js';
+import type { UntrustedPart } from './untrusted.js';
 
 export interface OutboundSettings {
   outbound: OutboundPolicy;
@@ -16,7 +23,10 @@ export interface OutboundSettings {
   keepMessageContents: boolean;
 }
 
-/** A refusal before anything leaves the machine, or a failure on the way: what the log and the model get. */
+/**
+ * A refusal before anything leaves the machine, or a failure on the way: what the log and the model get.
+ * The message is the bridge's own words (see untrusted.ts); what the callee wrote goes in `untrusted`.
+ */
 export class OutboundError extends Error {
   constructor(
     /** The log's verdict: the policy step, the callee's refusing step, or `handler`. */
@@ -27,13 +37,13 @@ export class OutboundError extends Error {
     readonly details: {
       /** The agent called (its id once parsed); set by the caller of the policy. */
       agent?: string;
-      /** The callee's SAMVAD error code, when it answered with one. */
-      code?: string;
-      /** The callee's own words (untrusted text from another agent). */
-      calleeMessage?: string;
+      /** The callee's SAMVAD error code, when it answered with a published one. */
+      code?: ErrorCode;
+      /** The callee's own values (its message, a code outside the published set): shown only in a block. */
+      untrusted?: UntrustedPart[];
       /** Whether the reply's signature verified; undefined when no reply was checked. */
       replyVerified?: boolean;
-      /** A task that was accepted before the failure: the caller may still poll it. */
+      /** A task that was accepted before the failure (a checked id): the caller may still poll it. */
       taskId?: string;
       /** Refused before any request left the bridge (policy, cap, address). */
       local?: boolean;
@@ -61,7 +71,7 @@ export function parseAgentRef(input: string, devHttpPeers: boolean): string {
         400,
         `"${clip(text)}" is not an agent id: use agent://host or agent://host:port.`,
       );
-    return `agent://${host}`;
+    return normalizeAgentId(`agent://${host}`);
   }
   let url: URL;
   try {
@@ -94,7 +104,7 @@ export function parseAgentRef(input: string, devHttpPeers: boolean): string {
   }
   const id = `agent://${url.host.toLowerCase()}`;
   if (!agentHost(id)) throw refuse('shape', 400, `"${clip(text)}" does not name an agent host.`);
-  return id;
+  return normalizeAgentId(id);
 }
 
 /**
@@ -112,7 +122,7 @@ export function checkOutboundPolicy(settings: OutboundSettings, agentId: string)
   }
   if (
     settings.outbound === 'allowlist' &&
-    !settings.outboundAllowed.some((allowed) => allowed.toLowerCase() === agentId.toLowerCase())
+    !settings.outboundAllowed.some((allowed) => normalizeAgentId(allowed) === agentId)
   ) {
     throw refuse(
       'access',

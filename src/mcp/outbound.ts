@@ -6,23 +6,26 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnvelopeEvent } from '../agent/events.js';
-import {
-  AgentCallError,
-  AgentClient,
-  type CallOptions,
-  CardFetchError,
-  ResponseVerificationError,
-  errorCodeOf,
-} from '../client/index.js';
+import { AgentCallError, AgentClient, type CallOptions } from '../client/index.js';
 import { publicOnlyDispatcher } from '../lib/public-dispatcher.js';
+import { oneLine } from '../lib/text.js';
 import {
   DEFAULT_ENDPOINTS,
   type AgentCard,
+  type ErrorCode,
   type Mode,
-  type RefusalStep,
   type Signer,
-  type TaskRecord,
+  type TaskStatus,
 } from '../protocol/index.js';
+import {
+  acceptedTaskId,
+  calleeRefusal,
+  checkSkill,
+  readRefusal,
+  checkTask,
+  toOutboundError,
+  type CheckedTask,
+} from './callee-answers.js';
 import {
   OutboundError,
   OutboundRateWindow,
@@ -30,6 +33,7 @@ import {
   parseAgentRef,
   type OutboundSettings,
 } from './outbound-policy.js';
+import { oneLineJson, type UntrustedPart } from './untrusted.js';
 
 export interface OutboundOptions {
   /** Our agent:// id and signer, read per call: the id follows the tunnel and the key rotates. */
@@ -65,7 +69,7 @@ export interface CallOutcome {
 
 export interface TaskOutcome {
   agent: string;
-  task: TaskRecord;
+  task: CheckedTask;
   verified: true;
   durationMs: number;
 }
@@ -73,6 +77,9 @@ export interface TaskOutcome {
 const POLL_FIRST_MS = 250;
 const POLL_MAX_MS = 2000;
 const PREVIEW_CHARS = 500;
+// The log's message (the operator's console and logs/traffic.jsonl): one line, whatever the callee sent.
+const LOG_MESSAGE_CHARS = 1000;
+const LOG_PART_CHARS = 300;
 
 export class OutboundCalls {
   private readonly window: OutboundRateWindow;
@@ -89,12 +96,22 @@ export class OutboundCalls {
     return this.options.identity().id;
   }
 
+  /** The most characters of a reply a tool shows: the reply limit, so a whole reply fits. */
+  get replyChars(): number {
+    return this.options.settings().outboundMaxReplyBytes;
+  }
+
   /** Fetches and validates another agent's card (GET /.well-known/agent.json). */
-  async card(agent: string, signal?: AbortSignal): Promise<{ card: AgentCard; durationMs: number }> {
+  async card(
+    agent: string,
+    signal?: AbortSignal,
+  ): Promise<{ agent: string; card: AgentCard; cardUrl: string; durationMs: number }> {
     return this.run({ agent, endpoint: '/.well-known/agent.json' }, async (ctx) => {
       const card = await this.withDeadline(ctx, signal, () => ctx.client.fetchCard(ctx.id));
       ctx.bytesIn = JSON.stringify(card).length;
-      return { card, durationMs: this.now() - ctx.started };
+      // Where the bridge fetched it, from the id it parsed: never the url the card claims.
+      const cardUrl = `${ctx.client.baseUrl(ctx.id)}/.well-known/agent.json`;
+      return { agent: ctx.id, card, cardUrl, durationMs: this.now() - ctx.started };
     });
   }
 
@@ -112,7 +129,7 @@ export class OutboundCalls {
       const outcome = await this.withDeadline(ctx, input.signal, async (signal) => {
         // The card first: a callee whose card does not validate is never sent anything.
         const card = await ctx.client.fetchCard(ctx.id);
-        checkSkill(card, input.skill, mode);
+        checkSkill(ctx.id, card, input.skill, mode);
         // Our trace id, so the log entry and the callee's own log name the same call.
         const opts: CallOptions = { envelope: { traceId: ctx.traceId }, signal };
         if (input.delegationToken) opts.delegationToken = input.delegationToken;
@@ -124,23 +141,26 @@ export class OutboundCalls {
     });
   }
 
-  /** GET /agent/task/:taskId on another agent: the task's state, its reply verified. */
+  /** GET /agent/task/:taskId on another agent: the task's state, its reply verified and checked. */
   async task(agent: string, taskId: string, signal?: AbortSignal): Promise<TaskOutcome> {
     const endpoint = DEFAULT_ENDPOINTS.taskStatus.replace(':taskId', encodeURIComponent(taskId));
     return this.run({ agent, endpoint, mode: 'async' }, async (ctx) => {
       ctx.taskId = taskId;
-      const task = await this.withDeadline(ctx, signal, (s) =>
+      const record = await this.withDeadline(ctx, signal, (s) =>
         ctx.client.getTask(ctx.id, taskId, { signal: s }),
       );
       ctx.replyVerified = true;
-      ctx.bytesIn = JSON.stringify(task).length;
-      if (task.result !== undefined) ctx.preview.reply = JSON.stringify(task.result);
+      ctx.bytesIn = JSON.stringify(record).length;
+      const task = checkTask(ctx.id, taskId, record);
+      if (task.result !== undefined) ctx.preview.reply = oneLineJson(task.result, PREVIEW_CHARS).text;
       // A verified answer about a failed task: the poll succeeded; the log says why the task failed.
-      if (task.status === 'failed')
+      if (task.error) {
         ctx.note = {
-          code: task.error?.code,
-          message: `Task failed: ${task.error?.message ?? 'no reason given'}`,
+          code: task.error.code,
+          message: `Task ${taskId} failed${task.error.code ? ` with ${task.error.code}` : ''}.`,
+          parts: task.error.parts,
         };
+      }
       return { agent: ctx.id, task, verified: true as const, durationMs: this.now() - ctx.started };
     });
   }
@@ -167,8 +187,8 @@ export class OutboundCalls {
     ctx.bytesIn = JSON.stringify(reply.body ?? null).length;
     const body = reply.body as { status?: unknown; result?: unknown } | null;
     if (reply.status !== 200 || body?.status !== 'ok')
-      throw calleeRefusal(ctx.id, reply.status, reply.body, true);
-    ctx.preview.reply = JSON.stringify(body.result);
+      throw calleeRefusal(ctx.id, reply.status, readRefusal(reply.body), true);
+    ctx.preview.reply = oneLineJson(body.result, PREVIEW_CHARS).text;
     return { state: 'done', result: body.result, durationMs: this.now() - ctx.started };
   }
 
@@ -221,9 +241,9 @@ export class OutboundCalls {
       );
     }
     ctx.replyVerified = true;
-    if (final.error !== undefined) throw calleeRefusal(ctx.id, 200, final.error, true);
+    if (final.error !== undefined) throw calleeRefusal(ctx.id, 200, readRefusal(final.error), true);
     const result = final.result !== undefined ? final.result : { text: chunks.join('') };
-    ctx.preview.reply = JSON.stringify(result);
+    ctx.preview.reply = oneLineJson(result, PREVIEW_CHARS).text;
     return { state: 'done', result, durationMs: this.now() - ctx.started };
   }
 
@@ -234,19 +254,20 @@ export class OutboundCalls {
   ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs' | 'taskId'>> {
     const { outboundTimeoutMs } = this.options.settings();
     const signal = opts.signal as AbortSignal;
-    const { taskId } = await ctx.client.submitTask(ctx.id, input.skill, input.payload, opts);
-    ctx.taskId = taskId;
+    const submitted = await ctx.client.submitTask(ctx.id, input.skill, input.payload, opts);
     ctx.replyVerified = true;
     ctx.status = 202;
+    const taskId = acceptedTaskId(ctx.id, submitted.taskId);
+    ctx.taskId = taskId;
     // Follow the task for most of the time allowed, and keep the rest to hand its id back in any case.
     const pollUntil = ctx.started + outboundTimeoutMs * 0.8;
-    let state: TaskRecord['status'] = 'pending';
+    let state: TaskStatus = 'pending';
     for (let wait = POLL_FIRST_MS; ; wait = Math.min(wait * 2, POLL_MAX_MS)) {
       if (this.now() + wait > pollUntil) break;
-      let task: TaskRecord;
+      let task: CheckedTask;
       try {
         await sleep(wait, undefined, { signal });
-        task = await ctx.client.getTask(ctx.id, taskId, { signal });
+        task = checkTask(ctx.id, taskId, await ctx.client.getTask(ctx.id, taskId, { signal }));
       } catch (error) {
         // Out of time or cancelled: the task was accepted, so its id goes back rather than an error.
         if (signal.aborted) break;
@@ -254,11 +275,11 @@ export class OutboundCalls {
       }
       state = task.status;
       if (task.status === 'done') {
-        ctx.preview.reply = JSON.stringify(task.result);
+        ctx.preview.reply = oneLineJson(task.result, PREVIEW_CHARS).text;
         return { state: 'done', result: task.result, taskId, durationMs: this.now() - ctx.started };
       }
       if (task.status === 'failed') {
-        throw calleeRefusal(ctx.id, 200, { error: task.error }, true, taskId);
+        throw calleeRefusal(ctx.id, 200, task.error ?? { parts: [] }, true, taskId);
       }
     }
     return {
@@ -293,7 +314,17 @@ export class OutboundCalls {
       this.record(target, ctx, settings, undefined);
       return value;
     } catch (error) {
-      const failure = toOutboundError(error, ctx);
+      const failure = toOutboundError(error, ctx.id, ctx.signal, ctx.timeoutMs ?? settings.outboundTimeoutMs);
+      if (!failure) {
+        // Unexpected: logged as a failure here; the tool says so and the operator's log says why.
+        this.record(
+          target,
+          ctx,
+          settings,
+          new OutboundError('handler', 500, `The call to ${ctx.id} failed unexpectedly.`),
+        );
+        throw error;
+      }
       failure.details.agent ??= ctx.id;
       this.record(target, ctx, settings, failure);
       throw failure;
@@ -359,22 +390,35 @@ export class OutboundCalls {
       bytesIn: ctx.bytesIn,
       bytesOut: ctx.bytesOut,
       direction: 'out',
-      callee: ctx.id.slice(0, 300),
+      // Before parsing, what the model passed: one line for the console and the log file.
+      callee: oneLine(ctx.id, 300) ?? '',
     };
     if (target.skill) event.traceId = ctx.traceId;
-    if (ctx.taskId ?? failure?.details.taskId) event.taskId = ctx.taskId ?? failure?.details.taskId;
+    const taskId = ctx.taskId ?? failure?.details.taskId;
+    if (taskId) event.taskId = taskId;
     const verified = failure?.details.replyVerified ?? ctx.replyVerified;
     if (verified !== undefined) event.replyVerified = verified;
-    const note = failure ? { code: failure.details.code, message: failure.message } : ctx.note;
-    if (note?.code) event.code = note.code as EnvelopeEvent['code'];
-    if (note?.message) event.message = note.message;
+    const note = failure
+      ? { code: failure.details.code, message: failure.message, parts: failure.details.untrusted }
+      : ctx.note;
+    if (note?.code) event.code = note.code;
+    if (note) event.message = logMessage(note.message, note.parts);
     if (settings.keepMessageContents && (ctx.preview.payload || ctx.preview.reply)) {
       event.preview = {};
       if (ctx.preview.payload) event.preview.payload = ctx.preview.payload.slice(0, PREVIEW_CHARS);
-      if (ctx.preview.reply) event.preview.reply = ctx.preview.reply.slice(0, PREVIEW_CHARS);
+      if (ctx.preview.reply) event.preview.reply = ctx.preview.reply;
     }
     this.options.onEvent(event);
   }
+}
+
+/**
+ * The operator's log line: the bridge's message, then what the callee said (quoted, one line, short), so
+ * the console and logs/traffic.jsonl show why without a line a callee could forge.
+ */
+function logMessage(message: string, parts: UntrustedPart[] = []): string {
+  const quoted = parts.map((part) => `${part.what}: ${oneLineJson(part.value, LOG_PART_CHARS).text}`);
+  return oneLine([message, ...quoted].join(' '), LOG_MESSAGE_CHARS) ?? message;
 }
 
 interface Target {
@@ -394,121 +438,11 @@ interface RunContext {
   bytesIn: number;
   bytesOut: number;
   replyVerified?: boolean;
+  /** A checked task id (the model's, or one a 202 sent that passed its shape). */
   taskId?: string;
   /** What the log says of a call that succeeded (samvad_task found a failed task). */
-  note?: { code?: string; message: string };
+  note?: { code?: ErrorCode; message: string; parts?: UntrustedPart[] };
   preview: { payload?: string; reply?: string };
   signal?: AbortSignal;
   timeoutMs?: number;
-}
-
-/** The skill must be on the callee's card and offer the mode: say which ones exist rather than call blind. */
-function checkSkill(card: AgentCard, skill: string, mode: Mode): void {
-  const found = card.skills.find((candidate) => candidate.id === skill);
-  if (!found) {
-    const ids = card.skills.map((candidate) => candidate.id).join(', ') || 'none';
-    throw new OutboundError('skill', 404, `${card.id} has no skill "${skill}" (its skills: ${ids}).`, {
-      local: true,
-    });
-  }
-  if (!found.modes.includes(mode)) {
-    throw new OutboundError(
-      'input',
-      400,
-      `Skill "${skill}" of ${card.id} does not offer mode ${mode} (it offers ${found.modes.join(', ')}).`,
-      { local: true },
-    );
-  }
-}
-
-/** The step of the callee's pipeline its error code comes from (PROTOCOL.md §4, §5). */
-export function stepForCode(code: string | undefined, status: number): RefusalStep {
-  switch (code) {
-    case 'AUTH_FAILED':
-      return status === 403 ? 'trust' : 'signature';
-    case 'REPLAY_DETECTED':
-      return 'nonce';
-    case 'SKILL_NOT_FOUND':
-      return 'skill';
-    case 'SCHEMA_INVALID':
-      return status === 413 ? 'size' : 'input';
-    case 'INJECTION_DETECTED':
-      return 'input';
-    case 'DELEGATION_EXCEEDED':
-      return 'delegation';
-    case 'RATE_LIMITED':
-    case 'TOKEN_BUDGET_EXCEEDED':
-      return 'rate-limit';
-    default:
-      return 'handler';
-  }
-}
-
-/** The callee answered, verified, with an error: its code, status and (untrusted) message. */
-function calleeRefusal(
-  agent: string,
-  status: number,
-  body: unknown,
-  replyVerified: boolean,
-  taskId?: string,
-): OutboundError {
-  const code = errorCodeOf(body);
-  const record = body as { message?: unknown; error?: { message?: unknown } } | null;
-  const raw = record?.error?.message ?? record?.message;
-  const calleeMessage = typeof raw === 'string' ? raw.slice(0, 2000) : undefined;
-  const what = taskId ? `Task ${taskId} on ${agent} failed` : `${agent} refused the call`;
-  // A failed task or a stream's error event came with HTTP 200: its code says what happened, not the status.
-  const http = status >= 400 ? ` (HTTP ${status})` : '';
-  return new OutboundError(
-    stepForCode(code, status),
-    status >= 400 ? status : 502,
-    `${what}${code ? ` with ${code}` : ''}${http}.`,
-    { code, calleeMessage, replyVerified, taskId },
-  );
-}
-
-/** Every failure as an OutboundError the log and the model can read; internal details stay out. */
-function toOutboundError(error: unknown, ctx: RunContext): OutboundError {
-  if (error instanceof OutboundError) return error;
-  if (error instanceof ResponseVerificationError) {
-    return new OutboundError(
-      'handler',
-      error.status ?? 502,
-      `The reply from ${ctx.id} did not verify against its card, so it was discarded: ${error.message}`,
-      { replyVerified: false },
-    );
-  }
-  if (error instanceof CardFetchError) {
-    return new OutboundError('handler', 502, `Could not use the card of ${ctx.id}: ${error.message}`);
-  }
-  if (error instanceof AgentCallError) return calleeRefusal(ctx.id, error.status, error.body, true);
-  if (refusedAddress(error)) {
-    return new OutboundError(
-      'access',
-      403,
-      `${ctx.id} resolves to an address the bridge may not reach (private, link-local or loopback): agents are reached at public addresses only.`,
-      { local: true },
-    );
-  }
-  if (ctx.signal?.aborted) {
-    const reason: unknown = ctx.signal.reason;
-    const timedOut = reason instanceof Error && reason.name === 'TimeoutError';
-    return new OutboundError(
-      'handler',
-      timedOut ? 504 : 499,
-      timedOut
-        ? `No complete answer from ${ctx.id} within ${ctx.timeoutMs ?? 0} ms (setting outboundTimeoutMs).`
-        : `The call to ${ctx.id} was cancelled.`,
-    );
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return new OutboundError('handler', 502, `The call to ${ctx.id} failed: ${message}`);
-}
-
-function refusedAddress(error: unknown): boolean {
-  for (let cause: unknown = error, depth = 0; cause && depth < 5; depth++) {
-    if ((cause as { code?: unknown }).code === 'ENOTPUBLIC') return true;
-    cause = (cause as { cause?: unknown }).cause;
-  }
-  return false;
 }

@@ -213,9 +213,9 @@ describe('the MCP server', () => {
     expect(answer.isError).toBe(false);
     expect(answer.text).toMatch(/Reply signature: verified against the card of agent:\/\/127\.0\.0\.1/);
     expect(answer.text).toMatch(/untrusted data/);
-    expect(answer.text).toContain('"echo": "hello there"');
+    expect(answer.text).toContain('"echo":"hello there"');
     // The callee saw the bridge's own verified identity.
-    expect(answer.text).toContain(`"caller": "${bridge.app.card().id}"`);
+    expect(answer.text).toContain(`"caller":"${bridge.app.card().id}"`);
     const entry = await lastOutbound(before);
     expect(entry).toMatchObject({
       direction: 'out',
@@ -240,7 +240,7 @@ describe('the MCP server', () => {
       mode: 'stream',
     });
     expect(answer.isError).toBe(false);
-    expect(answer.text).toContain('"echo": "one two three"');
+    expect(answer.text).toContain('"echo":"one two three"');
     expect(answer.text).toMatch(/\(stream\).*verified/);
     expect(await lastOutbound(before)).toMatchObject({
       mode: 'stream',
@@ -258,7 +258,7 @@ describe('the MCP server', () => {
     });
     expect(quick.isError).toBe(false);
     expect(quick.text).toMatch(/\(async\) \(task [\w-]+\)/);
-    expect(quick.text).toContain('"echo": "soon"');
+    expect(quick.text).toContain('"echo":"soon"');
 
     bridge.app.updateSettings({ outboundTimeoutMs: 1500 });
     const before = await newestId();
@@ -292,7 +292,7 @@ describe('the MCP server', () => {
       200,
     );
     expect(done?.isError).toBe(false);
-    expect(done?.text).toContain('"echo": "later"');
+    expect(done?.text).toContain('"echo":"later"');
     expect(done?.text).toMatch(/Verified against the card/);
   });
 
@@ -312,7 +312,7 @@ describe('the MCP server', () => {
         delegationToken: token,
       });
       expect(answer.isError).toBe(false);
-      expect(answer.text).toContain('"delegated": true');
+      expect(answer.text).toContain('"delegated":true');
       // A token the callee cannot verify is refused there, with its code: it was sent.
       const forged = await tool('samvad_call', {
         agent: callee.id,
@@ -349,7 +349,8 @@ describe('refusals by the callee', () => {
     const before = await newestId();
     const missing = await tool('samvad_call', { agent: callee.id, skill: 'translate', payload: {} });
     expect(missing.isError).toBe(true);
-    expect(missing.text).toMatch(/has no skill "translate" \(its skills: chat, echo\)/);
+    expect(missing.text).toMatch(/has no skill "translate": its card lists the skills shown below/);
+    expect(missing.text).toMatch(/>>>\n\["chat","echo"\]\n<<<end untrusted/);
     const entry = await lastOutbound(before);
     expect(entry).toMatchObject({ verdict: 'skill', status: 404 });
     expect(entry.code).toBeUndefined();

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compileFilter, parseTrafficQuery } from '../../src/console/traffic-filter.js';
-import { stepForCode } from '../../src/mcp/outbound.js';
+import { stepForCode } from '../../src/mcp/callee-answers.js';
 import {
   OutboundError,
   OutboundRateWindow,
