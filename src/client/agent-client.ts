@@ -9,13 +9,13 @@ import {
   type TaskRecord,
 } from '../protocol/index.js';
 import { baseUrlFor } from './base-url.js';
-import { CardCache } from './card-fetch.js';
+import { CardCache, type BeforeRequest } from './card-fetch.js';
 import { createDelegationToken, type DelegationClaimsInput } from './delegation.js';
 import { buildEnvelope, signEnvelope, type SignatureForm, type SignedRequest } from './envelope.js';
 import { AgentCallError, ClientError } from './errors.js';
 import { readCapped } from '../lib/http.js';
 import { deadline, fetchOrExplain, parseBody } from './http.js';
-import { readSse } from './sse-reader.js';
+import { readSse, type SseBlock } from './sse-reader.js';
 import { verifyEvent, verifyResponse, type KeyLookup } from './verify.js';
 
 export interface AgentClientOptions {
@@ -34,6 +34,11 @@ export interface AgentClientOptions {
   dispatcher?: Dispatcher;
   /** Replies larger than this are refused while they are read. Default REPLY_MAX_BYTES. */
   maxReplyBytes?: number;
+  /**
+   * Called before every HTTP request the client sends: card fetches (redirects and re-fetches for a new kid
+   * included), calls, task submissions and polls, streams. What it throws stops the request.
+   */
+  beforeRequest?: BeforeRequest;
 }
 
 export interface CallOptions {
@@ -84,6 +89,7 @@ export class AgentClient {
   private readonly urls: Pick<AgentClientOptions, 'devHttp' | 'resolveBaseUrl'>;
   private readonly dispatcher: Dispatcher | undefined;
   private readonly maxReplyBytes: number;
+  private readonly beforeRequest: BeforeRequest;
 
   constructor(options: AgentClientOptions) {
     this.id = options.id;
@@ -93,7 +99,12 @@ export class AgentClient {
     this.urls = { devHttp: options.devHttp ?? false, resolveBaseUrl: options.resolveBaseUrl };
     this.dispatcher = options.dispatcher;
     this.maxReplyBytes = options.maxReplyBytes ?? REPLY_MAX_BYTES;
-    this.cards = new CardCache({ ...this.urls, dispatcher: options.dispatcher });
+    this.beforeRequest = options.beforeRequest ?? (() => undefined);
+    this.cards = new CardCache({
+      ...this.urls,
+      dispatcher: options.dispatcher,
+      beforeRequest: this.beforeRequest,
+    });
   }
 
   /** The agent's card, validated; cached for its cardTTL. `force` re-fetches. */
@@ -198,6 +209,7 @@ export class AgentClient {
     const timer = setTimeout(() => connect.abort(timeoutError(url, this.timeoutMs)), this.timeoutMs);
     const signal = opts.signal ? AbortSignal.any([connect.signal, opts.signal]) : connect.signal;
     const headers = { ...signed.headers, Accept: 'text/event-stream' };
+    this.beforeRequest({ method: 'POST', url });
     let response: Response;
     try {
       const init: RequestInit = { method: 'POST', body: signed.body, headers, signal, redirect: 'manual' };
@@ -211,8 +223,20 @@ export class AgentClient {
       throw callError(`${to} did not open a stream`, result);
     }
     const lookup = this.lookup(to);
+    const blocks = readSse(response.body);
     try {
-      for await (const block of readSse(response.body)) {
+      for (;;) {
+        let next: IteratorResult<SseBlock>;
+        try {
+          next = await blocks.next();
+        } catch (error) {
+          // The body broke off, or a block passed the parser's bound: said in our words.
+          throw new ClientError(`The stream from ${to} failed: ${(error as Error).message}`, {
+            cause: error,
+          });
+        }
+        if (next.done) return;
+        const block = next.value;
         const data = parseJson(block.data);
         const event: StreamEvent = { data, raw: block.raw, verified: false };
         if (block.event !== undefined) event.event = block.event;
@@ -223,10 +247,9 @@ export class AgentClient {
         }
         yield event;
       }
-    } catch (error) {
-      if (error instanceof ClientError) throw error;
-      // The body broke off, or a block passed the parser's bound: said in our words.
-      throw new ClientError(`The stream from ${to} failed: ${(error as Error).message}`, { cause: error });
+    } finally {
+      // The consumer stopped early (or verification failed): close the body, and with it the connection.
+      await blocks.return(undefined);
     }
   }
 
@@ -241,6 +264,7 @@ export class AgentClient {
     const signal = deadline(this.timeoutMs, opts.signal);
     // Never follow a redirect: it would re-send the signed body to a URL the signature was not made for.
     const request = this.withDispatcher({ ...init, signal, redirect: 'manual' });
+    this.beforeRequest({ method: init.method ?? 'GET', url });
     const response = await fetchOrExplain(url, request, this.timeoutMs);
     return this.finish(to, response, opts.verify ?? true);
   }

@@ -21,7 +21,12 @@ const DEFAULT_TTL_S = 300;
 export interface CardFetchOptions extends BaseUrlOptions {
   /** The connection pool to fetch through, e.g. one that refuses private addresses. */
   dispatcher?: Dispatcher;
+  /** Called before each request is sent (each redirect too); what it throws stops the fetch. */
+  beforeRequest?: BeforeRequest;
 }
+
+/** Hears every HTTP request before it leaves (a per-minute cap counts them); throwing stops it. */
+export type BeforeRequest = (request: { method: string; url: string }) => void;
 
 /**
  * GET {base}/.well-known/agent.json with a 5 s timeout and a 64 KiB cap, following only redirects that
@@ -41,6 +46,7 @@ export async function fetchCardFrom(agentId: string, options: CardFetchOptions =
   let url = cardUrl;
   const signal = AbortSignal.timeout(CARD_TIMEOUT_MS);
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+    options.beforeRequest?.({ method: 'GET', url });
     let response: Response;
     try {
       const init = {

@@ -22,6 +22,7 @@ export {
   CardCache,
   fetchCardFrom,
   type CardCacheOptions,
+  type BeforeRequest,
   type CardFetchOptions,
 } from './card-fetch.js';
 export {

@@ -27,7 +27,6 @@ export function checkSkill(agent: string, card: AgentCard, skill: string, mode: 
       404,
       `${agent} has no skill "${skill}": its card lists the skills shown below (samvad_agent_card describes them).`,
       {
-        local: true,
         untrusted: [{ what: 'the skill ids on its card', value: card.skills.map((s) => s.id) }],
       },
     );
@@ -38,7 +37,6 @@ export function checkSkill(agent: string, card: AgentCard, skill: string, mode: 
       'input',
       400,
       `Skill "${skill}" of ${agent} does not offer mode ${mode} (it offers ${found.modes.join(', ')}).`,
-      { local: true },
     );
   }
 }
@@ -185,7 +183,6 @@ export function toOutboundError(
       'access',
       403,
       `${agent} resolves to an address the bridge may not reach (private, link-local or loopback): agents are reached at public addresses only.`,
-      { local: true },
     );
   }
   if (signal?.aborted) {

@@ -45,8 +45,8 @@ export class OutboundError extends Error {
       replyVerified?: boolean;
       /** A task that was accepted before the failure (a checked id): the caller may still poll it. */
       taskId?: string;
-      /** Refused before any request left the bridge (policy, cap, address). */
-      local?: boolean;
+      /** Refused by the per-minute cap on outbound requests. */
+      capReached?: boolean;
     } = {},
   ) {
     super(message);
@@ -54,8 +54,8 @@ export class OutboundError extends Error {
   }
 }
 
-const refuse = (verdict: 'access' | 'rate-limit' | 'shape', status: number, message: string) =>
-  new OutboundError(verdict, status, message, { local: true });
+const refuse = (verdict: 'access' | 'shape', status: number, message: string) =>
+  new OutboundError(verdict, status, message);
 
 /**
  * The agent:// id for what a model passed as `agent`: an id, or the agent's https base URL (a path is
@@ -141,7 +141,7 @@ export function checkOutboundPolicy(settings: OutboundSettings, agentId: string)
   }
 }
 
-/** A sliding one-minute window over outbound requests, all agents together. */
+/** A sliding one-minute window over outbound HTTP requests (each card fetch, call, poll), all agents together. */
 export class OutboundRateWindow {
   private readonly times: number[] = [];
 
@@ -153,11 +153,12 @@ export class OutboundRateWindow {
     while (this.times.length > 0 && (this.times[0] as number) <= now - 60_000) this.times.shift();
     if (this.times.length >= perMinute) {
       const wait = Math.max(1, Math.ceil(((this.times[0] as number) + 60_000 - now) / 1000));
-      throw refuse(
+      throw new OutboundError(
         'rate-limit',
         429,
-        `Too many calls to other agents: the operator allows ${perMinute} a minute (setting outboundPerMinute). ` +
-          `Try again in ${wait} s.`,
+        `Too many requests to other agents: the operator allows ${perMinute} a minute (setting outboundPerMinute; ` +
+          `every card fetch, call and task poll counts). Try again in ${wait} s.`,
+        { capReached: true },
       );
     }
     this.times.push(now);

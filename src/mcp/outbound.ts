@@ -62,6 +62,8 @@ export interface CallOutcome {
   state: 'done' | 'pending' | 'running';
   result?: unknown;
   taskId?: string;
+  /** The task was not followed to the end because the per-minute cap ran out (outboundPerMinute). */
+  capReached?: true;
   /** Always true: an unverifiable reply is an OutboundError, never an outcome. */
   verified: true;
   durationMs: number;
@@ -251,7 +253,7 @@ export class OutboundCalls {
     ctx: RunContext,
     input: CallInput,
     opts: CallOptions,
-  ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs' | 'taskId'>> {
+  ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs' | 'taskId' | 'capReached'>> {
     const { outboundTimeoutMs } = this.options.settings();
     const signal = opts.signal as AbortSignal;
     const submitted = await ctx.client.submitTask(ctx.id, input.skill, input.payload, opts);
@@ -269,8 +271,12 @@ export class OutboundCalls {
         await sleep(wait, undefined, { signal });
         task = checkTask(ctx.id, taskId, await ctx.client.getTask(ctx.id, taskId, { signal }));
       } catch (error) {
-        // Out of time or cancelled: the task was accepted, so its id goes back rather than an error.
+        // Out of time, cancelled, or out of requests: the task was accepted, so its id goes back.
         if (signal.aborted) break;
+        if (error instanceof OutboundError && error.details.capReached) {
+          ctx.note = { message: `Stopped following task ${taskId}: ${error.message}` };
+          return { state: stateOf(state), taskId, capReached: true, durationMs: this.now() - ctx.started };
+        }
         throw error;
       }
       state = task.status;
@@ -282,11 +288,7 @@ export class OutboundCalls {
         throw calleeRefusal(ctx.id, 200, task.error ?? { parts: [] }, true, taskId);
       }
     }
-    return {
-      state: state === 'running' ? 'running' : 'pending',
-      taskId,
-      durationMs: this.now() - ctx.started,
-    };
+    return { state: stateOf(state), taskId, durationMs: this.now() - ctx.started };
   }
 
   /**
@@ -308,7 +310,6 @@ export class OutboundCalls {
     try {
       ctx.id = parseAgentRef(target.agent, settings.devHttpPeers);
       checkOutboundPolicy(settings, ctx.id);
-      this.window.take(settings.outboundPerMinute);
       ctx.client = this.client(settings);
       const value = await work(ctx);
       this.record(target, ctx, settings, undefined);
@@ -366,6 +367,8 @@ export class OutboundCalls {
       timeoutMs: settings.outboundTimeoutMs,
       maxReplyBytes: settings.outboundMaxReplyBytes,
       dispatcher: publicOnlyDispatcher(settings.devHttpPeers),
+      // Every request the bridge sends counts against the cap: card fetches, calls, submissions, polls.
+      beforeRequest: () => this.window.take(this.options.settings().outboundPerMinute),
     });
     this.cached = { key, client };
     return client;
@@ -411,6 +414,8 @@ export class OutboundCalls {
     this.options.onEvent(event);
   }
 }
+
+const stateOf = (status: TaskStatus): 'pending' | 'running' => (status === 'running' ? 'running' : 'pending');
 
 /**
  * The operator's log line: the bridge's message, then what the callee said (quoted, one line, short), so

@@ -247,7 +247,7 @@ const FLAGS: FlagSpec[] = [
     flag: 'outbound-per-minute',
     setting: 'outboundPerMinute',
     value: 'N',
-    help: 'outbound requests per minute (calls, task polls, card lookups)',
+    help: 'HTTP requests to other agents per minute: every card fetch, call and task poll counts',
   },
   {
     flag: 'outbound-timeout',

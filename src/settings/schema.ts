@@ -65,7 +65,7 @@ export type Settings = {
   /** Calls out, through the MCP tools: to any agent, only to `outboundAllowed`, or none. */
   outbound: OutboundPolicy;
   outboundAllowed: string[];
-  /** Outbound requests (calls, task polls, card lookups) per minute, all agents together. */
+  /** Outbound HTTP requests per minute, all agents together: each card fetch, call, submission and poll. */
   outboundPerMinute: number;
   /** The longest one outbound tool call may take, async polling included. */
   outboundTimeoutMs: number;

@@ -1,14 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EnvelopeEvent } from '../../src/agent/events.js';
 import { CARD_MAX_BYTES } from '../../src/client/index.js';
-import { startConsole, type ConsoleHandle } from '../../src/console/console-server.js';
 import { TOKEN_PATTERN, UNTRUSTED_CHARS } from '../../src/mcp/untrusted.js';
 import { AGENT_ID_PATTERN, ERROR_CODES, type AgentCard } from '../../src/protocol/index.js';
-import { openSettingsStore } from '../../src/settings/store.js';
 import {
   HOSTILE_KID,
   ok,
@@ -16,7 +9,7 @@ import {
   type HostileAnswers,
   type HostileEvent,
 } from '../fixtures/hostile-agent.js';
-import { startAgent, tempDir, type TestAgent } from '../helpers/agents.js';
+import { startMcpBridge, type McpBridge } from '../helpers/mcp-bridge.js';
 
 // Issue 15, finding 1: a called agent's text must never stand in the bridge's own words. Every field of a
 // card, a reply, an error (both shapes), a task and a stream event (named and unnamed, the kid included)
@@ -311,44 +304,17 @@ const ROWS: Row[] = [
   },
 ];
 
-let bridge: TestAgent;
-let con: ConsoleHandle;
-let client: Client;
-const logged: EnvelopeEvent[] = [];
+let mcp: McpBridge;
 
 beforeAll(async () => {
-  bridge = await startAgent({
-    settings: {
-      consolePort: 0,
-      outbound: 'any',
-      outboundPerMinute: 10_000,
-      outboundTimeoutMs: 2000,
-      outboundMaxReplyBytes: REPLY_CHARS,
-      devHttpPeers: true,
-    },
+  mcp = await startMcpBridge({
+    outboundPerMinute: 10_000,
+    outboundTimeoutMs: 2000,
+    outboundMaxReplyBytes: REPLY_CHARS,
   });
-  bridge.app.on('outbound', (event: EnvelopeEvent) => logged.push(event));
-  con = await startConsole({
-    app: bridge.app,
-    store: openSettingsStore(bridge.dataDir),
-    dataDir: bridge.dataDir,
-    port: 0,
-    staticDir: tempDir('mcp-ui-'),
-  });
-  const { token } = JSON.parse(readFileSync(join(bridge.dataDir, 'mcp.json'), 'utf8')) as { token: string };
-  client = new Client({ name: 'hostile-test', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(con.mcp.url), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-  );
 });
 
-afterAll(async () => {
-  await client.close();
-  await con.close();
-  await bridge.close();
-});
+afterAll(() => mcp.close());
 
 interface Inspected {
   outside: string;
@@ -383,11 +349,6 @@ function capOf(what: string): number {
   return UNTRUSTED_CHARS;
 }
 
-async function tool(name: string, args: Record<string, unknown>): Promise<string> {
-  const result = await client.callTool({ name, arguments: args });
-  return (result.content as { text?: string }[]).map((part) => part.text ?? '').join('\n');
-}
-
 /** One hostile value in one field: every tool result and log entry it causes, checked. */
 async function attack(row: Row, value: string): Promise<{ shown: boolean }> {
   const agent = await startHostileAgent(row.answers(value));
@@ -395,7 +356,7 @@ async function attack(row: Row, value: string): Promise<{ shown: boolean }> {
   try {
     for (const [name, args] of row.calls) {
       const label = `${row.field} via ${name} ${JSON.stringify(args(''))}`;
-      const { outside, blocks } = inspect(await tool(name, args(agent.id)));
+      const { outside, blocks } = inspect((await mcp.tool(name, args(agent.id))).text);
       expect(outside, `${label}: callee text outside the blocks`).not.toContain(CANARY);
       expect(outside, `${label}: a line break or hidden text outside the blocks`).not.toMatch(UNSAFE);
       for (const block of blocks) {
@@ -406,7 +367,7 @@ async function attack(row: Row, value: string): Promise<{ shown: boolean }> {
         shown ||= block.content.includes(CANARY);
       }
     }
-    for (const event of logged.filter((e) => e.callee === agent.id)) {
+    for (const event of mcp.events.filter((e) => e.callee === agent.id)) {
       expect(event.callee).toMatch(new RegExp(AGENT_ID_PATTERN));
       if (event.code !== undefined) expect(ERROR_CODES).toContain(event.code);
       if (event.taskId !== undefined) expect(event.taskId).toMatch(TOKEN_PATTERN);

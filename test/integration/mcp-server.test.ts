@@ -414,15 +414,16 @@ describe('the outbound policy', () => {
   it('the per-minute cap', async () => {
     bridge.app.updateSettings({ outboundPerMinute: 2 });
     const client = await connect();
-    // The earlier tests' calls are within the minute too: use the window up, then one more.
+    // The earlier tests' requests are within the minute too: use the window up, then one more. Each call
+    // is one request (the card is cached: a cached card costs none).
     let answer: ToolAnswer;
     let calls = 0;
     do {
-      answer = await tool('samvad_agent_card', { agent: callee.id }, client);
+      answer = await tool('samvad_call', { agent: callee.id, skill: 'echo', payload: { text: 'x' } }, client);
       calls++;
     } while (!answer.isError && calls < 5);
     expect(calls).toBeLessThanOrEqual(3);
-    expect(answer.text).toMatch(/allows 2 a minute \(setting outboundPerMinute\)/);
+    expect(answer.text).toMatch(/allows 2 a minute \(setting outboundPerMinute;/);
     const entry = (await outbound())[0];
     expect(entry).toMatchObject({ verdict: 'rate-limit', status: 429 });
     expect(entry?.code).toBeUndefined();

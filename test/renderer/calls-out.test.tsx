@@ -29,7 +29,11 @@ describe('Calls out', () => {
   it('saves the outbound policy', async () => {
     const { calls, onSaved } = show({ outbound: 'any', outboundAllowed: [] });
     const card = await screen.findByTestId('calls-out');
-    expect(await within(card).findByText(/At most 30 calls a minute, each within 45 s/)).toBeTruthy();
+    expect(
+      await within(card).findByText(
+        /At most 30 requests a minute \(each card fetch, call and task poll\), each call within 45 s/,
+      ),
+    ).toBeTruthy();
     fireEvent.click(within(screen.getByTestId('outbound-off')).getByRole('radio'));
     await act(async () => fireEvent.click(within(card).getByRole('button', { name: 'Save' })));
     expect(puts(calls)).toEqual([{ outbound: 'off' }]);

@@ -109,7 +109,7 @@ export function CallsOutCard({ api, onSaved }: { api: ApiClient; onSaved: () => 
         Your own agent calls other agents through this bridge’s MCP server (see the Overview). Calls to
         private, link-local or loopback addresses are always refused.
         {saved.outboundPerMinute !== undefined && saved.outboundTimeoutMs !== undefined
-          ? ` At most ${saved.outboundPerMinute} calls a minute, each within ${Math.round(saved.outboundTimeoutMs / 1000)} s (Settings).`
+          ? ` At most ${saved.outboundPerMinute} requests a minute (each card fetch, call and task poll), each call within ${Math.round(saved.outboundTimeoutMs / 1000)} s (Settings).`
           : ''}
       </p>
       <form

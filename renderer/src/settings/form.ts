@@ -205,7 +205,14 @@ export const SECTIONS: SettingSection[] = [
         placeholder: 'agent://friend.example.com',
         help: 'One agent id per line; used with “Only the agents listed below”.',
       },
-      { name: 'outboundPerMinute', label: 'Calls out per minute', kind: 'number', min: 1, max: 10000 },
+      {
+        name: 'outboundPerMinute',
+        label: 'Requests out per minute',
+        kind: 'number',
+        min: 1,
+        max: 10000,
+        help: 'Every request to another agent counts: each card fetch (cached cards are free), call and task poll. An async call that runs out hands back its taskId.',
+      },
       {
         name: 'outboundTimeoutMs',
         label: 'Longest call out (ms)',
