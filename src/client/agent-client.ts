@@ -35,6 +35,11 @@ export interface AgentClientOptions {
   /** Replies larger than this are refused while they are read. Default REPLY_MAX_BYTES. */
   maxReplyBytes?: number;
   /**
+   * Accept replies, 202s and final stream events that carry no signature at all (the protocol's own SDKs
+   * sign none), marked `unsigned`; default false: refused as unverifiable. A wrong signature is always refused.
+   */
+  acceptUnsigned?: boolean;
+  /**
    * Called before every HTTP request the client sends: card fetches (redirects and re-fetches for a new kid
    * included), calls, task submissions and polls, streams. What it throws stops the request.
    */
@@ -57,6 +62,8 @@ export interface CallResult {
   body: unknown;
   /** True when the reply's digest and signature were checked against an active key of the agent's card. */
   verified: boolean;
+  /** True when it carried no signature and `acceptUnsigned` let it through. */
+  unsigned: boolean;
   headers: Headers;
 }
 
@@ -67,6 +74,8 @@ export interface StreamEvent {
   raw: string;
   /** True on final events (result, error, unnamed done) whose Form B signature checked. */
   verified: boolean;
+  /** True on final events that carry no signature, when `acceptUnsigned` lets them through. */
+  unsigned: boolean;
 }
 
 export interface WaitOptions {
@@ -90,6 +99,7 @@ export class AgentClient {
   private readonly dispatcher: Dispatcher | undefined;
   private readonly maxReplyBytes: number;
   private readonly beforeRequest: BeforeRequest;
+  private readonly acceptUnsigned: boolean;
 
   constructor(options: AgentClientOptions) {
     this.id = options.id;
@@ -100,6 +110,7 @@ export class AgentClient {
     this.dispatcher = options.dispatcher;
     this.maxReplyBytes = options.maxReplyBytes ?? REPLY_MAX_BYTES;
     this.beforeRequest = options.beforeRequest ?? (() => undefined);
+    this.acceptUnsigned = options.acceptUnsigned ?? false;
     this.cards = new CardCache({
       ...this.urls,
       dispatcher: options.dispatcher,
@@ -167,13 +178,22 @@ export class AgentClient {
     taskId: string,
     opts: Omit<CallOptions, 'form' | 'envelope'> = {},
   ): Promise<TaskRecord> {
+    return (await this.getTaskReply(to, taskId, opts)).task;
+  }
+
+  /** GET /agent/task/:taskId, with the reply it came in (its status, whether it was signed). */
+  async getTaskReply(
+    to: string,
+    taskId: string,
+    opts: Omit<CallOptions, 'form' | 'envelope'> = {},
+  ): Promise<{ task: TaskRecord; response: CallResult }> {
     const path = DEFAULT_ENDPOINTS.taskStatus.replace(':taskId', encodeURIComponent(taskId));
     const response = await this.send(to, path, { method: 'GET' }, opts);
     const body = response.body as Partial<TaskRecord> | null;
     if (response.status !== 200 || typeof body?.taskId !== 'string' || typeof body.status !== 'string') {
       throw callError(`${to} did not return task ${taskId}`, response);
     }
-    return body as TaskRecord;
+    return { task: body as TaskRecord, response };
   }
 
   /** Polls until the task is done or failed; throws when timeoutMs (default 60 s) passes first. */
@@ -238,12 +258,14 @@ export class AgentClient {
         if (next.done) return;
         const block = next.value;
         const data = parseJson(block.data);
-        const event: StreamEvent = { data, raw: block.raw, verified: false };
+        const event: StreamEvent = { data, raw: block.raw, verified: false, unsigned: false };
         if (block.event !== undefined) event.event = block.event;
         // Final events are named result or error, or unnamed: the name in the message is one of ours.
         if (verify && isFinalEvent(block.event, data)) {
-          await verifyEvent(data, lookup, `event "${block.event ?? 'done'}"`);
-          event.verified = true;
+          const what = `event "${block.event ?? 'done'}"`;
+          const check = await verifyEvent(data, lookup, what, this.acceptUnsigned);
+          event.verified = check === 'verified';
+          event.unsigned = check === 'unsigned';
         }
         yield event;
       }
@@ -284,8 +306,16 @@ export class AgentClient {
       });
     }
     const body = parseBody(bytes);
-    if (verify) await verifyResponse(response, bytes, this.lookup(to), body);
-    return { status: response.status, body, verified: verify, headers: response.headers };
+    const check = verify
+      ? await verifyResponse(response, bytes, this.lookup(to), body, this.acceptUnsigned)
+      : undefined;
+    return {
+      status: response.status,
+      body,
+      verified: check === 'verified',
+      unsigned: check === 'unsigned',
+      headers: response.headers,
+    };
   }
 
   private lookup(agentId: string): KeyLookup {
@@ -316,7 +346,7 @@ function parseJson(text: string): unknown {
 
 /** The refusal in the client's words: the status and a published code; the agent's own words stay in `body`. */
 function callError(what: string, result: CallResult): AgentCallError {
-  const error = new AgentCallError(what, result.status, result.body);
+  const error = new AgentCallError(what, result.status, result.body, result.unsigned);
   error.message = `${what} (HTTP ${result.status}${error.code ? ` ${error.code}` : ''})`;
   return error;
 }

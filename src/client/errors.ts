@@ -22,6 +22,8 @@ export class AgentCallError extends ClientError {
     message: string,
     readonly status: number,
     readonly body: unknown,
+    /** The answer carried no signature (accepted as such: the client's `acceptUnsigned`). */
+    readonly unsigned = false,
   ) {
     super(message);
     this.name = 'AgentCallError';

@@ -40,4 +40,4 @@ export {
   errorCodeOf,
 } from './errors.js';
 export { SSE_MAX_BLOCK_CHARS, SseParser, readSse, type SseBlock } from './sse-reader.js';
-export { verifyEvent, verifyResponse, type KeyLookup } from './verify.js';
+export { verifyEvent, verifyResponse, type KeyLookup, type SignatureCheck } from './verify.js';

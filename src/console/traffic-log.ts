@@ -221,7 +221,7 @@ function toEntry(id: number, e: EnvelopeEvent, mask: Mask): TrafficEntry {
     taskId: mask(e.taskId),
     direction: e.direction,
     callee: mask(e.callee),
-    replyVerified: e.replyVerified,
+    replySignature: e.replySignature,
   };
   if (e.preview) {
     const preview = { payload: mask(e.preview.payload), reply: mask(e.preview.reply) };

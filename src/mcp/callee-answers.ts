@@ -13,6 +13,7 @@ import {
   type TaskStatus,
 } from '../protocol/index.js';
 import { OutboundError } from './outbound-policy.js';
+import type { ReplyCheck, UsedReply } from './reply-signature.js';
 import { fraction, knownValue, shortToken, type UntrustedPart } from './untrusted.js';
 
 const TASK_STATES: readonly TaskStatus[] = ['pending', 'running', 'done', 'failed'];
@@ -140,7 +141,7 @@ export function calleeRefusal(
   agent: string,
   status: number,
   { code, parts }: ReturnType<typeof readRefusal>,
-  replyVerified: boolean,
+  reply: UsedReply,
   taskId?: string,
 ): OutboundError {
   const what = taskId ? `Task ${taskId} on ${agent} failed` : `${agent} refused the call`;
@@ -150,34 +151,42 @@ export function calleeRefusal(
     stepForCode(code, status),
     status >= 400 ? status : 502,
     `${what}${code ? ` with ${code}` : ''}${http}.`,
-    { code, untrusted: parts, replyVerified, taskId },
+    { code, untrusted: parts, replySignature: reply.signature, replyNote: reply.note, taskId },
   );
+}
+
+export interface FailureContext {
+  agent: string;
+  signal: AbortSignal | undefined;
+  timeoutMs: number;
+  /** Uses one more reply of the call (a refusal): its signature note, or why it may not be used. */
+  useReply: (check: ReplyCheck) => UsedReply | OutboundError;
 }
 
 /**
  * Every failure as an OutboundError the log and the model can read: the client's errors carry its own
  * words; anything else is unexpected and goes back as it is (the tool says so, the operator's log says why).
  */
-export function toOutboundError(
-  error: unknown,
-  agent: string,
-  signal: AbortSignal | undefined,
-  timeoutMs: number,
-): OutboundError | undefined {
+export function toOutboundError(error: unknown, context: FailureContext): OutboundError | undefined {
+  const { agent, signal, timeoutMs } = context;
   if (error instanceof OutboundError) return error;
   if (error instanceof ResponseVerificationError) {
     return new OutboundError(
       'handler',
       error.status ?? 502,
       `The reply from ${agent} did not verify against its card, so it was discarded: ${error.message}`,
-      { replyVerified: false },
+      { replySignature: 'failed', discarded: true },
     );
   }
   if (error instanceof CardFetchError) {
     return new OutboundError('handler', 502, `Could not use the card of ${agent}: ${error.message}`);
   }
-  if (error instanceof AgentCallError)
-    return calleeRefusal(agent, error.status, readRefusal(error.body), true);
+  if (error instanceof AgentCallError) {
+    // A refusal the client checked: signed and verified, or unsigned.
+    const reply = context.useReply({ verified: !error.unsigned, unsigned: error.unsigned });
+    if (reply instanceof OutboundError) return reply;
+    return calleeRefusal(agent, error.status, readRefusal(error.body), reply);
+  }
   if (refusedAddress(error)) {
     return new OutboundError(
       'access',

@@ -8,6 +8,7 @@ import {
   isLoopbackHost,
   normalizeAgentId,
   type ErrorCode,
+  type ReplySignature,
   type Verdict,
 } from '../protocol/index.js';
 import type { OutboundPolicy } from '../settings/schema.js';
@@ -19,6 +20,7 @@ export interface OutboundSettings {
   outboundPerMinute: number;
   outboundTimeoutMs: number;
   outboundMaxReplyBytes: number;
+  outboundRequireSignedReplies: boolean;
   devHttpPeers: boolean;
   keepMessageContents: boolean;
 }
@@ -41,8 +43,12 @@ export class OutboundError extends Error {
       code?: ErrorCode;
       /** The callee's own values (its message, a code outside the published set): shown only in a block. */
       untrusted?: UntrustedPart[];
-      /** Whether the reply's signature verified; undefined when no reply was checked. */
-      replyVerified?: boolean;
+      /** The reply's signature, when a reply was read (for the log). */
+      replySignature?: ReplySignature;
+      /** The reply was read but not used (a signature that did not check, or unsigned when that is refused). */
+      discarded?: true;
+      /** What the tool says about the signature of a refusal it shows (reply-signature.ts). */
+      replyNote?: string;
       /** A task that was accepted before the failure (a checked id): the caller may still poll it. */
       taskId?: string;
       /** Refused by the per-minute cap on outbound requests. */

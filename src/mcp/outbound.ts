@@ -1,7 +1,8 @@
 /**
  * Calls the operator's own agent makes to other SAMVAD agents through the bridge (the MCP tools): signed
- * with the bridge's key and identity by src/client, every reply verified against the callee's card, each
- * call checked against the operator's outbound policy first and reported as one traffic entry.
+ * with the bridge's key and identity by src/client, every signed reply verified against the callee's card
+ * (an unsigned one used and said to be, reply-signature.ts), each call checked against the operator's
+ * outbound policy first and reported as one traffic entry.
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,6 +15,7 @@ import {
   type AgentCard,
   type ErrorCode,
   type Mode,
+  type ReplySignature,
   type Signer,
   type TaskStatus,
 } from '../protocol/index.js';
@@ -33,6 +35,7 @@ import {
   parseAgentRef,
   type OutboundSettings,
 } from './outbound-policy.js';
+import { signatureNote, withReply, type ReplyCheck, type UsedReply } from './reply-signature.js';
 import { oneLineJson, type UntrustedPart } from './untrusted.js';
 
 export interface OutboundOptions {
@@ -64,15 +67,15 @@ export interface CallOutcome {
   taskId?: string;
   /** The task was not followed to the end because the per-minute cap ran out (outboundPerMinute). */
   capReached?: true;
-  /** Always true: an unverifiable reply is an OutboundError, never an outcome. */
-  verified: true;
+  /** Verified or unsigned: a reply whose signature does not check is an OutboundError, never an outcome. */
+  reply: UsedReply;
   durationMs: number;
 }
 
 export interface TaskOutcome {
   agent: string;
   task: CheckedTask;
-  verified: true;
+  reply: UsedReply;
   durationMs: number;
 }
 
@@ -139,7 +142,7 @@ export class OutboundCalls {
         if (mode === 'stream') return this.stream(ctx, input, opts);
         return this.async(ctx, input, opts);
       });
-      return { ...outcome, agent: ctx.id, skill: input.skill, mode, verified: true as const };
+      return { ...outcome, agent: ctx.id, skill: input.skill, mode };
     });
   }
 
@@ -148,10 +151,10 @@ export class OutboundCalls {
     const endpoint = DEFAULT_ENDPOINTS.taskStatus.replace(':taskId', encodeURIComponent(taskId));
     return this.run({ agent, endpoint, mode: 'async' }, async (ctx) => {
       ctx.taskId = taskId;
-      const record = await this.withDeadline(ctx, signal, (s) =>
-        ctx.client.getTask(ctx.id, taskId, { signal: s }),
+      const { task: record, response } = await this.withDeadline(ctx, signal, (s) =>
+        ctx.client.getTaskReply(ctx.id, taskId, { signal: s }),
       );
-      ctx.replyVerified = true;
+      const reply = this.useReply(ctx, response);
       ctx.bytesIn = JSON.stringify(record).length;
       const task = checkTask(ctx.id, taskId, record);
       if (task.result !== undefined) ctx.preview.reply = oneLineJson(task.result, PREVIEW_CHARS).text;
@@ -163,7 +166,7 @@ export class OutboundCalls {
           parts: task.error.parts,
         };
       }
-      return { agent: ctx.id, task, verified: true as const, durationMs: this.now() - ctx.started };
+      return { agent: ctx.id, task, reply, durationMs: this.now() - ctx.started };
     });
   }
 
@@ -171,36 +174,26 @@ export class OutboundCalls {
     ctx: RunContext,
     input: CallInput,
     opts: CallOptions,
-  ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs'>> {
-    const reply = await ctx.client.call(ctx.id, input.skill, input.payload, opts);
-    ctx.replyVerified = reply.verified;
-    ctx.status = reply.status;
-    // The client throws on a bad signature; an unchecked reply must never pass either.
-    if (!reply.verified) {
-      throw new OutboundError(
-        'handler',
-        502,
-        `The reply from ${ctx.id} was not verified, so it was discarded.`,
-        {
-          replyVerified: false,
-        },
-      );
-    }
-    ctx.bytesIn = JSON.stringify(reply.body ?? null).length;
-    const body = reply.body as { status?: unknown; result?: unknown } | null;
-    if (reply.status !== 200 || body?.status !== 'ok')
-      throw calleeRefusal(ctx.id, reply.status, readRefusal(reply.body), true);
+  ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs' | 'reply'>> {
+    const response = await ctx.client.call(ctx.id, input.skill, input.payload, opts);
+    ctx.status = response.status;
+    const reply = this.useReply(ctx, response);
+    ctx.bytesIn = JSON.stringify(response.body ?? null).length;
+    const body = response.body as { status?: unknown; result?: unknown } | null;
+    if (response.status !== 200 || body?.status !== 'ok')
+      throw calleeRefusal(ctx.id, response.status, readRefusal(response.body), reply);
     ctx.preview.reply = oneLineJson(body.result, PREVIEW_CHARS).text;
-    return { state: 'done', result: body.result, durationMs: this.now() - ctx.started };
+    return { state: 'done', result: body.result, reply, durationMs: this.now() - ctx.started };
   }
 
   private async stream(
     ctx: RunContext,
     input: CallInput,
     opts: CallOptions,
-  ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs'>> {
+  ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs' | 'reply'>> {
     const max = this.options.settings().outboundMaxReplyBytes;
     const chunks: string[] = [];
+    const finals = { verified: false, unsigned: false };
     let size = 0;
     let final: { result?: unknown; error?: unknown } | undefined;
     try {
@@ -221,11 +214,13 @@ export class OutboundCalls {
           error?: unknown;
           status?: unknown;
         } | null;
-        if (!event.verified) {
+        if (!event.verified && !event.unsigned) {
           if (typeof data?.chunk === 'string') chunks.push(data.chunk);
           continue;
         }
-        // A signed final event: the named result/error (the chat skill) or the unnamed done (generic).
+        // A final event: the named result/error (the chat skill) or the unnamed done (generic, the SDKs').
+        finals.verified ||= event.verified;
+        finals.unsigned ||= event.unsigned;
         if (event.event === 'error' || data?.error !== undefined) final = { error: data ?? {} };
         else final = { result: data?.result };
       }
@@ -234,31 +229,36 @@ export class OutboundCalls {
       throw error;
     }
     ctx.bytesIn = size;
-    if (!final) {
+    // Signed and unsigned final events together: an unsigned one could stand in for what was signed.
+    if (!final || (finals.verified && finals.unsigned)) {
+      const why = final ? 'mixes signed and unsigned final events' : 'ended without a final event';
       throw new OutboundError(
         'handler',
         502,
-        `The stream from ${ctx.id} ended without a signed final event, so its reply cannot be verified.`,
-        { replyVerified: false },
+        `The stream from ${ctx.id} ${why}, so its reply was discarded.`,
+        {
+          replySignature: 'failed',
+          discarded: true,
+        },
       );
     }
-    ctx.replyVerified = true;
-    if (final.error !== undefined) throw calleeRefusal(ctx.id, 200, readRefusal(final.error), true);
+    const reply = this.useReply(ctx, finals);
+    if (final.error !== undefined) throw calleeRefusal(ctx.id, 200, readRefusal(final.error), reply);
     const result = final.result !== undefined ? final.result : { text: chunks.join('') };
     ctx.preview.reply = oneLineJson(result, PREVIEW_CHARS).text;
-    return { state: 'done', result, durationMs: this.now() - ctx.started };
+    return { state: 'done', result, reply, durationMs: this.now() - ctx.started };
   }
 
   private async async(
     ctx: RunContext,
     input: CallInput,
     opts: CallOptions,
-  ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs' | 'taskId' | 'capReached'>> {
+  ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs' | 'taskId' | 'capReached' | 'reply'>> {
     const { outboundTimeoutMs } = this.options.settings();
     const signal = opts.signal as AbortSignal;
     const submitted = await ctx.client.submitTask(ctx.id, input.skill, input.payload, opts);
-    ctx.replyVerified = true;
     ctx.status = 202;
+    let reply = this.useReply(ctx, submitted.response);
     const taskId = acceptedTaskId(ctx.id, submitted.taskId);
     ctx.taskId = taskId;
     // Follow the task for most of the time allowed, and keep the rest to hand its id back in any case.
@@ -269,26 +269,37 @@ export class OutboundCalls {
       let task: CheckedTask;
       try {
         await sleep(wait, undefined, { signal });
-        task = checkTask(ctx.id, taskId, await ctx.client.getTask(ctx.id, taskId, { signal }));
+        const polled = await ctx.client.getTaskReply(ctx.id, taskId, { signal });
+        reply = this.useReply(ctx, polled.response);
+        task = checkTask(ctx.id, taskId, polled.task);
       } catch (error) {
         // Out of time, cancelled, or out of requests: the task was accepted, so its id goes back.
         if (signal.aborted) break;
         if (error instanceof OutboundError && error.details.capReached) {
           ctx.note = { message: `Stopped following task ${taskId}: ${error.message}` };
-          return { state: stateOf(state), taskId, capReached: true, durationMs: this.now() - ctx.started };
+          const durationMs = this.now() - ctx.started;
+          return { state: stateOf(state), taskId, capReached: true, reply, durationMs };
         }
         throw error;
       }
       state = task.status;
       if (task.status === 'done') {
         ctx.preview.reply = oneLineJson(task.result, PREVIEW_CHARS).text;
-        return { state: 'done', result: task.result, taskId, durationMs: this.now() - ctx.started };
+        return { state: 'done', result: task.result, taskId, reply, durationMs: this.now() - ctx.started };
       }
       if (task.status === 'failed') {
-        throw calleeRefusal(ctx.id, 200, task.error ?? { parts: [] }, true, taskId);
+        throw calleeRefusal(ctx.id, 200, task.error ?? { parts: [] }, reply, taskId);
       }
     }
-    return { state: stateOf(state), taskId, durationMs: this.now() - ctx.started };
+    return { state: stateOf(state), taskId, reply, durationMs: this.now() - ctx.started };
+  }
+
+  /** One more reply of the call used (or refused): the call's signature so far and the tool's note on it. */
+  private useReply(ctx: RunContext, check: ReplyCheck): UsedReply {
+    const { outboundRequireSignedReplies } = this.options.settings();
+    const signature = withReply(ctx.id, ctx.reply, check, outboundRequireSignedReplies);
+    ctx.reply = signature;
+    return { signature, note: signatureNote(signature, ctx.id, ctx.client.baseUrl(ctx.id)) };
   }
 
   /**
@@ -315,7 +326,18 @@ export class OutboundCalls {
       this.record(target, ctx, settings, undefined);
       return value;
     } catch (error) {
-      const failure = toOutboundError(error, ctx.id, ctx.signal, ctx.timeoutMs ?? settings.outboundTimeoutMs);
+      const failure = toOutboundError(error, {
+        agent: ctx.id,
+        signal: ctx.signal,
+        timeoutMs: ctx.timeoutMs ?? settings.outboundTimeoutMs,
+        useReply: (check) => {
+          try {
+            return this.useReply(ctx, check);
+          } catch (refused) {
+            return refused as OutboundError;
+          }
+        },
+      });
       if (!failure) {
         // Unexpected: logged as a failure here; the tool says so and the operator's log says why.
         this.record(
@@ -366,6 +388,8 @@ export class OutboundCalls {
       devHttp: settings.devHttpPeers,
       timeoutMs: settings.outboundTimeoutMs,
       maxReplyBytes: settings.outboundMaxReplyBytes,
+      // Unsigned replies come back marked, and useReply decides (outboundRequireSignedReplies).
+      acceptUnsigned: true,
       dispatcher: publicOnlyDispatcher(settings.devHttpPeers),
       // Every request the bridge sends counts against the cap: card fetches, calls, submissions, polls.
       beforeRequest: () => this.window.take(this.options.settings().outboundPerMinute),
@@ -399,8 +423,8 @@ export class OutboundCalls {
     if (target.skill) event.traceId = ctx.traceId;
     const taskId = ctx.taskId ?? failure?.details.taskId;
     if (taskId) event.taskId = taskId;
-    const verified = failure?.details.replyVerified ?? ctx.replyVerified;
-    if (verified !== undefined) event.replyVerified = verified;
+    const signature = failure?.details.replySignature ?? ctx.reply;
+    if (signature) event.replySignature = signature;
     const note = failure
       ? { code: failure.details.code, message: failure.message, parts: failure.details.untrusted }
       : ctx.note;
@@ -442,7 +466,8 @@ interface RunContext {
   status: number;
   bytesIn: number;
   bytesOut: number;
-  replyVerified?: boolean;
+  /** The signature of the call's replies so far: `unsigned` once any of them was. */
+  reply?: ReplySignature;
   /** A checked task id (the model's, or one a 202 sent that passed its shape). */
   taskId?: string;
   /** What the log says of a call that succeeded (samvad_task found a failed task). */

@@ -262,6 +262,11 @@ const FLAGS: FlagSpec[] = [
     rule: 'must be a number of seconds between 1 and 600',
   },
   {
+    flag: 'outbound-require-signed-replies',
+    setting: 'outboundRequireSignedReplies',
+    help: "refuse other agents' replies that carry no signature (the protocol's own SDKs sign none)",
+  },
+  {
     flag: 'shutdown-grace',
     setting: 'shutdownGraceSeconds',
     value: 'SECONDS',

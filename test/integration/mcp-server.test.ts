@@ -225,7 +225,7 @@ describe('the MCP server', () => {
       mode: 'sync',
       status: 200,
       verdict: 'accepted',
-      replyVerified: true,
+      replySignature: 'verified',
       endpoint: '/agent/message',
     });
     expect(entry.durationMs).toBeGreaterThanOrEqual(0);
@@ -245,7 +245,7 @@ describe('the MCP server', () => {
     expect(await lastOutbound(before)).toMatchObject({
       mode: 'stream',
       verdict: 'accepted',
-      replyVerified: true,
+      replySignature: 'verified',
     });
   });
 
@@ -293,7 +293,7 @@ describe('the MCP server', () => {
     );
     expect(done?.isError).toBe(false);
     expect(done?.text).toContain('"echo":"later"');
-    expect(done?.text).toMatch(/Verified against the card/);
+    expect(done?.text).toMatch(/Reply signature: verified against the card/);
   });
 
   it('passes a delegation token on to the callee, which verifies it', async () => {
@@ -334,14 +334,14 @@ describe('refusals by the callee', () => {
     const answer = await tool('samvad_call', { agent: callee.id, skill: 'echo', payload: { nope: 1 } });
     expect(answer.isError).toBe(true);
     expect(answer.text).toMatch(
-      /refused the call with SCHEMA_INVALID \(HTTP 400\)\. \(Its refusal was signed and verified\.\)/,
+      /refused the call with SCHEMA_INVALID \(HTTP 400\)\. Reply signature: verified against the card of/,
     );
     expect(answer.text).toMatch(/<<<untrusted \w+ from agent:\/\/127\.0\.0\.1:\d+>>>\n.*text/);
     expect(await lastOutbound(before)).toMatchObject({
       verdict: 'input',
       code: 'SCHEMA_INVALID',
       status: 400,
-      replyVerified: true,
+      replySignature: 'verified',
     });
   });
 
@@ -369,7 +369,7 @@ describe('replies that cannot be trusted', () => {
         callee: forger.id,
         mode,
         verdict: 'handler',
-        replyVerified: false,
+        replySignature: 'failed',
       });
     }
   });
@@ -553,7 +553,7 @@ describe('outbound entries in the console', () => {
     expect(live).toMatchObject({
       direction: 'out',
       callee: callee.id,
-      replyVerified: true,
+      replySignature: 'verified',
       verdict: 'accepted',
     });
 

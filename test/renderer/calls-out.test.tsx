@@ -41,6 +41,22 @@ describe('Calls out', () => {
     expect(within(card).getByTestId('outbound-off').textContent).toContain('current');
   });
 
+  it('refuses or uses unsigned replies (agents built with the SDKs sign none), saved at once', async () => {
+    const { calls } = show({ outbound: 'any', outboundAllowed: [] });
+    const card = await screen.findByTestId('calls-out');
+    const box = (await within(card).findByLabelText(
+      'Refuse replies that carry no signature',
+    )) as HTMLInputElement;
+    expect(box.checked).toBe(false);
+    expect(within(card).getByText(/used and marked unsigned/)).toBeTruthy();
+    await act(async () => fireEvent.click(box));
+    expect(puts(calls)).toEqual([{ outboundRequireSignedReplies: true }]);
+    expect(((await within(card).findByTestId('outbound-require-signed')) as HTMLInputElement).checked).toBe(
+      true,
+    );
+    expect(within(card).getByText(/every unsigned reply is refused/)).toBeTruthy();
+  });
+
   it('adds and removes agents on the list, and refuses what is not an agent id', async () => {
     const { calls } = show({ outbound: 'allowlist', outboundAllowed: ['agent://a.example'] });
     const card = await screen.findByTestId('calls-out');

@@ -43,7 +43,8 @@ const entry = (k: ReturnType<typeof keyPair>, active: boolean): PublicKeyEntry =
   active,
 });
 
-type Behaviour = 'ok' | 'tamper' | 'wrong-key' | 'inactive' | 'unknown-kid' | 'unsigned' | 'refuse' | 'hang';
+type Behaviour =
+  'ok' | 'tamper' | 'wrong-key' | 'inactive' | 'unknown-kid' | 'unsigned' | 'partial' | 'refuse' | 'hang';
 const state = {
   behaviour: 'ok' as Behaviour,
   keys: [entry(k2, true), entry(k1, false)],
@@ -216,6 +217,7 @@ function reply(res: ServerResponse, status: number, value: object): void {
     tamper: state.signer,
     refuse: state.signer,
     unsigned: state.signer,
+    partial: state.signer,
     hang: state.signer,
     'wrong-key': rogue.signer,
     inactive: k1.signer,
@@ -225,11 +227,13 @@ function reply(res: ServerResponse, status: number, value: object): void {
   const headers =
     state.behaviour === 'unsigned'
       ? {}
-      : {
-          'Content-Digest': h['content-digest'],
-          'Signature-Input': h['signature-input'],
-          Signature: h.signature,
-        };
+      : state.behaviour === 'partial'
+        ? { 'Signature-Input': h['signature-input'] }
+        : {
+            'Content-Digest': h['content-digest'],
+            'Signature-Input': h['signature-input'],
+            Signature: h.signature,
+          };
   // One added space: still valid JSON, but not the bytes that were signed.
   const sent = state.behaviour === 'tamper' ? text.replace('{', '{ ') : text;
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(sent);
@@ -247,6 +251,10 @@ function serveStream(req: IncomingMessage, res: ServerResponse, body: string): v
     return;
   }
   const result = { reply: 'Héllo ✓ भारत', channel: 'samvad' };
+  if (payload.kind === 'unsigned') {
+    // As the protocol's own SDKs stream: one unnamed final event, no kid, no signature.
+    return void res.end(`data: ${JSON.stringify({ done: true, result })}\n\n`);
+  }
   const signedResult = signObject({ status: 'ok', result }, k2.signer);
   if (payload.kind === 'forged') signedResult.result = { reply: 'forged', channel: 'samvad' };
   const text =
@@ -351,6 +359,29 @@ describe('AgentClient calls', () => {
     await expect(call).rejects.toThrow(reason);
   });
 
+  it('with acceptUnsigned, takes an unsigned reply marked unsigned, and still refuses a wrong or partial one', async () => {
+    const lenient = client({ acceptUnsigned: true });
+    expect(await lenient.call(agentId, 'chat', {})).toMatchObject({
+      status: 200,
+      verified: true,
+      unsigned: false,
+    });
+    state.behaviour = 'unsigned';
+    const unsigned = await lenient.call(agentId, 'chat', {});
+    expect(unsigned).toMatchObject({ verified: false, unsigned: true, body: { status: 'ok' } });
+    state.behaviour = 'wrong-key';
+    await expect(lenient.call(agentId, 'chat', {})).rejects.toThrow(/bad signature by the key it names/);
+    state.behaviour = 'tamper';
+    await expect(lenient.call(agentId, 'chat', {})).rejects.toThrow(/Content-Digest does not match/);
+    state.behaviour = 'partial';
+    await expect(lenient.call(agentId, 'chat', {})).rejects.toThrow(/headers are not all there/);
+    state.behaviour = 'refuse';
+    await expect(lenient.submitTask(agentId, 'chat', {})).rejects.toMatchObject({
+      status: 400,
+      unsigned: false,
+    });
+  });
+
   it('re-fetches the card once for an unknown kid, then refuses', async () => {
     state.behaviour = 'unknown-kid';
     await expect(client().call(agentId, 'chat', {})).rejects.toThrow(/the key it names is not in the card/);
@@ -424,6 +455,16 @@ describe('AgentClient streams', () => {
     expect(chunks.join('')).toBe('Héllo ✓ भारत');
     expect(events[3]?.data).toMatchObject({ status: 'ok', result: { reply: 'Héllo ✓ भारत' }, kid: 'k2' });
     expect(events[4]?.raw).toMatch(/^data: \{"done":true/);
+  });
+
+  it("an SDK's unsigned final event: refused by default, marked unsigned with acceptUnsigned", async () => {
+    await expect(collect(client().stream(agentId, 'chat', { kind: 'unsigned' }))).rejects.toThrow(
+      /event "done" failed verification: it carries no kid\/signature/,
+    );
+    const events = await collect(
+      client({ acceptUnsigned: true }).stream(agentId, 'chat', { kind: 'unsigned' }),
+    );
+    expect(events.map((e) => [e.verified, e.unsigned])).toEqual([[false, true]]);
   });
 
   it('throws ResponseVerificationError on a final event whose content was changed', async () => {

@@ -186,7 +186,7 @@ export const SECTIONS: SettingSection[] = [
     id: 'outbound',
     title: 'Calls out',
     description:
-      'What your own agent may call through the bridge (its MCP tools): every call is signed as this agent and every reply verified.',
+      'What your own agent may call through the bridge (its MCP tools): every call is signed as this agent and every signed reply verified.',
     fields: [
       {
         name: 'outbound',
@@ -227,6 +227,12 @@ export const SECTIONS: SettingSection[] = [
         kind: 'number',
         min: 1024,
         max: 8388608,
+      },
+      {
+        name: 'outboundRequireSignedReplies',
+        label: 'Refuse unsigned replies',
+        kind: 'boolean',
+        help: 'Agents built with the protocol’s own SDKs sign no replies: by default their replies are used and marked unsigned, in Traffic and in what your agent reads. A reply whose signature is present but wrong is always refused.',
       },
     ],
   },
