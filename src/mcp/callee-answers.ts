@@ -174,7 +174,7 @@ export function toOutboundError(error: unknown, context: FailureContext): Outbou
     return new OutboundError(
       'handler',
       error.status ?? 502,
-      `The reply from ${agent} did not verify against its card, so it was discarded: ${error.message}`,
+      `The reply from ${agent} did not verify against its card, so it was discarded: ${error.message}.`,
       { replySignature: 'failed', discarded: true },
     );
   }

@@ -113,7 +113,7 @@ export class OutboundCalls {
   ): Promise<{ agent: string; card: AgentCard; cardUrl: string; durationMs: number }> {
     return this.run({ agent, endpoint: '/.well-known/agent.json' }, async (ctx) => {
       const card = await this.withDeadline(ctx, signal, () => ctx.client.fetchCard(ctx.id));
-      ctx.bytesIn = JSON.stringify(card).length;
+      ctx.bytesIn = jsonSize(card);
       // Where the bridge fetched it, from the id it parsed: never the url the card claims.
       const cardUrl = `${ctx.client.baseUrl(ctx.id)}/.well-known/agent.json`;
       return { agent: ctx.id, card, cardUrl, durationMs: this.now() - ctx.started };
@@ -155,7 +155,7 @@ export class OutboundCalls {
         ctx.client.getTaskReply(ctx.id, taskId, { signal: s }),
       );
       const reply = this.useReply(ctx, response);
-      ctx.bytesIn = JSON.stringify(record).length;
+      ctx.bytesIn = jsonSize(record);
       const task = checkTask(ctx.id, taskId, record);
       if (task.result !== undefined) ctx.preview.reply = oneLineJson(task.result, PREVIEW_CHARS).text;
       // A verified answer about a failed task: the poll succeeded; the log says why the task failed.
@@ -178,7 +178,7 @@ export class OutboundCalls {
     const response = await ctx.client.call(ctx.id, input.skill, input.payload, opts);
     ctx.status = response.status;
     const reply = this.useReply(ctx, response);
-    ctx.bytesIn = JSON.stringify(response.body ?? null).length;
+    ctx.bytesIn = jsonSize(response.body);
     const body = response.body as { status?: unknown; result?: unknown } | null;
     if (response.status !== 200 || body?.status !== 'ok')
       throw calleeRefusal(ctx.id, response.status, readRefusal(response.body), reply);
@@ -436,6 +436,15 @@ export class OutboundCalls {
       if (ctx.preview.reply) event.preview.reply = ctx.preview.reply;
     }
     this.options.onEvent(event);
+  }
+}
+
+/** A callee value's size as JSON, for the log; 0 when it cannot be written (nested too deeply for the stack). */
+function jsonSize(value: unknown): number {
+  try {
+    return JSON.stringify(value ?? null).length;
+  } catch {
+    return 0;
   }
 }
 

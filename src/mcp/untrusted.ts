@@ -89,8 +89,8 @@ export function oneLineJson(value: unknown, maxChars: number): { text: string; c
   try {
     json = JSON.stringify(value ?? null) ?? 'null';
   } catch {
-    // Only a value the bridge itself built could be circular or hold a BigInt; never one parsed from JSON.
-    json = '"(not JSON)"';
+    // Parsed JSON can still be nested deeper than JSON.stringify's stack allows (100,000 brackets fit in 200 KB).
+    json = '"(not shown: nested too deeply to write out)"';
   }
   const text = json.replace(UNSAFE, escape);
   if (text.length <= maxChars) return { text, cut: 0 };

@@ -389,3 +389,60 @@ describe('a hostile callee', () => {
     expect(results.some((r) => r.shown)).toBe(row.shown);
   });
 });
+
+describe('a reply nested deeper than JSON.stringify can go', () => {
+  // 30,000 brackets parse, but writing them back overflows the stack: the tools must still answer in their
+  // own words, never "failed unexpectedly".
+  const DEEP = `${'['.repeat(30_000)}${']'.repeat(30_000)}`;
+  const shown = /nested too deeply to write out/;
+  const cases: [string, HostileAnswers, Call, RegExp][] = [
+    [
+      'a sync result',
+      { message: { status: 200, body: null, raw: `{"status":"ok","result":${DEEP}}` } },
+      sync,
+    ],
+    [
+      'a task result',
+      { poll: { status: 200, body: null, raw: `{"taskId":"task-1","status":"done","result":${DEEP}}` } },
+      taskTool,
+      shown,
+    ],
+    ['a stream result', { stream: [{ data: {}, raw: `{"done":true,"result":${DEEP}}` }] }, stream, shown],
+    [
+      'a signed stream result',
+      // Its canonical form cannot be built, so its signature cannot check: refused.
+      {
+        stream: [
+          { data: {}, raw: `{"done":true,"result":${DEEP},"kid":"k1","signature":"${'A'.repeat(86)}=="}` },
+        ],
+      },
+      stream,
+      /did not verify against its card, so it was discarded: .*bad signature/,
+    ],
+    [
+      'a card',
+      {
+        card: (c) =>
+          JSON.stringify(c).replace(
+            '"inputSchema":{"type":"object"}',
+            `"inputSchema":{"type":"object","x":${DEEP}}`,
+          ),
+      },
+      cardTool,
+      shown,
+    ],
+  ];
+
+  it.each(cases)('%s', async (_what, answers, [name, args], expected) => {
+    const agent = await startHostileAgent(answers);
+    try {
+      const answer = await mcp.tool(name, args(agent.id));
+      expect(answer.text).not.toMatch(/failed unexpectedly/);
+      const { blocks } = inspect(answer.text);
+      for (const block of blocks) expect(block.content.length).toBeLessThanOrEqual(capOf(block.what) + 1);
+      expect(answer.text).toMatch(expected);
+    } finally {
+      await agent.close();
+    }
+  });
+});
