@@ -400,6 +400,7 @@ describe('a reply nested deeper than JSON.stringify can go', () => {
       'a sync result',
       { message: { status: 200, body: null, raw: `{"status":"ok","result":${DEEP}}` } },
       sync,
+      shown,
     ],
     [
       'a task result',
