@@ -261,8 +261,7 @@ function formatEnvelope(e: EnvelopeEvent): string {
     out ? `-> ${e.callee ?? '-'}` : (e.sender ?? '-'),
     `${e.durationMs} ms`,
   ];
-  if (out && e.replyVerified !== undefined)
-    parts.push(e.replyVerified ? 'reply verified' : 'reply NOT verified');
+  if (out && e.replySignature) parts.push(REPLY_WORDS[e.replySignature]);
   if (e.code) parts.push(e.code);
   if (e.screen) parts.push(`[injection screen: ${e.screen.rule}]`);
   if (e.message && e.verdict !== 'accepted') parts.push(`"${e.message}"`);
@@ -271,6 +270,12 @@ function formatEnvelope(e: EnvelopeEvent): string {
 }
 
 const clock = (iso: string) => iso.slice(11, 19);
+
+const REPLY_WORDS: Record<NonNullable<EnvelopeEvent['replySignature']>, string> = {
+  verified: 'reply verified',
+  unsigned: 'reply unsigned',
+  failed: 'reply NOT verified',
+};
 
 /**
  * Prints lines that carry remote text (sender ids, skill names, refusal messages, a gateway's or registry's

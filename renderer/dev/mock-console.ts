@@ -110,7 +110,7 @@ function makeOutbound(id: number, time: number): TrafficEntry {
     bytesIn: refused ? 0 : 420,
     bytesOut: 60,
     direction: 'out',
-    replyVerified: refused ? undefined : true,
+    replySignature: refused ? undefined : id % 2 === 0 ? 'verified' : 'unsigned',
   };
 }
 

@@ -9,13 +9,13 @@ import {
   type TaskRecord,
 } from '../protocol/index.js';
 import { baseUrlFor } from './base-url.js';
-import { CardCache } from './card-fetch.js';
+import { CardCache, type BeforeRequest } from './card-fetch.js';
 import { createDelegationToken, type DelegationClaimsInput } from './delegation.js';
 import { buildEnvelope, signEnvelope, type SignatureForm, type SignedRequest } from './envelope.js';
-import { AgentCallError } from './errors.js';
+import { AgentCallError, ClientError } from './errors.js';
 import { readCapped } from '../lib/http.js';
 import { deadline, fetchOrExplain, parseBody } from './http.js';
-import { readSse } from './sse-reader.js';
+import { readSse, type SseBlock } from './sse-reader.js';
 import { verifyEvent, verifyResponse, type KeyLookup } from './verify.js';
 
 export interface AgentClientOptions {
@@ -34,6 +34,16 @@ export interface AgentClientOptions {
   dispatcher?: Dispatcher;
   /** Replies larger than this are refused while they are read. Default REPLY_MAX_BYTES. */
   maxReplyBytes?: number;
+  /**
+   * Accept replies, 202s and final stream events that carry no signature at all (the protocol's own SDKs
+   * sign none), marked `unsigned`; default false: refused as unverifiable. A wrong signature is always refused.
+   */
+  acceptUnsigned?: boolean;
+  /**
+   * Called before every HTTP request the client sends: card fetches (redirects and re-fetches for a new kid
+   * included), calls, task submissions and polls, streams. What it throws stops the request.
+   */
+  beforeRequest?: BeforeRequest;
 }
 
 export interface CallOptions {
@@ -52,6 +62,8 @@ export interface CallResult {
   body: unknown;
   /** True when the reply's digest and signature were checked against an active key of the agent's card. */
   verified: boolean;
+  /** True when it carried no signature and `acceptUnsigned` let it through. */
+  unsigned: boolean;
   headers: Headers;
 }
 
@@ -62,6 +74,8 @@ export interface StreamEvent {
   raw: string;
   /** True on final events (result, error, unnamed done) whose Form B signature checked. */
   verified: boolean;
+  /** True on final events that carry no signature, when `acceptUnsigned` lets them through. */
+  unsigned: boolean;
 }
 
 export interface WaitOptions {
@@ -84,6 +98,8 @@ export class AgentClient {
   private readonly urls: Pick<AgentClientOptions, 'devHttp' | 'resolveBaseUrl'>;
   private readonly dispatcher: Dispatcher | undefined;
   private readonly maxReplyBytes: number;
+  private readonly beforeRequest: BeforeRequest;
+  private readonly acceptUnsigned: boolean;
 
   constructor(options: AgentClientOptions) {
     this.id = options.id;
@@ -93,7 +109,13 @@ export class AgentClient {
     this.urls = { devHttp: options.devHttp ?? false, resolveBaseUrl: options.resolveBaseUrl };
     this.dispatcher = options.dispatcher;
     this.maxReplyBytes = options.maxReplyBytes ?? REPLY_MAX_BYTES;
-    this.cards = new CardCache({ ...this.urls, dispatcher: options.dispatcher });
+    this.beforeRequest = options.beforeRequest ?? (() => undefined);
+    this.acceptUnsigned = options.acceptUnsigned ?? false;
+    this.cards = new CardCache({
+      ...this.urls,
+      dispatcher: options.dispatcher,
+      beforeRequest: this.beforeRequest,
+    });
   }
 
   /** The agent's card, validated; cached for its cardTTL. `force` re-fetches. */
@@ -156,13 +178,22 @@ export class AgentClient {
     taskId: string,
     opts: Omit<CallOptions, 'form' | 'envelope'> = {},
   ): Promise<TaskRecord> {
+    return (await this.getTaskReply(to, taskId, opts)).task;
+  }
+
+  /** GET /agent/task/:taskId, with the reply it came in (its status, whether it was signed). */
+  async getTaskReply(
+    to: string,
+    taskId: string,
+    opts: Omit<CallOptions, 'form' | 'envelope'> = {},
+  ): Promise<{ task: TaskRecord; response: CallResult }> {
     const path = DEFAULT_ENDPOINTS.taskStatus.replace(':taskId', encodeURIComponent(taskId));
     const response = await this.send(to, path, { method: 'GET' }, opts);
     const body = response.body as Partial<TaskRecord> | null;
     if (response.status !== 200 || typeof body?.taskId !== 'string' || typeof body.status !== 'string') {
       throw callError(`${to} did not return task ${taskId}`, response);
     }
-    return body as TaskRecord;
+    return { task: body as TaskRecord, response };
   }
 
   /** Polls until the task is done or failed; throws when timeoutMs (default 60 s) passes first. */
@@ -173,7 +204,7 @@ export class AgentClient {
       const task = await this.getTask(to, taskId, opts);
       if (task.status === 'done' || task.status === 'failed') return task;
       if (Date.now() + intervalMs > end) {
-        throw new Error(`Task ${taskId} on ${to} is still ${task.status} after ${timeoutMs} ms`);
+        throw new ClientError(`Task ${taskId} on ${to} is not done after ${timeoutMs} ms`);
       }
       await sleep(intervalMs, undefined, { signal: opts.signal });
     }
@@ -198,6 +229,7 @@ export class AgentClient {
     const timer = setTimeout(() => connect.abort(timeoutError(url, this.timeoutMs)), this.timeoutMs);
     const signal = opts.signal ? AbortSignal.any([connect.signal, opts.signal]) : connect.signal;
     const headers = { ...signed.headers, Accept: 'text/event-stream' };
+    this.beforeRequest({ method: 'POST', url });
     let response: Response;
     try {
       const init: RequestInit = { method: 'POST', body: signed.body, headers, signal, redirect: 'manual' };
@@ -211,15 +243,35 @@ export class AgentClient {
       throw callError(`${to} did not open a stream`, result);
     }
     const lookup = this.lookup(to);
-    for await (const block of readSse(response.body)) {
-      const data = parseJson(block.data);
-      const event: StreamEvent = { data, raw: block.raw, verified: false };
-      if (block.event !== undefined) event.event = block.event;
-      if (verify && isFinalEvent(block.event, data)) {
-        await verifyEvent(data, lookup, `event "${block.event ?? 'done'}"`);
-        event.verified = true;
+    const blocks = readSse(response.body);
+    try {
+      for (;;) {
+        let next: IteratorResult<SseBlock>;
+        try {
+          next = await blocks.next();
+        } catch (error) {
+          // The body broke off, or a block passed the parser's bound: said in our words.
+          throw new ClientError(`The stream from ${to} failed: ${(error as Error).message}`, {
+            cause: error,
+          });
+        }
+        if (next.done) return;
+        const block = next.value;
+        const data = parseJson(block.data);
+        const event: StreamEvent = { data, raw: block.raw, verified: false, unsigned: false };
+        if (block.event !== undefined) event.event = block.event;
+        // Final events are named result or error, or unnamed: the name in the message is one of ours.
+        if (verify && isFinalEvent(block.event, data)) {
+          const what = `event "${block.event ?? 'done'}"`;
+          const check = await verifyEvent(data, lookup, what, this.acceptUnsigned);
+          event.verified = check === 'verified';
+          event.unsigned = check === 'unsigned';
+        }
+        yield event;
       }
-      yield event;
+    } finally {
+      // The consumer stopped early (or verification failed): close the body, and with it the connection.
+      await blocks.return(undefined);
     }
   }
 
@@ -234,6 +286,7 @@ export class AgentClient {
     const signal = deadline(this.timeoutMs, opts.signal);
     // Never follow a redirect: it would re-send the signed body to a URL the signature was not made for.
     const request = this.withDispatcher({ ...init, signal, redirect: 'manual' });
+    this.beforeRequest({ method: init.method ?? 'GET', url });
     const response = await fetchOrExplain(url, request, this.timeoutMs);
     return this.finish(to, response, opts.verify ?? true);
   }
@@ -248,15 +301,21 @@ export class AgentClient {
     try {
       bytes = await readCapped(response, this.maxReplyBytes);
     } catch (error) {
-      throw new AgentCallError(
-        `Reply from ${to} refused: ${(error as Error).message}`,
-        response.status,
-        null,
-      );
+      throw new ClientError(`The reply from ${to} was not read: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     const body = parseBody(bytes);
-    if (verify) await verifyResponse(response, bytes, this.lookup(to), body);
-    return { status: response.status, body, verified: verify, headers: response.headers };
+    const check = verify
+      ? await verifyResponse(response, bytes, this.lookup(to), body, this.acceptUnsigned)
+      : undefined;
+    return {
+      status: response.status,
+      body,
+      verified: check === 'verified',
+      unsigned: check === 'unsigned',
+      headers: response.headers,
+    };
   }
 
   private lookup(agentId: string): KeyLookup {
@@ -285,12 +344,10 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** The refusal in the client's words: the status and a published code; the agent's own words stay in `body`. */
 function callError(what: string, result: CallResult): AgentCallError {
-  const error = new AgentCallError(what, result.status, result.body);
-  const body = result.body as { message?: unknown; error?: { message?: unknown } } | null;
-  const message = body?.error?.message ?? body?.message;
-  const detail = [error.code, typeof message === 'string' ? message : undefined].filter(Boolean).join(': ');
-  error.message = `${what} (HTTP ${result.status}${detail ? ` ${detail}` : ''})`;
+  const error = new AgentCallError(what, result.status, result.body, result.unsigned);
+  error.message = `${what} (HTTP ${result.status}${error.code ? ` ${error.code}` : ''})`;
   return error;
 }
 

@@ -1,4 +1,5 @@
 import { agentBaseUrl, isLoopbackHost } from '../protocol/index.js';
+import { ClientError } from './errors.js';
 
 export interface BaseUrlOptions {
   /** Allow plain http to loopback hosts (127.x, localhost, *.localhost, [::1]): local testing only. */
@@ -20,7 +21,7 @@ export function baseUrlFor(agentId: string, options: BaseUrlOptions = {}): strin
   if (url.protocol === 'http:' && options.devHttp && isLoopbackHost(url.hostname)) {
     return base.replace(/\/+$/, '');
   }
-  throw new Error(
+  throw new ClientError(
     `Refusing ${url.origin} for ${agentId}: agents are reached over https only ` +
       '(set devHttp to allow plain http to a loopback address while testing)',
   );
@@ -28,6 +29,7 @@ export function baseUrlFor(agentId: string, options: BaseUrlOptions = {}): strin
 
 function defaultBaseUrl(agentId: string, options: BaseUrlOptions): string {
   const base = agentBaseUrl(agentId, options.devHttp);
-  if (!base) throw new Error(`"${agentId}" is not an agent id: expected agent://host or agent://host:port`);
+  if (!base)
+    throw new ClientError(`"${agentId}" is not an agent id: expected agent://host or agent://host:port`);
   return base;
 }

@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import { Ajv } from 'ajv';
 import type { Dispatcher } from 'undici';
 import addFormatsModule from 'ajv-formats';
-import { cardSchema, publicKeyFromRaw, type AgentCard } from '../protocol/index.js';
+import { cardSchema, normalizeAgentId, publicKeyFromRaw, type AgentCard } from '../protocol/index.js';
 import { baseUrlFor, type BaseUrlOptions } from './base-url.js';
 import { CardFetchError } from './errors.js';
 import { BodyTooLargeError, readCapped } from '../lib/http.js';
@@ -21,12 +21,18 @@ const DEFAULT_TTL_S = 300;
 export interface CardFetchOptions extends BaseUrlOptions {
   /** The connection pool to fetch through, e.g. one that refuses private addresses. */
   dispatcher?: Dispatcher;
+  /** Called before each request is sent (each redirect too); what it throws stops the fetch. */
+  beforeRequest?: BeforeRequest;
 }
+
+/** Hears every HTTP request before it leaves (a per-minute cap counts them); throwing stops it. */
+export type BeforeRequest = (request: { method: string; url: string }) => void;
 
 /**
  * GET {base}/.well-known/agent.json with a 5 s timeout and a 64 KiB cap, following only redirects that
  * stay on the same origin (a redirect elsewhere would let a card fetch probe other hosts: SSRF), then
- * validates the card and checks it describes the agent that was asked for.
+ * validates the card and checks it describes the agent that was asked for. Messages name the card's URL as
+ * derived from the id asked for, never a path or an id the other host sent.
  */
 export async function fetchCardFrom(agentId: string, options: CardFetchOptions = {}): Promise<AgentCard> {
   const fail = (message: string, cause?: unknown) => new CardFetchError(message, agentId, { cause });
@@ -36,9 +42,11 @@ export async function fetchCardFrom(agentId: string, options: CardFetchOptions =
   } catch (error) {
     throw fail((error as Error).message);
   }
-  let url = `${base}/.well-known/agent.json`;
+  const cardUrl = `${base}/.well-known/agent.json`;
+  let url = cardUrl;
   const signal = AbortSignal.timeout(CARD_TIMEOUT_MS);
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+    options.beforeRequest?.({ method: 'GET', url });
     let response: Response;
     try {
       const init = {
@@ -53,20 +61,26 @@ export async function fetchCardFrom(agentId: string, options: CardFetchOptions =
     }
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => undefined);
-      const next = new URL(response.headers.get('location') ?? '', url);
+      let next: URL;
+      try {
+        next = new URL(response.headers.get('location') ?? '', url);
+      } catch {
+        throw fail(`${cardUrl} redirects to something that is not a URL`);
+      }
       if (next.origin !== new URL(url).origin) {
-        throw fail(`${url} redirects to ${next.origin}: a card must be served by the agent's own origin`);
+        // The origin as the URL parser writes it back: a scheme and a host name, nothing free-form.
+        throw fail(`${cardUrl} redirects to ${next.origin}: a card must be served by the agent's own origin`);
       }
       url = next.href;
       continue;
     }
     if (!response.ok) {
       await response.body?.cancel().catch(() => undefined);
-      throw fail(`${url} answered HTTP ${response.status}: is ${agentId} a SAMVAD agent?`);
+      throw fail(`${cardUrl} answered HTTP ${response.status}: is ${agentId} a SAMVAD agent?`);
     }
-    return parseCard(agentId, url, await readCard(response, url, fail));
+    return parseCard(agentId, cardUrl, await readCard(response, cardUrl, fail));
   }
-  throw fail(`${url}: more than ${MAX_REDIRECTS} redirects`);
+  throw fail(`${cardUrl}: more than ${MAX_REDIRECTS} redirects`);
 }
 
 async function readCard(
@@ -77,7 +91,7 @@ async function readCard(
   try {
     return Buffer.from(await readCapped(response, CARD_MAX_BYTES)).toString('utf8');
   } catch (error) {
-    const reason = error instanceof BodyTooLargeError ? error.message : `reading failed (${String(error)})`;
+    const reason = error instanceof BodyTooLargeError ? error.message : 'reading it failed';
     throw fail(`Card at ${url} refused: ${reason}`, error);
   }
 }
@@ -90,31 +104,73 @@ function parseCard(agentId: string, url: string, text: string): AgentCard {
     throw new CardFetchError(`${url} is not JSON`, agentId);
   }
   if (!validateCard(card)) {
+    // Paths and rules of the project's own schema (never a value or a key the card holds).
     const reasons = (validateCard.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`);
     throw new CardFetchError(`${url} is not a valid agent card: ${reasons.slice(0, 3).join('; ')}`, agentId);
   }
   // A host may only speak for itself: a card naming another id is impersonation or a misconfiguration.
-  if (card.id.toLowerCase() !== agentId.toLowerCase()) {
-    throw new CardFetchError(`${url} describes ${card.id}, not ${agentId}`, agentId);
+  if (normalizeAgentId(card.id) !== normalizeAgentId(agentId)) {
+    throw new CardFetchError(`${url} describes another agent id, not ${agentId}`, agentId);
   }
   return card;
 }
 
-/** Cards per agent id, kept for the card's cardTTL; concurrent requests share one fetch. */
-export class CardCache {
-  private readonly entries = new Map<string, { card: Promise<AgentCard>; expires: number }>();
+export interface CardCacheOptions extends CardFetchOptions {
+  /** Cards kept at most; the least recently used goes first. Default CARD_CACHE_MAX_ENTRIES. */
+  maxEntries?: number;
+  now?: () => number;
+}
 
-  constructor(private readonly options: CardFetchOptions = {}) {}
+/**
+ * A card may weigh about three times its 64 KiB JSON once parsed (about 200 KB): 64 of them stay near
+ * 13 MB, and the operator's agent calls a handful of agents within a card's lifetime, not dozens.
+ */
+export const CARD_CACHE_MAX_ENTRIES = 64;
+/** The card's own cardTTL, within these bounds: 0 would fetch on every call, a day would miss a revocation. */
+export const CARD_MIN_TTL_S = 10;
+export const CARD_MAX_TTL_S = 3600;
+
+interface CacheEntry {
+  card: Promise<AgentCard>;
+  /** Infinity while the fetch is in flight. */
+  expires: number;
+}
+
+/**
+ * Cards per agent id, kept for their cardTTL (clamped) and at most `maxEntries` of them, least recently used
+ * out first: every id the operator's agent names would otherwise stay in memory for good (issue 15: the
+ * process ran out of heap after about a thousand distinct lookups). Concurrent requests share one fetch.
+ */
+export class CardCache {
+  private readonly entries = new Map<string, CacheEntry>();
+  private readonly maxEntries: number;
+  private readonly now: () => number;
+
+  constructor(private readonly options: CardCacheOptions = {}) {
+    this.maxEntries = options.maxEntries ?? CARD_CACHE_MAX_ENTRIES;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Cards held now, fetches in flight included. */
+  get size(): number {
+    return this.entries.size;
+  }
 
   get(agentId: string, force = false): Promise<AgentCard> {
     const entry = this.entries.get(agentId);
-    if (entry && !force && entry.expires > Date.now()) return entry.card;
+    if (entry && !force && entry.expires > this.now()) {
+      // Most recently used last: Map keeps insertion order, so the first key is the one to evict.
+      this.entries.delete(agentId);
+      this.entries.set(agentId, entry);
+      return entry.card;
+    }
     const card = fetchCardFrom(agentId, this.options);
-    const fresh = { card, expires: Number.POSITIVE_INFINITY };
-    this.entries.set(agentId, fresh);
+    const fresh: CacheEntry = { card, expires: Number.POSITIVE_INFINITY };
+    this.store(agentId, fresh);
     card.then(
       (c) => {
-        fresh.expires = Date.now() + (c.cardTTL ?? DEFAULT_TTL_S) * 1000;
+        const ttl = Math.min(Math.max(c.cardTTL ?? DEFAULT_TTL_S, CARD_MIN_TTL_S), CARD_MAX_TTL_S);
+        fresh.expires = this.now() + ttl * 1000;
       },
       () => {
         // A failed fetch is not cached: the next call tries again.
@@ -122,6 +178,17 @@ export class CardCache {
       },
     );
     return card;
+  }
+
+  private store(agentId: string, entry: CacheEntry): void {
+    this.entries.delete(agentId);
+    const now = this.now();
+    for (const [id, held] of this.entries) if (held.expires <= now) this.entries.delete(id);
+    while (this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next().value as string;
+      this.entries.delete(oldest);
+    }
+    this.entries.set(agentId, entry);
   }
 
   /**
@@ -132,10 +199,11 @@ export class CardCache {
     let card = await this.get(agentId);
     if (!card.publicKeys.some((k) => k.kid === kid)) card = await this.get(agentId, true);
     const entry = card.publicKeys.find((k) => k.kid === kid);
-    if (!entry) return `kid "${kid}" is not in the card of ${agentId}`;
-    if (!entry.active) return `key "${kid}" of ${agentId} is inactive (revoked)`;
+    // The kid is the other agent's text: the reasons say "the key it names", never the kid itself.
+    if (!entry) return `the key it names is not in the card of ${agentId}`;
+    if (!entry.active) return `the key it names is inactive (revoked) in the card of ${agentId}`;
     return (
-      publicKeyFromRaw(entry.key) ?? `key "${kid}" in the card of ${agentId} is not a 32-byte Ed25519 key`
+      publicKeyFromRaw(entry.key) ?? `the key it names in the card of ${agentId} is not a 32-byte Ed25519 key`
     );
   }
 }

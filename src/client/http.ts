@@ -1,5 +1,6 @@
 /** Small fetch helpers shared by the card fetch and the calls: bounded reads and readable failures. */
 import { appFetch } from '../lib/http.js';
+import { ClientError } from './errors.js';
 
 /** Parses JSON when it is JSON; otherwise keeps the text so the caller can still show it. */
 export function parseBody(bytes: Uint8Array): unknown {
@@ -25,20 +26,19 @@ export async function fetchOrExplain(url: string, init: RequestInit, timeoutMs: 
     if (init.signal?.aborted) {
       const reason: unknown = init.signal.reason;
       if (reason instanceof Error && reason.name === 'TimeoutError') {
-        throw new Error(`No answer from ${url} within ${timeoutMs} ms`, { cause: error });
+        throw new ClientError(`No answer from ${url} within ${timeoutMs} ms`, { cause: error });
       }
       throw reason instanceof Error ? reason : error;
     }
-    throw new Error(
+    throw new ClientError(
       `Cannot reach ${url} (${describeFetchError(error)}): is the agent running and the id right?`,
-      {
-        cause: error,
-      },
+      { cause: error },
     );
   }
 }
 
+// A code, never a message: a TLS failure's message quotes the other host's certificate (its text).
 function describeFetchError(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+  const code = (error as { cause?: { code?: unknown } }).cause?.code;
+  return typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,40}$/.test(code) ? code : 'network error';
 }

@@ -16,10 +16,13 @@ export {
   type DelegationClaimsInput,
 } from './delegation.js';
 export {
+  CARD_CACHE_MAX_ENTRIES,
   CARD_MAX_BYTES,
   CARD_TIMEOUT_MS,
   CardCache,
   fetchCardFrom,
+  type CardCacheOptions,
+  type BeforeRequest,
   type CardFetchOptions,
 } from './card-fetch.js';
 export {
@@ -29,6 +32,12 @@ export {
   type SignatureForm,
   type SignedRequest,
 } from './envelope.js';
-export { AgentCallError, CardFetchError, ResponseVerificationError, errorCodeOf } from './errors.js';
+export {
+  AgentCallError,
+  CardFetchError,
+  ClientError,
+  ResponseVerificationError,
+  errorCodeOf,
+} from './errors.js';
 export { SSE_MAX_BLOCK_CHARS, SseParser, readSse, type SseBlock } from './sse-reader.js';
-export { verifyEvent, verifyResponse, type KeyLookup } from './verify.js';
+export { verifyEvent, verifyResponse, type KeyLookup, type SignatureCheck } from './verify.js';

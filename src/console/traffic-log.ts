@@ -233,7 +233,7 @@ const FIELDS: { [K in keyof EnvelopeEvent]-?: Keep<NonNullable<EnvelopeEvent[K]>
   held: same,
   direction: same,
   callee: text,
-  replyVerified: same,
+  replySignature: same,
   onBehalfOf: text,
 };
 const FIELD_NAMES = Object.keys(FIELDS) as (keyof EnvelopeEvent)[];

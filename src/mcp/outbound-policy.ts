@@ -3,8 +3,16 @@
  * order the tools apply them. A refusal names the setting that refused and how to change it.
  */
 import { unfetchableReason } from '../agent/card-fetch.js';
-import { agentHost, isLoopbackHost, type Verdict } from '../protocol/index.js';
+import {
+  agentHost,
+  isLoopbackHost,
+  normalizeAgentId,
+  type ErrorCode,
+  type ReplySignature,
+  type Verdict,
+} from '../protocol/index.js';
 import type { OutboundPolicy } from '../settings/schema.js';
+import type { UntrustedPart } from './untrusted.js';
 
 export interface OutboundSettings {
   outbound: OutboundPolicy;
@@ -12,11 +20,15 @@ export interface OutboundSettings {
   outboundPerMinute: number;
   outboundTimeoutMs: number;
   outboundMaxReplyBytes: number;
+  outboundRequireSignedReplies: boolean;
   devHttpPeers: boolean;
   keepMessageContents: boolean;
 }
 
-/** A refusal before anything leaves the machine, or a failure on the way: what the log and the model get. */
+/**
+ * A refusal before anything leaves the machine, or a failure on the way: what the log and the model get.
+ * The message is the bridge's own words (see untrusted.ts); what the callee wrote goes in `untrusted`.
+ */
 export class OutboundError extends Error {
   constructor(
     /** The log's verdict: the policy step, the callee's refusing step, or `handler`. */
@@ -27,16 +39,20 @@ export class OutboundError extends Error {
     readonly details: {
       /** The agent called (its id once parsed); set by the caller of the policy. */
       agent?: string;
-      /** The callee's SAMVAD error code, when it answered with one. */
-      code?: string;
-      /** The callee's own words (untrusted text from another agent). */
-      calleeMessage?: string;
-      /** Whether the reply's signature verified; undefined when no reply was checked. */
-      replyVerified?: boolean;
-      /** A task that was accepted before the failure: the caller may still poll it. */
+      /** The callee's SAMVAD error code, when it answered with a published one. */
+      code?: ErrorCode;
+      /** The callee's own values (its message, a code outside the published set): shown only in a block. */
+      untrusted?: UntrustedPart[];
+      /** The reply's signature, when a reply was read (for the log). */
+      replySignature?: ReplySignature;
+      /** The reply was read but not used (a signature that did not check, or unsigned when that is refused). */
+      discarded?: true;
+      /** What the tool says about the signature of a refusal it shows (reply-signature.ts). */
+      replyNote?: string;
+      /** A task that was accepted before the failure (a checked id): the caller may still poll it. */
       taskId?: string;
-      /** Refused before any request left the bridge (policy, cap, address). */
-      local?: boolean;
+      /** Refused by the per-minute cap on outbound requests. */
+      capReached?: boolean;
     } = {},
   ) {
     super(message);
@@ -44,8 +60,8 @@ export class OutboundError extends Error {
   }
 }
 
-const refuse = (verdict: 'access' | 'rate-limit' | 'shape', status: number, message: string) =>
-  new OutboundError(verdict, status, message, { local: true });
+const refuse = (verdict: 'access' | 'shape', status: number, message: string) =>
+  new OutboundError(verdict, status, message);
 
 /**
  * The agent:// id for what a model passed as `agent`: an id, or the agent's https base URL (a path is
@@ -61,7 +77,7 @@ export function parseAgentRef(input: string, devHttpPeers: boolean): string {
         400,
         `"${clip(text)}" is not an agent id: use agent://host or agent://host:port.`,
       );
-    return `agent://${host}`;
+    return normalizeAgentId(`agent://${host}`);
   }
   let url: URL;
   try {
@@ -94,7 +110,7 @@ export function parseAgentRef(input: string, devHttpPeers: boolean): string {
   }
   const id = `agent://${url.host.toLowerCase()}`;
   if (!agentHost(id)) throw refuse('shape', 400, `"${clip(text)}" does not name an agent host.`);
-  return id;
+  return normalizeAgentId(id);
 }
 
 /**
@@ -112,7 +128,7 @@ export function checkOutboundPolicy(settings: OutboundSettings, agentId: string)
   }
   if (
     settings.outbound === 'allowlist' &&
-    !settings.outboundAllowed.some((allowed) => allowed.toLowerCase() === agentId.toLowerCase())
+    !settings.outboundAllowed.some((allowed) => normalizeAgentId(allowed) === agentId)
   ) {
     throw refuse(
       'access',
@@ -131,7 +147,7 @@ export function checkOutboundPolicy(settings: OutboundSettings, agentId: string)
   }
 }
 
-/** A sliding one-minute window over outbound requests, all agents together. */
+/** A sliding one-minute window over outbound HTTP requests (each card fetch, call, poll), all agents together. */
 export class OutboundRateWindow {
   private readonly times: number[] = [];
 
@@ -143,11 +159,12 @@ export class OutboundRateWindow {
     while (this.times.length > 0 && (this.times[0] as number) <= now - 60_000) this.times.shift();
     if (this.times.length >= perMinute) {
       const wait = Math.max(1, Math.ceil(((this.times[0] as number) + 60_000 - now) / 1000));
-      throw refuse(
+      throw new OutboundError(
         'rate-limit',
         429,
-        `Too many calls to other agents: the operator allows ${perMinute} a minute (setting outboundPerMinute). ` +
-          `Try again in ${wait} s.`,
+        `Too many requests to other agents: the operator allows ${perMinute} a minute (setting outboundPerMinute; ` +
+          `every card fetch, call and task poll counts). Try again in ${wait} s.`,
+        { capReached: true },
       );
     }
     this.times.push(now);

@@ -1,28 +1,33 @@
 /**
  * Calls the operator's own agent makes to other SAMVAD agents through the bridge (the MCP tools): signed
- * with the bridge's key and identity by src/client, every reply verified against the callee's card, each
- * call checked against the operator's outbound policy first and reported as one traffic entry.
+ * with the bridge's key and identity by src/client, every signed reply verified against the callee's card
+ * (an unsigned one used and said to be, reply-signature.ts), each call checked against the operator's
+ * outbound policy first and reported as one traffic entry.
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnvelopeEvent } from '../agent/events.js';
-import {
-  AgentCallError,
-  AgentClient,
-  type CallOptions,
-  CardFetchError,
-  ResponseVerificationError,
-  errorCodeOf,
-} from '../client/index.js';
+import { AgentCallError, AgentClient, type CallOptions } from '../client/index.js';
 import { publicOnlyDispatcher } from '../lib/public-dispatcher.js';
+import { oneLine } from '../lib/text.js';
 import {
   DEFAULT_ENDPOINTS,
   type AgentCard,
+  type ErrorCode,
   type Mode,
-  type RefusalStep,
+  type ReplySignature,
   type Signer,
-  type TaskRecord,
+  type TaskStatus,
 } from '../protocol/index.js';
+import {
+  acceptedTaskId,
+  calleeRefusal,
+  checkSkill,
+  readRefusal,
+  checkTask,
+  toOutboundError,
+  type CheckedTask,
+} from './callee-answers.js';
 import {
   OutboundError,
   OutboundRateWindow,
@@ -30,6 +35,8 @@ import {
   parseAgentRef,
   type OutboundSettings,
 } from './outbound-policy.js';
+import { signatureNote, withReply, type ReplyCheck, type UsedReply } from './reply-signature.js';
+import { oneLineJson, type UntrustedPart } from './untrusted.js';
 
 export interface OutboundOptions {
   /** Our agent:// id and signer, read per call: the id follows the tunnel and the key rotates. */
@@ -58,21 +65,26 @@ export interface CallOutcome {
   state: 'done' | 'pending' | 'running';
   result?: unknown;
   taskId?: string;
-  /** Always true: an unverifiable reply is an OutboundError, never an outcome. */
-  verified: true;
+  /** The task was not followed to the end because the per-minute cap ran out (outboundPerMinute). */
+  capReached?: true;
+  /** Verified or unsigned: a reply whose signature does not check is an OutboundError, never an outcome. */
+  reply: UsedReply;
   durationMs: number;
 }
 
 export interface TaskOutcome {
   agent: string;
-  task: TaskRecord;
-  verified: true;
+  task: CheckedTask;
+  reply: UsedReply;
   durationMs: number;
 }
 
 const POLL_FIRST_MS = 250;
 const POLL_MAX_MS = 2000;
 const PREVIEW_CHARS = 500;
+// The log's message (the operator's console and logs/traffic.jsonl): one line, whatever the callee sent.
+const LOG_MESSAGE_CHARS = 1000;
+const LOG_PART_CHARS = 300;
 
 export class OutboundCalls {
   private readonly window: OutboundRateWindow;
@@ -89,12 +101,22 @@ export class OutboundCalls {
     return this.options.identity().id;
   }
 
+  /** The most characters of a reply a tool shows: the reply limit, so a whole reply fits. */
+  get replyChars(): number {
+    return this.options.settings().outboundMaxReplyBytes;
+  }
+
   /** Fetches and validates another agent's card (GET /.well-known/agent.json). */
-  async card(agent: string, signal?: AbortSignal): Promise<{ card: AgentCard; durationMs: number }> {
+  async card(
+    agent: string,
+    signal?: AbortSignal,
+  ): Promise<{ agent: string; card: AgentCard; cardUrl: string; durationMs: number }> {
     return this.run({ agent, endpoint: '/.well-known/agent.json' }, async (ctx) => {
       const card = await this.withDeadline(ctx, signal, () => ctx.client.fetchCard(ctx.id));
-      ctx.bytesIn = JSON.stringify(card).length;
-      return { card, durationMs: this.now() - ctx.started };
+      ctx.bytesIn = jsonSize(card);
+      // Where the bridge fetched it, from the id it parsed: never the url the card claims.
+      const cardUrl = `${ctx.client.baseUrl(ctx.id)}/.well-known/agent.json`;
+      return { agent: ctx.id, card, cardUrl, durationMs: this.now() - ctx.started };
     });
   }
 
@@ -112,7 +134,7 @@ export class OutboundCalls {
       const outcome = await this.withDeadline(ctx, input.signal, async (signal) => {
         // The card first: a callee whose card does not validate is never sent anything.
         const card = await ctx.client.fetchCard(ctx.id);
-        checkSkill(card, input.skill, mode);
+        checkSkill(ctx.id, card, input.skill, mode);
         // Our trace id, so the log entry and the callee's own log name the same call.
         const opts: CallOptions = { envelope: { traceId: ctx.traceId }, signal };
         if (input.delegationToken) opts.delegationToken = input.delegationToken;
@@ -120,28 +142,31 @@ export class OutboundCalls {
         if (mode === 'stream') return this.stream(ctx, input, opts);
         return this.async(ctx, input, opts);
       });
-      return { ...outcome, agent: ctx.id, skill: input.skill, mode, verified: true as const };
+      return { ...outcome, agent: ctx.id, skill: input.skill, mode };
     });
   }
 
-  /** GET /agent/task/:taskId on another agent: the task's state, its reply verified. */
+  /** GET /agent/task/:taskId on another agent: the task's state, its reply verified and checked. */
   async task(agent: string, taskId: string, signal?: AbortSignal): Promise<TaskOutcome> {
     const endpoint = DEFAULT_ENDPOINTS.taskStatus.replace(':taskId', encodeURIComponent(taskId));
     return this.run({ agent, endpoint, mode: 'async' }, async (ctx) => {
       ctx.taskId = taskId;
-      const task = await this.withDeadline(ctx, signal, (s) =>
-        ctx.client.getTask(ctx.id, taskId, { signal: s }),
+      const { task: record, response } = await this.withDeadline(ctx, signal, (s) =>
+        ctx.client.getTaskReply(ctx.id, taskId, { signal: s }),
       );
-      ctx.replyVerified = true;
-      ctx.bytesIn = JSON.stringify(task).length;
-      if (task.result !== undefined) ctx.preview.reply = JSON.stringify(task.result);
+      const reply = this.useReply(ctx, response);
+      ctx.bytesIn = jsonSize(record);
+      const task = checkTask(ctx.id, taskId, record);
+      if (task.result !== undefined) ctx.preview.reply = oneLineJson(task.result, PREVIEW_CHARS).text;
       // A verified answer about a failed task: the poll succeeded; the log says why the task failed.
-      if (task.status === 'failed')
+      if (task.error) {
         ctx.note = {
-          code: task.error?.code,
-          message: `Task failed: ${task.error?.message ?? 'no reason given'}`,
+          code: task.error.code,
+          message: `Task ${taskId} failed${task.error.code ? ` with ${task.error.code}` : ''}.`,
+          parts: task.error.parts,
         };
-      return { agent: ctx.id, task, verified: true as const, durationMs: this.now() - ctx.started };
+      }
+      return { agent: ctx.id, task, reply, durationMs: this.now() - ctx.started };
     });
   }
 
@@ -149,36 +174,26 @@ export class OutboundCalls {
     ctx: RunContext,
     input: CallInput,
     opts: CallOptions,
-  ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs'>> {
-    const reply = await ctx.client.call(ctx.id, input.skill, input.payload, opts);
-    ctx.replyVerified = reply.verified;
-    ctx.status = reply.status;
-    // The client throws on a bad signature; an unchecked reply must never pass either.
-    if (!reply.verified) {
-      throw new OutboundError(
-        'handler',
-        502,
-        `The reply from ${ctx.id} was not verified, so it was discarded.`,
-        {
-          replyVerified: false,
-        },
-      );
-    }
-    ctx.bytesIn = JSON.stringify(reply.body ?? null).length;
-    const body = reply.body as { status?: unknown; result?: unknown } | null;
-    if (reply.status !== 200 || body?.status !== 'ok')
-      throw calleeRefusal(ctx.id, reply.status, reply.body, true);
-    ctx.preview.reply = JSON.stringify(body.result);
-    return { state: 'done', result: body.result, durationMs: this.now() - ctx.started };
+  ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs' | 'reply'>> {
+    const response = await ctx.client.call(ctx.id, input.skill, input.payload, opts);
+    ctx.status = response.status;
+    const reply = this.useReply(ctx, response);
+    ctx.bytesIn = jsonSize(response.body);
+    const body = response.body as { status?: unknown; result?: unknown } | null;
+    if (response.status !== 200 || body?.status !== 'ok')
+      throw calleeRefusal(ctx.id, response.status, readRefusal(response.body), reply);
+    ctx.preview.reply = oneLineJson(body.result, PREVIEW_CHARS).text;
+    return { state: 'done', result: body.result, reply, durationMs: this.now() - ctx.started };
   }
 
   private async stream(
     ctx: RunContext,
     input: CallInput,
     opts: CallOptions,
-  ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs'>> {
+  ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs' | 'reply'>> {
     const max = this.options.settings().outboundMaxReplyBytes;
     const chunks: string[] = [];
+    const finals = { verified: false, unsigned: false };
     let size = 0;
     let final: { result?: unknown; error?: unknown } | undefined;
     try {
@@ -199,11 +214,13 @@ export class OutboundCalls {
           error?: unknown;
           status?: unknown;
         } | null;
-        if (!event.verified) {
+        if (!event.verified && !event.unsigned) {
           if (typeof data?.chunk === 'string') chunks.push(data.chunk);
           continue;
         }
-        // A signed final event: the named result/error (the chat skill) or the unnamed done (generic).
+        // A final event: the named result/error (the chat skill) or the unnamed done (generic, the SDKs').
+        finals.verified ||= event.verified;
+        finals.unsigned ||= event.unsigned;
         if (event.event === 'error' || data?.error !== undefined) final = { error: data ?? {} };
         else final = { result: data?.result };
       }
@@ -212,60 +229,77 @@ export class OutboundCalls {
       throw error;
     }
     ctx.bytesIn = size;
-    if (!final) {
+    // Signed and unsigned final events together: an unsigned one could stand in for what was signed.
+    if (!final || (finals.verified && finals.unsigned)) {
+      const why = final ? 'mixes signed and unsigned final events' : 'ended without a final event';
       throw new OutboundError(
         'handler',
         502,
-        `The stream from ${ctx.id} ended without a signed final event, so its reply cannot be verified.`,
-        { replyVerified: false },
+        `The stream from ${ctx.id} ${why}, so its reply was discarded.`,
+        {
+          replySignature: 'failed',
+          discarded: true,
+        },
       );
     }
-    ctx.replyVerified = true;
-    if (final.error !== undefined) throw calleeRefusal(ctx.id, 200, final.error, true);
+    const reply = this.useReply(ctx, finals);
+    if (final.error !== undefined) throw calleeRefusal(ctx.id, 200, readRefusal(final.error), reply);
     const result = final.result !== undefined ? final.result : { text: chunks.join('') };
-    ctx.preview.reply = JSON.stringify(result);
-    return { state: 'done', result, durationMs: this.now() - ctx.started };
+    ctx.preview.reply = oneLineJson(result, PREVIEW_CHARS).text;
+    return { state: 'done', result, reply, durationMs: this.now() - ctx.started };
   }
 
   private async async(
     ctx: RunContext,
     input: CallInput,
     opts: CallOptions,
-  ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs' | 'taskId'>> {
+  ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs' | 'taskId' | 'capReached' | 'reply'>> {
     const { outboundTimeoutMs } = this.options.settings();
     const signal = opts.signal as AbortSignal;
-    const { taskId } = await ctx.client.submitTask(ctx.id, input.skill, input.payload, opts);
-    ctx.taskId = taskId;
-    ctx.replyVerified = true;
+    const submitted = await ctx.client.submitTask(ctx.id, input.skill, input.payload, opts);
     ctx.status = 202;
+    let reply = this.useReply(ctx, submitted.response);
+    const taskId = acceptedTaskId(ctx.id, submitted.taskId);
+    ctx.taskId = taskId;
     // Follow the task for most of the time allowed, and keep the rest to hand its id back in any case.
     const pollUntil = ctx.started + outboundTimeoutMs * 0.8;
-    let state: TaskRecord['status'] = 'pending';
+    let state: TaskStatus = 'pending';
     for (let wait = POLL_FIRST_MS; ; wait = Math.min(wait * 2, POLL_MAX_MS)) {
       if (this.now() + wait > pollUntil) break;
-      let task: TaskRecord;
+      let task: CheckedTask;
       try {
         await sleep(wait, undefined, { signal });
-        task = await ctx.client.getTask(ctx.id, taskId, { signal });
+        const polled = await ctx.client.getTaskReply(ctx.id, taskId, { signal });
+        reply = this.useReply(ctx, polled.response);
+        task = checkTask(ctx.id, taskId, polled.task);
       } catch (error) {
-        // Out of time or cancelled: the task was accepted, so its id goes back rather than an error.
+        // Out of time, cancelled, or out of requests: the task was accepted, so its id goes back.
         if (signal.aborted) break;
+        if (error instanceof OutboundError && error.details.capReached) {
+          ctx.note = { message: `Stopped following task ${taskId}: ${error.message}` };
+          const durationMs = this.now() - ctx.started;
+          return { state: stateOf(state), taskId, capReached: true, reply, durationMs };
+        }
         throw error;
       }
       state = task.status;
       if (task.status === 'done') {
-        ctx.preview.reply = JSON.stringify(task.result);
-        return { state: 'done', result: task.result, taskId, durationMs: this.now() - ctx.started };
+        ctx.preview.reply = oneLineJson(task.result, PREVIEW_CHARS).text;
+        return { state: 'done', result: task.result, taskId, reply, durationMs: this.now() - ctx.started };
       }
       if (task.status === 'failed') {
-        throw calleeRefusal(ctx.id, 200, { error: task.error }, true, taskId);
+        throw calleeRefusal(ctx.id, 200, task.error ?? { parts: [] }, reply, taskId);
       }
     }
-    return {
-      state: state === 'running' ? 'running' : 'pending',
-      taskId,
-      durationMs: this.now() - ctx.started,
-    };
+    return { state: stateOf(state), taskId, reply, durationMs: this.now() - ctx.started };
+  }
+
+  /** One more reply of the call used (or refused): the call's signature so far and the tool's note on it. */
+  private useReply(ctx: RunContext, check: ReplyCheck): UsedReply {
+    const { outboundRequireSignedReplies } = this.options.settings();
+    const signature = withReply(ctx.id, ctx.reply, check, outboundRequireSignedReplies);
+    ctx.reply = signature;
+    return { signature, note: signatureNote(signature, ctx.id, ctx.client.baseUrl(ctx.id)) };
   }
 
   /**
@@ -287,13 +321,33 @@ export class OutboundCalls {
     try {
       ctx.id = parseAgentRef(target.agent, settings.devHttpPeers);
       checkOutboundPolicy(settings, ctx.id);
-      this.window.take(settings.outboundPerMinute);
       ctx.client = this.client(settings);
       const value = await work(ctx);
       this.record(target, ctx, settings, undefined);
       return value;
     } catch (error) {
-      const failure = toOutboundError(error, ctx);
+      const failure = toOutboundError(error, {
+        agent: ctx.id,
+        signal: ctx.signal,
+        timeoutMs: ctx.timeoutMs ?? settings.outboundTimeoutMs,
+        useReply: (check) => {
+          try {
+            return this.useReply(ctx, check);
+          } catch (refused) {
+            return refused as OutboundError;
+          }
+        },
+      });
+      if (!failure) {
+        // Unexpected: logged as a failure here; the tool says so and the operator's log says why.
+        this.record(
+          target,
+          ctx,
+          settings,
+          new OutboundError('handler', 500, `The call to ${ctx.id} failed unexpectedly.`),
+        );
+        throw error;
+      }
       failure.details.agent ??= ctx.id;
       this.record(target, ctx, settings, failure);
       throw failure;
@@ -334,7 +388,11 @@ export class OutboundCalls {
       devHttp: settings.devHttpPeers,
       timeoutMs: settings.outboundTimeoutMs,
       maxReplyBytes: settings.outboundMaxReplyBytes,
+      // Unsigned replies come back marked, and useReply decides (outboundRequireSignedReplies).
+      acceptUnsigned: true,
       dispatcher: publicOnlyDispatcher(settings.devHttpPeers),
+      // Every request the bridge sends counts against the cap: card fetches, calls, submissions, polls.
+      beforeRequest: () => this.window.take(this.options.settings().outboundPerMinute),
     });
     this.cached = { key, client };
     return client;
@@ -359,22 +417,46 @@ export class OutboundCalls {
       bytesIn: ctx.bytesIn,
       bytesOut: ctx.bytesOut,
       direction: 'out',
-      callee: ctx.id.slice(0, 300),
+      // Before parsing, what the model passed: one line for the console and the log file.
+      callee: oneLine(ctx.id, 300) ?? '',
     };
     if (target.skill) event.traceId = ctx.traceId;
-    if (ctx.taskId ?? failure?.details.taskId) event.taskId = ctx.taskId ?? failure?.details.taskId;
-    const verified = failure?.details.replyVerified ?? ctx.replyVerified;
-    if (verified !== undefined) event.replyVerified = verified;
-    const note = failure ? { code: failure.details.code, message: failure.message } : ctx.note;
-    if (note?.code) event.code = note.code as EnvelopeEvent['code'];
-    if (note?.message) event.message = note.message;
+    const taskId = ctx.taskId ?? failure?.details.taskId;
+    if (taskId) event.taskId = taskId;
+    const signature = failure?.details.replySignature ?? ctx.reply;
+    if (signature) event.replySignature = signature;
+    const note = failure
+      ? { code: failure.details.code, message: failure.message, parts: failure.details.untrusted }
+      : ctx.note;
+    if (note?.code) event.code = note.code;
+    if (note) event.message = logMessage(note.message, note.parts);
     if (settings.keepMessageContents && (ctx.preview.payload || ctx.preview.reply)) {
       event.preview = {};
       if (ctx.preview.payload) event.preview.payload = ctx.preview.payload.slice(0, PREVIEW_CHARS);
-      if (ctx.preview.reply) event.preview.reply = ctx.preview.reply.slice(0, PREVIEW_CHARS);
+      if (ctx.preview.reply) event.preview.reply = ctx.preview.reply;
     }
     this.options.onEvent(event);
   }
+}
+
+/** A callee value's size as JSON, for the log; 0 when it cannot be written (nested too deeply for the stack). */
+function jsonSize(value: unknown): number {
+  try {
+    return JSON.stringify(value ?? null).length;
+  } catch {
+    return 0;
+  }
+}
+
+const stateOf = (status: TaskStatus): 'pending' | 'running' => (status === 'running' ? 'running' : 'pending');
+
+/**
+ * The operator's log line: the bridge's message, then what the callee said (quoted, one line, short), so
+ * the console and logs/traffic.jsonl show why without a line a callee could forge.
+ */
+function logMessage(message: string, parts: UntrustedPart[] = []): string {
+  const quoted = parts.map((part) => `${part.what}: ${oneLineJson(part.value, LOG_PART_CHARS).text}`);
+  return oneLine([message, ...quoted].join(' '), LOG_MESSAGE_CHARS) ?? message;
 }
 
 interface Target {
@@ -393,122 +475,13 @@ interface RunContext {
   status: number;
   bytesIn: number;
   bytesOut: number;
-  replyVerified?: boolean;
+  /** The signature of the call's replies so far: `unsigned` once any of them was. */
+  reply?: ReplySignature;
+  /** A checked task id (the model's, or one a 202 sent that passed its shape). */
   taskId?: string;
   /** What the log says of a call that succeeded (samvad_task found a failed task). */
-  note?: { code?: string; message: string };
+  note?: { code?: ErrorCode; message: string; parts?: UntrustedPart[] };
   preview: { payload?: string; reply?: string };
   signal?: AbortSignal;
   timeoutMs?: number;
-}
-
-/** The skill must be on the callee's card and offer the mode: say which ones exist rather than call blind. */
-function checkSkill(card: AgentCard, skill: string, mode: Mode): void {
-  const found = card.skills.find((candidate) => candidate.id === skill);
-  if (!found) {
-    const ids = card.skills.map((candidate) => candidate.id).join(', ') || 'none';
-    throw new OutboundError('skill', 404, `${card.id} has no skill "${skill}" (its skills: ${ids}).`, {
-      local: true,
-    });
-  }
-  if (!found.modes.includes(mode)) {
-    throw new OutboundError(
-      'input',
-      400,
-      `Skill "${skill}" of ${card.id} does not offer mode ${mode} (it offers ${found.modes.join(', ')}).`,
-      { local: true },
-    );
-  }
-}
-
-/** The step of the callee's pipeline its error code comes from (PROTOCOL.md §4, §5). */
-export function stepForCode(code: string | undefined, status: number): RefusalStep {
-  switch (code) {
-    case 'AUTH_FAILED':
-      return status === 403 ? 'trust' : 'signature';
-    case 'REPLAY_DETECTED':
-      return 'nonce';
-    case 'SKILL_NOT_FOUND':
-      return 'skill';
-    case 'SCHEMA_INVALID':
-      return status === 413 ? 'size' : 'input';
-    case 'INJECTION_DETECTED':
-      return 'input';
-    case 'DELEGATION_EXCEEDED':
-      return 'delegation';
-    case 'RATE_LIMITED':
-    case 'TOKEN_BUDGET_EXCEEDED':
-      return 'rate-limit';
-    default:
-      return 'handler';
-  }
-}
-
-/** The callee answered, verified, with an error: its code, status and (untrusted) message. */
-function calleeRefusal(
-  agent: string,
-  status: number,
-  body: unknown,
-  replyVerified: boolean,
-  taskId?: string,
-): OutboundError {
-  const code = errorCodeOf(body);
-  const record = body as { message?: unknown; error?: { message?: unknown } } | null;
-  const raw = record?.error?.message ?? record?.message;
-  const calleeMessage = typeof raw === 'string' ? raw.slice(0, 2000) : undefined;
-  const what = taskId ? `Task ${taskId} on ${agent} failed` : `${agent} refused the call`;
-  // A failed task or a stream's error event came with HTTP 200: its code says what happened, not the status.
-  const http = status >= 400 ? ` (HTTP ${status})` : '';
-  return new OutboundError(
-    stepForCode(code, status),
-    status >= 400 ? status : 502,
-    `${what}${code ? ` with ${code}` : ''}${http}.`,
-    { code, calleeMessage, replyVerified, taskId },
-  );
-}
-
-/** Every failure as an OutboundError the log and the model can read; internal details stay out. */
-function toOutboundError(error: unknown, ctx: RunContext): OutboundError {
-  if (error instanceof OutboundError) return error;
-  if (error instanceof ResponseVerificationError) {
-    return new OutboundError(
-      'handler',
-      error.status ?? 502,
-      `The reply from ${ctx.id} did not verify against its card, so it was discarded: ${error.message}`,
-      { replyVerified: false },
-    );
-  }
-  if (error instanceof CardFetchError) {
-    return new OutboundError('handler', 502, `Could not use the card of ${ctx.id}: ${error.message}`);
-  }
-  if (error instanceof AgentCallError) return calleeRefusal(ctx.id, error.status, error.body, true);
-  if (refusedAddress(error)) {
-    return new OutboundError(
-      'access',
-      403,
-      `${ctx.id} resolves to an address the bridge may not reach (private, link-local or loopback): agents are reached at public addresses only.`,
-      { local: true },
-    );
-  }
-  if (ctx.signal?.aborted) {
-    const reason: unknown = ctx.signal.reason;
-    const timedOut = reason instanceof Error && reason.name === 'TimeoutError';
-    return new OutboundError(
-      'handler',
-      timedOut ? 504 : 499,
-      timedOut
-        ? `No complete answer from ${ctx.id} within ${ctx.timeoutMs ?? 0} ms (setting outboundTimeoutMs).`
-        : `The call to ${ctx.id} was cancelled.`,
-    );
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return new OutboundError('handler', 502, `The call to ${ctx.id} failed: ${message}`);
-}
-
-function refusedAddress(error: unknown): boolean {
-  for (let cause: unknown = error, depth = 0; cause && depth < 5; depth++) {
-    if ((cause as { code?: unknown }).code === 'ENOTPUBLIC') return true;
-    cause = (cause as { cause?: unknown }).cause;
-  }
-  return false;
 }

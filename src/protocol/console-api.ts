@@ -58,11 +58,18 @@ export interface TrafficEntry {
   direction?: 'in' | 'out';
   /** Outbound: the agent called (`sender` is then our own id). */
   callee?: string;
-  /** Outbound: whether the reply's signature verified against the callee's card. */
-  replyVerified?: boolean;
+  /** Outbound: the reply's signature (absent when no reply was read). */
+  replySignature?: ReplySignature;
   /** The agent a delegation token says the caller acts for (its `iss`), after the token verified. */
   onBehalfOf?: string;
 }
+
+/**
+ * A called agent's reply: signed and checked against its card (`verified`), carrying no signature as the
+ * protocol's own SDKs answer (`unsigned`: accepted unless outboundRequireSignedReplies), or signed with a
+ * signature that did not check (`failed`: discarded).
+ */
+export type ReplySignature = 'verified' | 'unsigned' | 'failed';
 
 /** Who may reach the gateway (OpenClaw's own words for DMs from strangers). */
 export type AccessPolicy = 'pairing' | 'allowlist' | 'open';

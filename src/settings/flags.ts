@@ -252,7 +252,7 @@ const FLAGS: FlagSpec[] = [
     flag: 'outbound-per-minute',
     setting: 'outboundPerMinute',
     value: 'N',
-    help: 'outbound requests per minute (calls, task polls, card lookups)',
+    help: 'HTTP requests to other agents per minute: every card fetch, call and task poll counts',
   },
   {
     flag: 'outbound-timeout',
@@ -265,6 +265,11 @@ const FLAGS: FlagSpec[] = [
       return typeof seconds === 'number' ? Math.round(seconds * 1000) : seconds;
     },
     rule: 'must be a number of seconds between 1 and 600',
+  },
+  {
+    flag: 'outbound-require-signed-replies',
+    setting: 'outboundRequireSignedReplies',
+    help: "refuse other agents' replies that carry no signature (the protocol's own SDKs sign none)",
   },
   {
     flag: 'shutdown-grace',

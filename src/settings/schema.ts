@@ -68,12 +68,14 @@ export type Settings = {
   /** Calls out, through the MCP tools: to any agent, only to `outboundAllowed`, or none. */
   outbound: OutboundPolicy;
   outboundAllowed: string[];
-  /** Outbound requests (calls, task polls, card lookups) per minute, all agents together. */
+  /** Outbound HTTP requests per minute, all agents together: each card fetch, call, submission and poll. */
   outboundPerMinute: number;
   /** The longest one outbound tool call may take, async polling included. */
   outboundTimeoutMs: number;
   /** The largest reply (or collected stream) an outbound call accepts. */
   outboundMaxReplyBytes: number;
+  /** Refuse replies that carry no signature (the protocol's own SDKs sign none); a wrong one is always refused. */
+  outboundRequireSignedReplies: boolean;
   /** GET /metrics on the console's loopback port without the console token (a local Prometheus). */
   metricsNoAuth: boolean;
   /** Shared state for several replicas (nonces, limits, budget, tasks, approvals, registration); none: the data dir. */
@@ -140,6 +142,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<Settings, OptionalSetting>> = {
   // Below the MCP SDK's own 60 s request timeout, which clients such as OpenClaw keep by default.
   outboundTimeoutMs: 45_000,
   outboundMaxReplyBytes: 262_144,
+  outboundRequireSignedReplies: false,
   metricsNoAuth: false,
   taskLeaseSeconds: 30,
   autoUpdate: true,
@@ -289,6 +292,7 @@ const FIELDS: { [K in SettingName]-?: Field } = {
   outboundPerMinute: integer(1, 10_000),
   outboundTimeoutMs: integer(1000, 600_000, 'milliseconds'),
   outboundMaxReplyBytes: integer(1024, 8_388_608, 'bytes'),
+  outboundRequireSignedReplies: boolean(),
   metricsNoAuth: boolean(),
   redisUrl: {
     schema: { type: 'string', pattern: '^rediss?://[^\\s]+$', maxLength: 2048 },

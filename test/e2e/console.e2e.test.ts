@@ -312,7 +312,9 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
     expect(await text(rows)).toContain(stack.peer.id);
     await rows.click();
     const details = page.getByTestId('traffic-details');
-    await expect.poll(() => attr(details.getByTestId('reply-verified'), 'data-verified'), WAIT).toBe('true');
+    await expect
+      .poll(() => attr(details.getByTestId('reply-signature'), 'data-signature'), WAIT)
+      .toBe('verified');
     await screenshot(page, 'traffic-outbound');
     await page.getByTestId('direction-filter').selectOption('');
   });

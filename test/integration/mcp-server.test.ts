@@ -213,9 +213,9 @@ describe('the MCP server', () => {
     expect(answer.isError).toBe(false);
     expect(answer.text).toMatch(/Reply signature: verified against the card of agent:\/\/127\.0\.0\.1/);
     expect(answer.text).toMatch(/untrusted data/);
-    expect(answer.text).toContain('"echo": "hello there"');
+    expect(answer.text).toContain('"echo":"hello there"');
     // The callee saw the bridge's own verified identity.
-    expect(answer.text).toContain(`"caller": "${bridge.app.card().id}"`);
+    expect(answer.text).toContain(`"caller":"${bridge.app.card().id}"`);
     const entry = await lastOutbound(before);
     expect(entry).toMatchObject({
       direction: 'out',
@@ -225,7 +225,7 @@ describe('the MCP server', () => {
       mode: 'sync',
       status: 200,
       verdict: 'accepted',
-      replyVerified: true,
+      replySignature: 'verified',
       endpoint: '/agent/message',
     });
     expect(entry.durationMs).toBeGreaterThanOrEqual(0);
@@ -240,12 +240,12 @@ describe('the MCP server', () => {
       mode: 'stream',
     });
     expect(answer.isError).toBe(false);
-    expect(answer.text).toContain('"echo": "one two three"');
+    expect(answer.text).toContain('"echo":"one two three"');
     expect(answer.text).toMatch(/\(stream\).*verified/);
     expect(await lastOutbound(before)).toMatchObject({
       mode: 'stream',
       verdict: 'accepted',
-      replyVerified: true,
+      replySignature: 'verified',
     });
   });
 
@@ -258,7 +258,7 @@ describe('the MCP server', () => {
     });
     expect(quick.isError).toBe(false);
     expect(quick.text).toMatch(/\(async\) \(task [\w-]+\)/);
-    expect(quick.text).toContain('"echo": "soon"');
+    expect(quick.text).toContain('"echo":"soon"');
 
     bridge.app.updateSettings({ outboundTimeoutMs: 1500 });
     const before = await newestId();
@@ -292,8 +292,8 @@ describe('the MCP server', () => {
       200,
     );
     expect(done?.isError).toBe(false);
-    expect(done?.text).toContain('"echo": "later"');
-    expect(done?.text).toMatch(/Verified against the card/);
+    expect(done?.text).toContain('"echo":"later"');
+    expect(done?.text).toMatch(/Reply signature: verified against the card/);
   });
 
   it('passes a delegation token on to the callee, which verifies it', async () => {
@@ -312,7 +312,7 @@ describe('the MCP server', () => {
         delegationToken: token,
       });
       expect(answer.isError).toBe(false);
-      expect(answer.text).toContain('"delegated": true');
+      expect(answer.text).toContain('"delegated":true');
       // A token the callee cannot verify is refused there, with its code: it was sent.
       const forged = await tool('samvad_call', {
         agent: callee.id,
@@ -334,14 +334,14 @@ describe('refusals by the callee', () => {
     const answer = await tool('samvad_call', { agent: callee.id, skill: 'echo', payload: { nope: 1 } });
     expect(answer.isError).toBe(true);
     expect(answer.text).toMatch(
-      /refused the call with SCHEMA_INVALID \(HTTP 400\)\. \(Its refusal was signed and verified\.\)/,
+      /refused the call with SCHEMA_INVALID \(HTTP 400\)\. Reply signature: verified against the card of/,
     );
     expect(answer.text).toMatch(/<<<untrusted \w+ from agent:\/\/127\.0\.0\.1:\d+>>>\n.*text/);
     expect(await lastOutbound(before)).toMatchObject({
       verdict: 'input',
       code: 'SCHEMA_INVALID',
       status: 400,
-      replyVerified: true,
+      replySignature: 'verified',
     });
   });
 
@@ -349,7 +349,8 @@ describe('refusals by the callee', () => {
     const before = await newestId();
     const missing = await tool('samvad_call', { agent: callee.id, skill: 'translate', payload: {} });
     expect(missing.isError).toBe(true);
-    expect(missing.text).toMatch(/has no skill "translate" \(its skills: chat, echo\)/);
+    expect(missing.text).toMatch(/has no skill "translate": its card lists the skills shown below/);
+    expect(missing.text).toMatch(/>>>\n\["chat","echo"\]\n<<<end untrusted/);
     const entry = await lastOutbound(before);
     expect(entry).toMatchObject({ verdict: 'skill', status: 404 });
     expect(entry.code).toBeUndefined();
@@ -368,7 +369,7 @@ describe('replies that cannot be trusted', () => {
         callee: forger.id,
         mode,
         verdict: 'handler',
-        replyVerified: false,
+        replySignature: 'failed',
       });
     }
   });
@@ -413,15 +414,16 @@ describe('the outbound policy', () => {
   it('the per-minute cap', async () => {
     bridge.app.updateSettings({ outboundPerMinute: 2 });
     const client = await connect();
-    // The earlier tests' calls are within the minute too: use the window up, then one more.
+    // The earlier tests' requests are within the minute too: use the window up, then one more. Each call
+    // is one request (the card is cached: a cached card costs none).
     let answer: ToolAnswer;
     let calls = 0;
     do {
-      answer = await tool('samvad_agent_card', { agent: callee.id }, client);
+      answer = await tool('samvad_call', { agent: callee.id, skill: 'echo', payload: { text: 'x' } }, client);
       calls++;
     } while (!answer.isError && calls < 5);
     expect(calls).toBeLessThanOrEqual(3);
-    expect(answer.text).toMatch(/allows 2 a minute \(setting outboundPerMinute\)/);
+    expect(answer.text).toMatch(/allows 2 a minute \(setting outboundPerMinute;/);
     const entry = (await outbound())[0];
     expect(entry).toMatchObject({ verdict: 'rate-limit', status: 429 });
     expect(entry?.code).toBeUndefined();
@@ -551,7 +553,7 @@ describe('outbound entries in the console', () => {
     expect(live).toMatchObject({
       direction: 'out',
       callee: callee.id,
-      replyVerified: true,
+      replySignature: 'verified',
       verdict: 'accepted',
     });
 

@@ -29,12 +29,32 @@ describe('Calls out', () => {
   it('saves the outbound policy', async () => {
     const { calls, onSaved } = show({ outbound: 'any', outboundAllowed: [] });
     const card = await screen.findByTestId('calls-out');
-    expect(await within(card).findByText(/At most 30 calls a minute, each within 45 s/)).toBeTruthy();
+    expect(
+      await within(card).findByText(
+        /At most 30 requests a minute \(each card fetch, call and task poll\), each call within 45 s/,
+      ),
+    ).toBeTruthy();
     fireEvent.click(within(screen.getByTestId('outbound-off')).getByRole('radio'));
     await act(async () => fireEvent.click(within(card).getByRole('button', { name: 'Save' })));
     expect(puts(calls)).toEqual([{ outbound: 'off' }]);
     expect(onSaved).toHaveBeenCalled();
     expect(within(card).getByTestId('outbound-off').textContent).toContain('current');
+  });
+
+  it('refuses or uses unsigned replies (agents built with the SDKs sign none), saved at once', async () => {
+    const { calls } = show({ outbound: 'any', outboundAllowed: [] });
+    const card = await screen.findByTestId('calls-out');
+    const box = (await within(card).findByLabelText(
+      'Refuse replies that carry no signature',
+    )) as HTMLInputElement;
+    expect(box.checked).toBe(false);
+    expect(within(card).getByText(/used and marked unsigned/)).toBeTruthy();
+    await act(async () => fireEvent.click(box));
+    expect(puts(calls)).toEqual([{ outboundRequireSignedReplies: true }]);
+    expect(((await within(card).findByTestId('outbound-require-signed')) as HTMLInputElement).checked).toBe(
+      true,
+    );
+    expect(within(card).getByText(/every unsigned reply is refused/)).toBeTruthy();
   });
 
   it('adds and removes agents on the list, and refuses what is not an agent id', async () => {

@@ -36,8 +36,7 @@ const outgoing: TrafficEntry = entry(8, {
   direction: 'out',
   sender: 'agent://demo.example',
   callee: 'agent://weather.example',
-  // Any value of the field's type: the pane shows the field whatever its value.
-  replyVerified: true as never,
+  replySignature: 'unsigned',
 });
 
 type Shown = (pane: HTMLElement, entry: TrafficEntry) => void;
@@ -74,7 +73,7 @@ const SHOWN: { [K in keyof TrafficEntry]-?: { check: Shown; out?: true } } = {
   held: { check: testId('held-note') },
   direction: { check: testId('details-direction') },
   callee: { check: text((e) => e.callee), out: true },
-  replyVerified: { check: testId('reply-verified'), out: true },
+  replySignature: { check: testId('reply-signature'), out: true },
   onBehalfOf: { check: text((e) => e.onBehalfOf) },
 };
 

@@ -1,7 +1,8 @@
 // @vitest-environment happy-dom
 /**
  * Calls in and calls out in Traffic: the direction filter (the semantics of GET /api/traffic?direction=), the
- * direction badge on each row, and the details of a call out (its stages, whether the reply verified).
+ * direction badge on each row, and the details of a call out (its stages, its reply's signature: verified,
+ * unsigned or failed).
  */
 import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -24,17 +25,17 @@ const out = (id: number, overrides: Partial<TrafficEntry> = {}) =>
     callee: 'agent://weather.example',
     skill: 'forecast',
     endpoint: '/agent/message',
-    replyVerified: true,
+    replySignature: 'verified',
     ...overrides,
   });
 
 const log: TrafficEntry[] = [
   out(5),
   entry(4, { direction: 'in', sender: 'agent://a.example' }),
-  out(3, { verdict: 'access', status: 403, replyVerified: undefined, message: 'outbound: off' }),
+  out(3, { verdict: 'access', status: 403, replySignature: undefined, message: 'outbound: off' }),
   // Entries from before directions existed are calls in.
   entry(2, { sender: 'agent://b.example' }),
-  out(1, { verdict: 'handler', status: 200, replyVerified: false, message: 'did not verify' }),
+  out(1, { verdict: 'handler', status: 200, replySignature: 'failed', message: 'did not verify' }),
 ];
 
 function showTraffic() {
@@ -89,7 +90,7 @@ describe('the details of a call out', () => {
     const details = screen.getByTestId('traffic-details');
     expect(details.dataset.direction).toBe('out');
     expect(screen.getByRole('heading', { name: 'Call out' })).toBeTruthy();
-    expect(screen.getByTestId('reply-verified').dataset.verified).toBe('true');
+    expect(screen.getByTestId('reply-signature').dataset.signature).toBe('verified');
     expect(screen.getByText('agent://weather.example')).toBeTruthy();
     const steps = screen
       .getAllByTestId('verification-step')
@@ -105,7 +106,7 @@ describe('the details of a call out', () => {
       'answer:not-run',
       'reply:not-run',
     ]);
-    expect(states(out(9, { verdict: 'rate-limit', status: 429, replyVerified: undefined }))).toEqual([
+    expect(states(out(9, { verdict: 'rate-limit', status: 429, replySignature: undefined }))).toEqual([
       'policy:pass',
       'cap:fail',
       'answer:not-run',
@@ -120,6 +121,46 @@ describe('the details of a call out', () => {
     ]);
     expect(states(log[4] as TrafficEntry)).toEqual(['policy:pass', 'cap:pass', 'answer:pass', 'reply:fail']);
     render(<TrafficDetails entry={log[4] as TrafficEntry} onClose={() => undefined} />);
-    expect(screen.getByTestId('reply-verified').textContent).toMatch(/did NOT verify/);
+    expect(screen.getByTestId('reply-signature').textContent).toMatch(/did NOT verify/);
+  });
+
+  it('shows an unsigned reply (an SDK-built agent) beside verified and failed: used with a caution, or refused by the setting', () => {
+    const unsigned = out(7, { replySignature: 'unsigned' });
+    const steps = outboundSteps(unsigned);
+    expect(steps.map((s) => `${s.id}:${s.state}`)).toEqual([
+      'policy:pass',
+      'cap:pass',
+      'answer:pass',
+      'reply:warn',
+    ]);
+    expect(steps[3]?.label).toMatch(/unsigned: this agent’s software does not sign replies/);
+    expect(steps[3]?.detail).toMatch(/refuse unsigned replies/);
+    render(<TrafficDetails entry={unsigned} onClose={() => undefined} />);
+    const field = screen.getByTestId('reply-signature');
+    expect(field.dataset.signature).toBe('unsigned');
+    expect(field.textContent).toMatch(/^unsigned: this agent’s software does not sign replies/);
+    const reply = screen.getAllByTestId('verification-step').find((s) => s.dataset.step === 'reply');
+    expect(reply?.dataset.state).toBe('warn');
+    expect(reply?.textContent).toMatch(/accepted, unchecked/);
+    cleanup();
+
+    // An unsigned refusal from the other agent (its code) is its answer; refused here, it fails at the reply.
+    const theirs = out(6, {
+      replySignature: 'unsigned',
+      verdict: 'input',
+      code: 'SCHEMA_INVALID',
+      status: 400,
+    });
+    expect(outboundSteps(theirs).map((s) => s.state)).toEqual(['pass', 'pass', 'fail', 'warn']);
+    const refused = out(5, {
+      replySignature: 'unsigned',
+      verdict: 'handler',
+      status: 502,
+      message:
+        'The reply carries no signature ... (setting outboundRequireSignedReplies), so it was discarded.',
+    });
+    const states = outboundSteps(refused);
+    expect(states.map((s) => s.state)).toEqual(['pass', 'pass', 'pass', 'fail']);
+    expect(states[3]?.detail).toMatch(/outboundRequireSignedReplies/);
   });
 });

@@ -4,6 +4,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   AgentCallError,
   AgentClient,
+  CARD_CACHE_MAX_ENTRIES,
+  CardCache,
   CardFetchError,
   ResponseVerificationError,
   SseParser,
@@ -41,7 +43,8 @@ const entry = (k: ReturnType<typeof keyPair>, active: boolean): PublicKeyEntry =
   active,
 });
 
-type Behaviour = 'ok' | 'tamper' | 'wrong-key' | 'inactive' | 'unknown-kid' | 'unsigned' | 'refuse' | 'hang';
+type Behaviour =
+  'ok' | 'tamper' | 'wrong-key' | 'inactive' | 'unknown-kid' | 'unsigned' | 'partial' | 'refuse' | 'hang';
 const state = {
   behaviour: 'ok' as Behaviour,
   keys: [entry(k2, true), entry(k1, false)],
@@ -66,7 +69,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       .on('data', (c: Buffer) => chunks.push(c))
       .on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
   });
-  const prefixed = /^\/([a-z-]+)\/\.well-known\/agent\.json$/.exec(url);
+  const prefixed = /^\/([a-z0-9-]+)\/\.well-known\/agent\.json$/.exec(url);
   if (url === '/.well-known/agent.json') return serveCard(res);
   if (prefixed) return serveOddCard(prefixed[1] ?? '', res);
   if (url === '/agent/message' && state.behaviour === 'hang') return; // the client's timeout must fire
@@ -169,6 +172,8 @@ function serveOddCard(name: string, res: ServerResponse): void {
     case 'invalid':
       return void res.writeHead(200, json).end(card('agent://invalid.example', { owner: 'extra field' }));
     default:
+      // agent://n<number>.example: one small valid card per id, for the cache's bound.
+      if (/^n\d+$/.test(name)) return void res.writeHead(200, json).end(card(`agent://${name}.example`));
       return void res.writeHead(404).end();
   }
 }
@@ -212,6 +217,7 @@ function reply(res: ServerResponse, status: number, value: object): void {
     tamper: state.signer,
     refuse: state.signer,
     unsigned: state.signer,
+    partial: state.signer,
     hang: state.signer,
     'wrong-key': rogue.signer,
     inactive: k1.signer,
@@ -221,11 +227,13 @@ function reply(res: ServerResponse, status: number, value: object): void {
   const headers =
     state.behaviour === 'unsigned'
       ? {}
-      : {
-          'Content-Digest': h['content-digest'],
-          'Signature-Input': h['signature-input'],
-          Signature: h.signature,
-        };
+      : state.behaviour === 'partial'
+        ? { 'Signature-Input': h['signature-input'] }
+        : {
+            'Content-Digest': h['content-digest'],
+            'Signature-Input': h['signature-input'],
+            Signature: h.signature,
+          };
   // One added space: still valid JSON, but not the bytes that were signed.
   const sent = state.behaviour === 'tamper' ? text.replace('{', '{ ') : text;
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(sent);
@@ -243,6 +251,10 @@ function serveStream(req: IncomingMessage, res: ServerResponse, body: string): v
     return;
   }
   const result = { reply: 'Héllo ✓ भारत', channel: 'samvad' };
+  if (payload.kind === 'unsigned') {
+    // As the protocol's own SDKs stream: one unnamed final event, no kid, no signature.
+    return void res.end(`data: ${JSON.stringify({ done: true, result })}\n\n`);
+  }
   const signedResult = signObject({ status: 'ok', result }, k2.signer);
   if (payload.kind === 'forged') signedResult.result = { reply: 'forged', channel: 'samvad' };
   const text =
@@ -337,7 +349,7 @@ describe('AgentClient calls', () => {
 
   it.each([
     ['tamper', /Content-Digest does not match/],
-    ['wrong-key', /bad signature for kid "k2"/],
+    ['wrong-key', /bad signature by the key it names/],
     ['inactive', /inactive/],
     ['unsigned', /unsigned reply/],
   ] as const)('throws ResponseVerificationError on a %s reply', async (behaviour, reason) => {
@@ -347,9 +359,32 @@ describe('AgentClient calls', () => {
     await expect(call).rejects.toThrow(reason);
   });
 
+  it('with acceptUnsigned, takes an unsigned reply marked unsigned, and still refuses a wrong or partial one', async () => {
+    const lenient = client({ acceptUnsigned: true });
+    expect(await lenient.call(agentId, 'chat', {})).toMatchObject({
+      status: 200,
+      verified: true,
+      unsigned: false,
+    });
+    state.behaviour = 'unsigned';
+    const unsigned = await lenient.call(agentId, 'chat', {});
+    expect(unsigned).toMatchObject({ verified: false, unsigned: true, body: { status: 'ok' } });
+    state.behaviour = 'wrong-key';
+    await expect(lenient.call(agentId, 'chat', {})).rejects.toThrow(/bad signature by the key it names/);
+    state.behaviour = 'tamper';
+    await expect(lenient.call(agentId, 'chat', {})).rejects.toThrow(/Content-Digest does not match/);
+    state.behaviour = 'partial';
+    await expect(lenient.call(agentId, 'chat', {})).rejects.toThrow(/headers are not all there/);
+    state.behaviour = 'refuse';
+    await expect(lenient.submitTask(agentId, 'chat', {})).rejects.toMatchObject({
+      status: 400,
+      unsigned: false,
+    });
+  });
+
   it('re-fetches the card once for an unknown kid, then refuses', async () => {
     state.behaviour = 'unknown-kid';
-    await expect(client().call(agentId, 'chat', {})).rejects.toThrow(/kid "k9" is not in the card/);
+    await expect(client().call(agentId, 'chat', {})).rejects.toThrow(/the key it names is not in the card/);
     expect(state.cardFetches).toBe(2);
   });
 
@@ -422,9 +457,19 @@ describe('AgentClient streams', () => {
     expect(events[4]?.raw).toMatch(/^data: \{"done":true/);
   });
 
+  it("an SDK's unsigned final event: refused by default, marked unsigned with acceptUnsigned", async () => {
+    await expect(collect(client().stream(agentId, 'chat', { kind: 'unsigned' }))).rejects.toThrow(
+      /event "done" failed verification: it carries no kid\/signature/,
+    );
+    const events = await collect(
+      client({ acceptUnsigned: true }).stream(agentId, 'chat', { kind: 'unsigned' }),
+    );
+    expect(events.map((e) => [e.verified, e.unsigned])).toEqual([[false, true]]);
+  });
+
   it('throws ResponseVerificationError on a final event whose content was changed', async () => {
     const run = collect(client().stream(agentId, 'chat', { kind: 'forged' }));
-    await expect(run).rejects.toThrow(/event "result" failed verification: bad signature/);
+    await expect(run).rejects.toThrow(/event "result" failed verification: bad signature by the key/);
   });
 
   it('throws AgentCallError with status, code and body when refused before the stream starts', async () => {
@@ -446,7 +491,7 @@ describe('card fetch limits', () => {
     ['an oversize card (Content-Length)', 'agent://big.example', /larger than the 65536 bytes/],
     ['an oversize card (chunked)', 'agent://bigchunked.example', /larger than the 65536 bytes/],
     ['a redirect to another host', 'agent://elsewhere.example', /redirects to http:\/\/127\.0\.0\.2/],
-    ['a card for another id', 'agent://wrongid.example', /describes agent:\/\/someone-else\.example/],
+    ['a card for another id', 'agent://wrongid.example', /describes another agent id, not agent:\/\/wrongid/],
     ['a card with fields the schema forbids', 'agent://invalid.example', /not a valid agent card/],
   ])('refuses %s', async (_name, id, reason) => {
     const fetching = oddClient().fetchCard(id);
@@ -478,6 +523,37 @@ describe('card fetch limits', () => {
     expect(() =>
       baseUrlFor('agent://x', { devHttp: true, resolveBaseUrl: () => 'http://example.com' }),
     ).toThrow(/https only/);
+  });
+});
+
+describe('the card cache', () => {
+  const resolveBaseUrl = (id: string) => `http://127.0.0.1:${port}/${id.slice(8).replace('.example', '')}`;
+
+  it('stays bounded over 10,000 distinct lookups, least recently used out first', async () => {
+    const cache = new CardCache({ devHttp: true, resolveBaseUrl });
+    let largest = 0;
+    for (let i = 0; i < 10_000; i += 10) {
+      const batch = Array.from({ length: 10 }, (_, j) => cache.get(`agent://n${i + j}.example`));
+      largest = Math.max(largest, cache.size);
+      await Promise.all(batch);
+      // An agent called all along stays cached: it is always among the most recently used.
+      await cache.get('agent://n99999.example');
+    }
+    expect(largest).toBe(CARD_CACHE_MAX_ENTRIES);
+    expect(state.requests).toBe(10_001);
+  }, 60_000);
+
+  it('forgets a card after its cardTTL, even one never asked for again', async () => {
+    let now = 1_000_000;
+    const cache = new CardCache({ devHttp: true, resolveBaseUrl, now: () => now });
+    await cache.get('agent://n1.example');
+    await cache.get('agent://n1.example');
+    expect(state.requests).toBe(1);
+    now += 301_000; // its cardTTL is 300 s
+    await cache.get('agent://n2.example');
+    expect(cache.size).toBe(1);
+    await cache.get('agent://n1.example');
+    expect(state.requests).toBe(3);
   });
 });
 

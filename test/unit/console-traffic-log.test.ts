@@ -112,8 +112,7 @@ describe('in memory', () => {
       held: true,
       direction: 'in',
       callee: 'agent://callee.example',
-      // Any value of the field's type: what matters is that the field comes through.
-      replyVerified: true as never,
+      replySignature: 'unsigned',
       onBehalfOf: 'agent://issuer.example',
     };
     const { log, dir } = openLog();

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compileFilter, parseTrafficQuery } from '../../src/console/traffic-filter.js';
-import { stepForCode } from '../../src/mcp/outbound.js';
+import { stepForCode } from '../../src/mcp/callee-answers.js';
 import {
   OutboundError,
   OutboundRateWindow,
@@ -12,6 +12,7 @@ import {
   type OutboundSettings,
 } from '../../src/mcp/outbound-policy.js';
 import { addCommand, readMcpListing, setCommand, toolPolicySnippet } from '../../src/mcp/openclaw-setup.js';
+import { signatureNote, withReply } from '../../src/mcp/reply-signature.js';
 import type { TrafficEntry } from '../../src/protocol/console-api.js';
 import { parseServeArgs } from '../../src/settings/flags.js';
 import { DEFAULT_SETTINGS } from '../../src/settings/schema.js';
@@ -22,6 +23,7 @@ const settings = (change: Partial<OutboundSettings> = {}): OutboundSettings => (
   outboundPerMinute: 30,
   outboundTimeoutMs: 45_000,
   outboundMaxReplyBytes: 262_144,
+  outboundRequireSignedReplies: false,
   devHttpPeers: false,
   keepMessageContents: false,
   ...change,
@@ -121,6 +123,38 @@ describe('the outbound policy', () => {
   });
 });
 
+describe("a callee reply's signature", () => {
+  const verified = { verified: true, unsigned: false };
+  const unsigned = { verified: false, unsigned: true };
+
+  it('is unsigned once any reply of the call was, and refused unsigned when the operator requires signatures', () => {
+    expect(withReply('agent://a.example', undefined, verified, false)).toBe('verified');
+    expect(withReply('agent://a.example', undefined, unsigned, false)).toBe('unsigned');
+    expect(withReply('agent://a.example', 'unsigned', verified, false)).toBe('unsigned');
+    expect(withReply('agent://a.example', undefined, verified, true)).toBe('verified');
+    const refused = refusal(() => withReply('agent://a.example', 'verified', unsigned, true));
+    expect(refused.message).toMatch(/accepts only signed replies \(setting outboundRequireSignedReplies\)/);
+    expect(refused.details).toMatchObject({ replySignature: 'unsigned', discarded: true });
+    // A reply the client did not check never passes.
+    const unchecked = refusal(() =>
+      withReply('agent://a.example', undefined, { verified: false, unsigned: false }, false),
+    );
+    expect(unchecked.details.replySignature).toBe('failed');
+  });
+
+  it("says how an unsigned reply came, from the address the bridge derived (never the reply's words)", () => {
+    expect(signatureNote('unsigned', 'agent://w.example', 'https://w.example')).toBe(
+      "Reply signature: unsigned: this agent's software does not sign replies; it came over HTTPS from w.example.",
+    );
+    expect(signatureNote('unsigned', 'agent://w.example:8443', 'https://w.example:8443')).toMatch(
+      /over HTTPS from w\.example:8443\.$/,
+    );
+    expect(signatureNote('verified', 'agent://w.example', 'https://w.example')).toBe(
+      'Reply signature: verified against the card of agent://w.example.',
+    );
+  });
+});
+
 describe('connecting OpenClaw', () => {
   const url = 'http://127.0.0.1:8788/mcp';
 
@@ -194,7 +228,12 @@ describe('connecting OpenClaw', () => {
 
 describe('settings and filters', () => {
   it('has the outbound defaults and flags', () => {
-    expect(DEFAULT_SETTINGS).toMatchObject({ outbound: 'any', outboundAllowed: [], outboundPerMinute: 30 });
+    expect(DEFAULT_SETTINGS).toMatchObject({
+      outbound: 'any',
+      outboundAllowed: [],
+      outboundPerMinute: 30,
+      outboundRequireSignedReplies: false,
+    });
     const parsed = parseServeArgs(
       [
         '--outbound',
@@ -205,6 +244,7 @@ describe('settings and filters', () => {
         '5',
         '--outbound-timeout',
         '20',
+        '--outbound-require-signed-replies',
       ],
       {},
     );
@@ -213,6 +253,7 @@ describe('settings and filters', () => {
       outboundAllowed: ['agent://a.example', 'agent://b.example:8443'],
       outboundPerMinute: 5,
       outboundTimeoutMs: 20_000,
+      outboundRequireSignedReplies: true,
     });
     expect(() => parseServeArgs(['--outbound', 'sometimes'], {})).toThrow(
       /--outbound: must be one of: any, allowlist, off/,

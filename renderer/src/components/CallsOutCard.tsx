@@ -1,7 +1,7 @@
 /**
  * Calls out: which agents the operator's own agent may call through the bridge's MCP tools (settings
- * `outbound` and `outboundAllowed`), on the Access page beside who may call in. The cap and the timeout are
- * shown; Settings changes them.
+ * `outbound` and `outboundAllowed`) and whether their unsigned replies are used (`outboundRequireSignedReplies`),
+ * on the Access page beside who may call in. The cap and the timeout are shown; Settings changes them.
  */
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { ApiClient, ApiRequestError } from '../api/client';
@@ -37,6 +37,7 @@ export const OUTBOUND_POLICIES: readonly { value: Outbound; title: string; text:
 interface OutboundSettings {
   outbound: Outbound;
   outboundAllowed: string[];
+  outboundRequireSignedReplies: boolean;
   outboundPerMinute?: number;
   outboundTimeoutMs?: number;
 }
@@ -52,6 +53,7 @@ function outboundOf(view: SettingsResponse): OutboundSettings {
   return {
     outbound,
     outboundAllowed: allowed,
+    outboundRequireSignedReplies: settings.outboundRequireSignedReplies === true,
     outboundPerMinute: number(settings.outboundPerMinute),
     outboundTimeoutMs: number(settings.outboundTimeoutMs),
   };
@@ -109,7 +111,7 @@ export function CallsOutCard({ api, onSaved }: { api: ApiClient; onSaved: () => 
         Your own agent calls other agents through this bridge’s MCP server (see the Overview). Calls to
         private, link-local or loopback addresses are always refused.
         {saved.outboundPerMinute !== undefined && saved.outboundTimeoutMs !== undefined
-          ? ` At most ${saved.outboundPerMinute} calls a minute, each within ${Math.round(saved.outboundTimeoutMs / 1000)} s (Settings).`
+          ? ` At most ${saved.outboundPerMinute} requests a minute (each card fetch, call and task poll), each call within ${Math.round(saved.outboundTimeoutMs / 1000)} s (Settings).`
           : ''}
       </p>
       <form
@@ -144,6 +146,26 @@ export function CallsOutCard({ api, onSaved }: { api: ApiClient; onSaved: () => 
           ) : null}
         </div>
       </form>
+
+      <h3 className="subhead">Replies without a signature</h3>
+      <div className="checkbox-row">
+        <input
+          id={`${name}-signed`}
+          type="checkbox"
+          data-testid="outbound-require-signed"
+          checked={saved.outboundRequireSignedReplies}
+          disabled={save.busy}
+          onChange={(event) => void apply({ outboundRequireSignedReplies: event.target.checked })}
+        />
+        <label htmlFor={`${name}-signed`}>Refuse replies that carry no signature</label>
+      </div>
+      <p className="muted small">
+        Agents built with the protocol’s own SDKs sign no replies.{' '}
+        {saved.outboundRequireSignedReplies
+          ? 'Your agent cannot use their answers: every unsigned reply is refused, and Traffic says so.'
+          : 'Their replies are used and marked unsigned, in Traffic and in what your agent reads (their authenticity rests on HTTPS).'}{' '}
+        A reply whose signature is present but wrong is always refused.
+      </p>
 
       <h3 className="subhead">Agents your agent may call</h3>
       {saved.outboundAllowed.length === 0 ? (

@@ -14,12 +14,21 @@ interface TrafficDetailsProps {
   onClose: () => void;
 }
 
-const STEP_ICONS: Record<StepState, string> = { pass: '✓', fail: '✕', held: '…', 'not-run': '–' };
+const STEP_ICONS: Record<StepState, string> = { pass: '✓', fail: '✕', held: '…', warn: '!', 'not-run': '–' };
 const STEP_WORDS: Record<StepState, string> = {
   pass: 'passed',
   fail: 'failed',
   held: 'held',
+  warn: 'accepted, unchecked',
   'not-run': 'not run',
+};
+
+/** What the details say of an outbound reply's signature (Traffic's `verified`, `unsigned`, `failed`). */
+const REPLY_SIGNATURE: Record<NonNullable<TrafficEntry['replySignature']> | 'none', string> = {
+  verified: 'verified against its card',
+  unsigned: 'unsigned: this agent’s software does not sign replies (used as received from its host)',
+  failed: 'did NOT verify: the reply was discarded',
+  none: 'not checked',
 };
 
 /** One envelope: what was answered first, then why it was accepted or refused, step by step. */
@@ -135,15 +144,8 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
             <>
               <Field label="Called">{entry.callee ? <Address value={entry.callee} /> : 'unknown'}</Field>
               <Field label="Reply signature">
-                <span
-                  data-testid="reply-verified"
-                  data-verified={entry.replyVerified === undefined ? 'none' : String(entry.replyVerified)}
-                >
-                  {entry.replyVerified === true
-                    ? 'verified against its card'
-                    : entry.replyVerified === false
-                      ? 'did NOT verify: the reply was discarded'
-                      : 'not checked'}
+                <span data-testid="reply-signature" data-signature={entry.replySignature ?? 'none'}>
+                  {REPLY_SIGNATURE[entry.replySignature ?? 'none']}
                 </span>
               </Field>
             </>

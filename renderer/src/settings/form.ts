@@ -202,7 +202,7 @@ export const SECTIONS: SettingSection[] = [
     id: 'outbound',
     title: 'Calls out',
     description:
-      'What your own agent may call through the bridge (its MCP tools): every call is signed as this agent and every reply verified.',
+      'What your own agent may call through the bridge (its MCP tools): every call is signed as this agent and every signed reply verified.',
     fields: [
       {
         name: 'outbound',
@@ -221,7 +221,14 @@ export const SECTIONS: SettingSection[] = [
         placeholder: 'agent://friend.example.com',
         help: 'One agent id per line; used with “Only the agents listed below”.',
       },
-      { name: 'outboundPerMinute', label: 'Calls out per minute', kind: 'number', min: 1, max: 10000 },
+      {
+        name: 'outboundPerMinute',
+        label: 'Requests out per minute',
+        kind: 'number',
+        min: 1,
+        max: 10000,
+        help: 'Every request to another agent counts: each card fetch (cached cards are free), call and task poll. An async call that runs out hands back its taskId.',
+      },
       {
         name: 'outboundTimeoutMs',
         label: 'Longest call out (seconds)',
@@ -237,6 +244,12 @@ export const SECTIONS: SettingSection[] = [
         kind: 'number',
         min: 1024,
         max: 8388608,
+      },
+      {
+        name: 'outboundRequireSignedReplies',
+        label: 'Refuse unsigned replies',
+        kind: 'boolean',
+        help: 'Agents built with the protocol’s own SDKs sign no replies: by default their replies are used and marked unsigned, in Traffic and in what your agent reads. A reply whose signature is present but wrong is always refused.',
       },
     ],
   },

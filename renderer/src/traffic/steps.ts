@@ -6,7 +6,7 @@
  */
 import { PIPELINE_STEPS, type AdmissionRule, type RefusalStep, type TrafficEntry } from '../api/contract';
 
-export type StepState = 'pass' | 'fail' | 'held' | 'not-run';
+export type StepState = 'pass' | 'fail' | 'held' | 'warn' | 'not-run';
 
 export interface StepView {
   step: RefusalStep;
