@@ -78,7 +78,9 @@ interface ServerFacts {
 /** Retry-After while Redis is down: it usually comes back within seconds. */
 const DOWN_RETRY_SECONDS = 2;
 
-export type ChangeTopic = 'access' | 'registration' | 'keys';
+/** What replicas announce they changed: the access lists, the registration, the signing keys, the A2A keys. */
+const TOPICS = ['access', 'registration', 'keys', 'a2a-keys'] as const;
+export type ChangeTopic = (typeof TOPICS)[number];
 
 /**
  * The connection to Redis shared by every replica, and its health. Commands never queue while Redis is
@@ -130,7 +132,7 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
     this.subscriber.on('error', () => undefined);
     this.subscriber.on('ready', () => void this.subscriber.subscribe(CHANNEL).catch(() => undefined));
     this.subscriber.on('message', (_channel: string, topic: string) => {
-      if (topic === 'access' || topic === 'registration' || topic === 'keys') this.emit('change', topic);
+      if ((TOPICS as readonly string[]).includes(topic)) this.emit('change', topic as ChangeTopic);
     });
   }
 
