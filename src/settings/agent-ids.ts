@@ -1,8 +1,14 @@
 import { normalizeAgentId } from '../protocol/index.js';
-import type { Settings, SettingsFieldError } from './schema.js';
 
 /** The settings that hold agent ids, as lists. */
 const ID_LISTS = ['allowedPeers', 'outboundAllowed'] as const;
+
+/** The settings that hold agent ids (schema.ts's `Settings` has them; this file needs nothing else of it). */
+interface IdSettings {
+  allowedPeers?: string[];
+  outboundAllowed?: string[];
+  trustedPeerKeys?: Record<string, string>;
+}
 
 /**
  * Every agent id in `settings` in its one spelling (normalizeAgentId), as senders are compared: an id typed
@@ -10,11 +16,11 @@ const ID_LISTS = ['allowedPeers', 'outboundAllowed'] as const;
  * finding 8). Lists lose the duplicates this makes; two spellings of one id pinned with different keys are
  * an error, since either choice would ignore one of them.
  */
-export function normalizeSettingIds<T extends Partial<Settings>>(
+export function normalizeSettingIds<T extends IdSettings>(
   settings: T,
-): { value: T; errors: SettingsFieldError[] } {
+): { value: T; errors: { field: string; message: string }[] } {
   const value = { ...settings };
-  const errors: SettingsFieldError[] = [];
+  const errors: { field: string; message: string }[] = [];
   for (const name of ID_LISTS) {
     const ids = settings[name];
     if (ids) value[name] = [...new Set(ids.map(normalizeAgentId))];

@@ -2,8 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { ProtocolError, type Envelope, type TaskRecord } from '../protocol/index.js';
 import { KEY_PREFIX, unavailable, type RedisConnection } from './redis-connection.js';
-import type { StoredTask } from './task-store.js';
-import { TASK_ID, senderAtCap, storeFull, taskView, type TaskOutcome, type TaskState } from './tasks.js';
+import {
+  TASK_ID,
+  senderAtCap,
+  storeFull,
+  taskView,
+  type StoredTask,
+  type TaskOutcome,
+  type TaskState,
+} from './tasks.js';
 
 const ALL = `${KEY_PREFIX}tasks:all`;
 const HELD = `${KEY_PREFIX}tasks:held`;

@@ -3,31 +3,15 @@ import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Envelope, TaskRecord, TaskStatus } from '../protocol/index.js';
 import { ensureDir, readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
-import { TASK_ID, senderAtCap, storeFull, taskView, type TaskOutcome, type TaskState } from './tasks.js';
-
-export interface StoredTask extends TaskRecord {
-  createdAt: number;
-  finishedAt?: number;
-  sender: string;
-  skill: string;
-  traceId: string;
-  spanId: string;
-  callbackUrl?: string;
-  callback?: { state: 'pending' | 'delivered' | 'failed'; attempts: number };
-  /**
-   * A task waiting for the operator to approve its sender: the verified envelope it runs with (without
-   * signature or credentials), kept across restarts until the operator decides or the request expires.
-   */
-  held?: {
-    /** On disk only (read back when the task runs): held tasks come from senders nobody approved yet. */
-    envelope?: Envelope;
-    code: string;
-    callerName?: string;
-    /** A delegation token verified when the task arrived: the caller acts for this agent. */
-    onBehalfOf?: string;
-    delegationScope?: string[];
-  };
-}
+import {
+  TASK_ID,
+  senderAtCap,
+  storeFull,
+  taskView,
+  type StoredTask,
+  type TaskOutcome,
+  type TaskState,
+} from './tasks.js';
 
 export interface TaskStoreOptions {
   now?: () => number;

@@ -1,7 +1,31 @@
 import { ProtocolError, type Envelope, type ErrorCode, type TaskRecord } from '../protocol/index.js';
-import type { StoredTask } from './task-store.js';
 
 export type Awaitable<T> = T | Promise<T>;
+
+/** One async task as every task store keeps it (the data dir's task-store.ts, Redis's redis-task-store.ts). */
+export interface StoredTask extends TaskRecord {
+  createdAt: number;
+  finishedAt?: number;
+  sender: string;
+  skill: string;
+  traceId: string;
+  spanId: string;
+  callbackUrl?: string;
+  callback?: { state: 'pending' | 'delivered' | 'failed'; attempts: number };
+  /**
+   * A task waiting for the operator to approve its sender: the verified envelope it runs with (without
+   * signature or credentials), kept across restarts until the operator decides or the request expires.
+   */
+  held?: {
+    /** On disk only (read back when the task runs): held tasks come from senders nobody approved yet. */
+    envelope?: Envelope;
+    code: string;
+    callerName?: string;
+    /** A delegation token verified when the task arrived: the caller acts for this agent. */
+    onBehalfOf?: string;
+    delegationScope?: string[];
+  };
+}
 
 export type TaskOutcome = { result: unknown } | { error: { code: ErrorCode; message: string } };
 
