@@ -74,12 +74,12 @@ export class WebhookSender {
 
   constructor(options: WebhookOptions) {
     this.options = {
-      backoffMs: [1000, 5000, 30_000, 120_000, 600_000],
-      timeoutMs: 10_000,
-      isAllowedAddress: isPublicAddress,
-      allowHttp: false,
-      resolveHost: systemResolve,
       ...options,
+      backoffMs: options.backoffMs ?? [1000, 5000, 30_000, 120_000, 600_000],
+      timeoutMs: options.timeoutMs ?? 10_000,
+      isAllowedAddress: options.isAllowedAddress ?? isPublicAddress,
+      allowHttp: options.allowHttp ?? false,
+      resolveHost: options.resolveHost ?? systemResolve,
     };
   }
 

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskState } from '@a2a-js/sdk';
-import { A2ATaskFiles, type A2ATaskRecord } from '../../src/state/a2a-task-store.js';
+import { TaskStore } from '../../src/state/task-store.js';
+import type { A2APart, TaskOutcome, TaskState as Tasks } from '../../src/state/tasks.js';
 import { a2aClient, KEYS, startA2AAgent, type A2AAgent } from '../helpers/a2a-agent.js';
 import { asTask, collect, replyText, send } from '../helpers/a2a-messages.js';
 import { until } from '../helpers/polling.js';
@@ -62,15 +63,23 @@ describe('A2A tasks in the data dir', () => {
 
   it('write a streamed task on its changes of state, not on each reply token', async () => {
     const dir = dataDir();
-    const writes: A2ATaskRecord[] = [];
-    const files = new A2ATaskFiles(dir);
-    const counting = Object.assign(Object.create(files) as A2ATaskFiles, {
-      put: (record: A2ATaskRecord) => {
-        writes.push(record);
-        return files.put(record);
+    const writes: A2APart[] = [];
+    const tasks = new TaskStore(dir);
+    const counting = Object.assign(Object.create(tasks) as Tasks, {
+      create: (meta: Parameters<Tasks['create']>[0], id?: string) => {
+        writes.push(meta.a2a!);
+        return tasks.create(meta, id);
+      },
+      saveA2A: (task: Parameters<Tasks['saveA2A']>[0], part: A2APart) => {
+        writes.push(part);
+        return tasks.saveA2A(task, part);
+      },
+      finish: (task: Parameters<Tasks['finish']>[0], outcome: TaskOutcome) => {
+        if ('a2a' in outcome) writes.push(outcome.a2a);
+        return tasks.finish(task, outcome);
       },
     });
-    const agent = await start({ dataDir: dir, records: counting });
+    const agent = await start({ dataDir: dir, taskState: counting });
     const alice = await a2aClient(agent.url, KEYS.alice);
     const events = await collect(alice.sendMessageStream(send('hi')));
     expect(events.length).toBe(7);
@@ -81,7 +90,7 @@ describe('A2A tasks in the data dir', () => {
 
   it('refuse a task past the caller’s cap with 429, before the core runs', async () => {
     const dir = dataDir();
-    const agent = await start({ dataDir: dir, records: new A2ATaskFiles(dir, { maxPerOwner: 2 }) });
+    const agent = await start({ dataDir: dir, taskState: new TaskStore(dir, { maxPerSender: 2 }) });
     const alice = await a2aClient(agent.url, KEYS.alice, 'HTTP+JSON');
     await alice.sendMessage(send('hi'));
     await alice.sendMessage(send('hi'));
