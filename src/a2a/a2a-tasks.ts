@@ -41,7 +41,7 @@ export interface A2ATasksOptions {
 /** What the A2A front door takes from here. */
 export type A2ATaskDoorOptions = Pick<
   A2AFrontDoorOptions<A2ACaller>,
-  'tasks' | 'taskCapacity' | 'pushConfigs' | 'deliverPush' | 'pushUrlProblem' | 'cancelRelay'
+  'tasks' | 'taskCapacity' | 'pushConfigs' | 'deliverPush' | 'pushUrlProblem' | 'replicas'
 >;
 
 export interface A2ATasks {
@@ -113,7 +113,10 @@ export function createA2ATasks(options: A2ATasksOptions): A2ATasks {
       pushConfigs: new A2APushConfigs(records),
       deliverPush: delivery.send,
       pushUrlProblem: (url) => pushUrlProblem(final, url),
-      cancelRelay: relay,
+      replicas: relay && {
+        cancelElsewhere: (taskId, context) => store.cancelElsewhere(taskId, context),
+        serve: (cancelHere) => relay.serve(cancelHere),
+      },
     },
     store,
     async recover() {

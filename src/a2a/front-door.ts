@@ -1,5 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DefaultRequestHandler, type PushNotificationStore, type TaskStore } from '@a2a-js/sdk/server';
+import {
+  DefaultRequestHandler,
+  type PushNotificationStore,
+  type ServerCallContext,
+  type TaskStore,
+} from '@a2a-js/sdk/server';
 import type { SseOptions } from '../agent/sse.js';
 import { A2A_PATHS, buildA2ACard } from './agent-card.js';
 import { CardRoute, type CardRouteOptions } from './card-route.js';
@@ -22,8 +27,14 @@ export interface A2AFrontDoorOptions<C extends A2ACaller> extends CardRouteOptio
   pushConfigs: PushNotificationStore;
   /** Sends a task's push notifications in order (the shared, address-guarded webhook delivery). */
   deliverPush: DeliverPush;
-  /** With replicas: cancels relayed from another replica reach this front door's runs. */
-  cancelRelay?: { serve(cancelHere: (taskId: string) => boolean): void };
+  /**
+   * With replicas: a cancel of a run at another replica is relayed there and awaited, and cancels relayed
+   * from another replica reach this front door's runs.
+   */
+  replicas?: {
+    cancelElsewhere(taskId: string, context: ServerCallContext): Promise<void>;
+    serve(cancelHere: (taskId: string) => boolean): void;
+  };
   /** Why a push URL is refused (the SAMVAD callback rule: public https; loopback under --dev-http-peers). */
   pushUrlProblem(url: string): string | undefined;
   bodyLimitBytes(): number;
@@ -50,7 +61,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
     this.cards = new CardRoute(options);
     const pushConfigs = options.pushConfigs;
     const sender = new A2APushSender({ store: pushConfigs, deliver: options.deliverPush, onError: report });
-    options.cancelRelay?.serve((taskId) => this.executor.cancelRun(taskId));
+    options.replicas?.serve((taskId) => this.executor.cancelRun(taskId));
     // The SDK reads only the card's capabilities (streaming, push): the URLs it holds are never served.
     const sdk = new DefaultRequestHandler(
       buildA2ACard(options.card()),
@@ -65,6 +76,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
       tasks: options.tasks,
       pushUrlProblem: options.pushUrlProblem,
       taskCapacity: options.taskCapacity,
+      cancelElsewhere: options.replicas && ((id, context) => options.replicas!.cancelElsewhere(id, context)),
       onError: report,
     });
     this.jsonRpc = new JsonRpcRoute(handler, { sse: options.sse, report });

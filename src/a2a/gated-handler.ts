@@ -38,6 +38,8 @@ export interface GatedHandlerOptions<C extends A2ACaller> {
   pushUrlProblem(url: string): string | undefined;
   /** Refuses a new task when its caller holds as many as it may (A2ATaskStore.admit); after the gate. */
   taskCapacity?(owner: string): Promise<void>;
+  /** With replicas: cancels a run at another replica and waits for it (A2ATaskStore.cancelElsewhere). */
+  cancelElsewhere?(taskId: string, context: ServerCallContext): Promise<void>;
   onError?(error: unknown): void;
 }
 
@@ -103,10 +105,16 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     return this.passing(context, () => this.inner.listTasks(params, context));
   }
 
-  /** A run at another replica is canceled there (the task store relays it); the answer waits for it. */
+  /**
+   * A run at another replica is canceled there first, outside the SDK (whose cancel reaches this
+   * process's runs only, under a per-task lock); then the SDK answers from the records.
+   */
   async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     this.enter(context, params.id);
-    return this.passing(context, () => this.inner.cancelTask(params, context));
+    return this.passing(context, async () => {
+      await this.options.cancelElsewhere?.(params.id, context);
+      return this.inner.cancelTask(params, context);
+    });
   }
 
   /**

@@ -19,10 +19,7 @@ export interface A2ATaskStoreOptions {
    * at most this often (ms). Without (one process), its deltas stay in memory until its state changes.
    */
   flushEveryMs?: number;
-  /**
-   * With replicas: asks the replica running a task to cancel it. The SDK cancels a run of this process
-   * only; without a run here it would just write `canceled` while the run goes on elsewhere.
-   */
+  /** With replicas: asks the replica running a task to cancel it (see cancelElsewhere). */
   relayCancel?(taskId: string): Promise<void>;
   /** How long a relayed cancel waits for the running replica to record it (default 5 s). */
   cancelWaitMs?: number;
@@ -57,9 +54,23 @@ export class A2ATaskStore implements TaskStore {
     return this.records.admit(owner);
   }
 
-  /** Whether the task runs in this process (its events reach this process's SDK). */
-  runsHere(taskId: string): boolean {
-    return this.live.has(taskId);
+  /**
+   * With replicas, before the SDK's cancel (which stops a run of this process only, and would otherwise
+   * write `canceled` over a run that goes on elsewhere): a task of this caller running at another replica
+   * is canceled there, and this waits until the records say it ended (then the SDK answers from them).
+   */
+  async cancelElsewhere(taskId: string, context: ServerCallContext): Promise<void> {
+    const relay = this.options.relayCancel;
+    if (!relay || this.live.has(taskId)) return;
+    const stored = await this.records.get(taskId);
+    if (!stored || stored.owner !== ownerOf(context) || stored.terminal) return;
+    await relay(taskId);
+    const wait = this.options.cancelWaitMs ?? 5000;
+    for (const deadline = Date.now() + wait; Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      if ((await this.records.get(taskId))?.terminal) return;
+    }
+    throw notConfirmed(wait);
   }
 
   async save(task: Task, context: ServerCallContext): Promise<void> {
@@ -117,8 +128,8 @@ export class A2ATaskStore implements TaskStore {
   }
 
   /**
-   * A write for a task this process does not run: its first event (it starts here), a late write (the
-   * first terminal state stands), or the SDK's cancel of a run at another replica.
+   * A write for a task this process does not run: its first event (it starts here), or a late write (the
+   * first terminal state stands).
    */
   private async saveNotRunning(record: A2ATaskRecord, context: ServerCallContext): Promise<void> {
     const stored = await this.records.get(record.id);
@@ -131,7 +142,8 @@ export class A2ATaskStore implements TaskStore {
     }
     if (stored.owner !== record.owner) throw new Error('An A2A task never changes owner.');
     if (stored.terminal) return;
-    if (record.terminal && this.options.relayCancel) return this.cancelElsewhere(record);
+    // Only the replica running a task ends it (cancelElsewhere asks it to).
+    if (record.terminal && this.options.relayCancel) throw notConfirmed(this.options.cancelWaitMs ?? 5000);
     if (record.terminal) return this.finish(record);
     await this.records.update(record);
   }
@@ -139,25 +151,6 @@ export class A2ATaskStore implements TaskStore {
   private async finish(record: A2ATaskRecord): Promise<void> {
     const { owesPush } = await this.records.finish(record);
     if (owesPush) this.options.onOwed?.({ ...record, finalPush: { state: 'pending', attempts: 0 } });
-  }
-
-  /**
-   * The SDK found no run of this task here and would write `canceled` over a run that goes on at another
-   * replica: that replica is asked to cancel it, and the answer waits until the records say it ended.
-   */
-  private async cancelElsewhere(record: A2ATaskRecord): Promise<void> {
-    await this.options.relayCancel!(record.id);
-    const deadline = Date.now() + (this.options.cancelWaitMs ?? 5000);
-    while (Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      if ((await this.records.get(record.id))?.terminal) return;
-    }
-    throw new ProtocolError(
-      'AGENT_UNAVAILABLE',
-      503,
-      `The replica running this task did not confirm the cancel within ${Math.round((this.options.cancelWaitMs ?? 5000) / 1000)} s (it may have stopped: the task then ends failed shortly); get the task to see its state, or cancel again.`,
-      { step: 'rate-limit', retryAfterSeconds: 5 },
-    );
   }
 
   // With replicas: what changed since the last write of each running task, once a second at most.
@@ -169,6 +162,15 @@ export class A2ATaskStore implements TaskStore {
       if (!written && this.live.get(id) === running) this.live.delete(id);
     }
   }
+}
+
+function notConfirmed(waitMs: number): ProtocolError {
+  return new ProtocolError(
+    'AGENT_UNAVAILABLE',
+    503,
+    `The replica running this task did not confirm the cancel within ${Math.round(waitMs / 1000)} s (it may have stopped: the task then ends failed shortly); get the task to see its state, or cancel again.`,
+    { step: 'rate-limit', retryAfterSeconds: 5 },
+  );
 }
 
 /** The task as A2A shows it: a task a restart or a stopped replica cut short reads `failed`, and why. */

@@ -122,8 +122,10 @@ export interface StartOptions extends Partial<A2AFrontDoorOptions<A2ACaller>> {
   dataDir?: string;
   /** The task state (default: the data dir's, in `dataDir`); a Redis one for replicas. */
   taskState?: TaskState;
-  replicas?: A2ATasksOptions['replicas'];
+  /** With replicas: the Redis connection its task state uses (createA2ATasks' `replicas`). */
+  redis?: A2ATasksOptions['replicas'];
   push?: Partial<A2ATasksOptions['push']>;
+  cancelWaitMs?: number;
 }
 
 /**
@@ -138,9 +140,10 @@ export async function startA2AAgent(options: StartOptions = {}): Promise<A2AAgen
   const deliveries: CallbackEvent[] = [];
   const a2a = createA2ATasks({
     taskState,
-    replicas: options.replicas,
+    replicas: options.redis,
     retentionMs: () => 24 * 3600_000,
     push: { devHttpPeers: false, onEvent: (event) => deliveries.push(event), ...options.push },
+    cancelWaitMs: options.cancelWaitMs,
     onError: options.onError,
   });
   await a2a.recover();

@@ -7,6 +7,9 @@ import { TaskStore } from '../../src/state/task-store.js';
 import type { A2APart, TaskOutcome, TaskState as Tasks } from '../../src/state/tasks.js';
 import { a2aClient, KEYS, startA2AAgent, type A2AAgent } from '../helpers/a2a-agent.js';
 import { asTask, collect, replyText, send } from '../helpers/a2a-messages.js';
+import { startGatewayDouble } from '../fixtures/gateway-double.js';
+import { startAgent } from '../helpers/agents.js';
+import { envelope, post, sign } from '../helpers/envelopes.js';
 import { until } from '../helpers/polling.js';
 
 // A2A tasks in the data dir, through the SDK's client: what survives a restart, what a stream costs the
@@ -14,8 +17,11 @@ import { until } from '../helpers/polling.js';
 const agents: A2AAgent[] = [];
 const dirs: string[] = [];
 
+const cleanups: (() => Promise<unknown>)[] = [];
+
 afterEach(async () => {
   for (const agent of agents.splice(0)) await agent.close();
+  for (const cleanup of cleanups.splice(0)) await cleanup();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -59,6 +65,34 @@ describe('A2A tasks in the data dir', () => {
     expect(listed.tasks.map((t) => t.id).sort()).toEqual([done.id, cut.id].sort());
     const bob = await a2aClient(after.url, KEYS.bob);
     await expect(bob.getTask({ tenant: '', id: done.id })).rejects.toThrow(/not found/i);
+  });
+
+  it('share the task store with SAMVAD, each door serving its own tasks only', async () => {
+    const gateway = await startGatewayDouble({ token: 'gw-token' });
+    const samvad = await startAgent({ env: { GATEWAY_URL: gateway.url, GATEWAY_TOKEN: 'gw-token' } });
+    const peer = await startAgent();
+    cleanups.push(
+      () => gateway.close(),
+      () => samvad.close(),
+      () => peer.close(),
+    );
+    const door = await start({ taskState: samvad.app.server.tasks });
+    const alice = await a2aClient(door.url, KEYS.alice);
+    const a2aTask = asTask(await alice.sendMessage(send('hi')));
+    const polled = await fetch(`${samvad.url}/agent/task/${a2aTask.id}`);
+    expect(polled.status).toBe(404);
+    const accepted = await post(
+      samvad.url,
+      '/agent/task',
+      sign(envelope(peer.id, samvad.id, 'async', { message: 'hi' }), peer.app.keys.signer),
+    );
+    expect(accepted.status, accepted.text).toBe(202);
+    const samvadId = accepted.json.taskId as string;
+    expect((await fetch(`${samvad.url}/agent/task/${samvadId}`)).status).toBe(200);
+    await expect(alice.getTask({ tenant: '', id: samvadId })).rejects.toThrow(/not found/i);
+    await expect(alice.cancelTask({ tenant: '', id: samvadId, metadata: undefined })).rejects.toThrow(
+      /not found/i,
+    );
   });
 
   it('write a streamed task on its changes of state, not on each reply token', async () => {
