@@ -2,6 +2,7 @@ import { Router, type RouterContext } from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { AgentBridgeApp } from '../app.js';
 import type { ConsoleTokenResponse, StatusResponse } from '../protocol/console-api.js';
+import { a2aKeyRoutes } from './a2a-key-routes.js';
 import { accessRoutes } from './access-routes.js';
 import { agentRoutes } from './agent-routes.js';
 import { checkDeclaredLength } from './body.js';
@@ -39,6 +40,7 @@ export function consoleApi(deps: ApiDeps): (ctx: Context) => Promise<void> {
   gatewayRoutes(router, deps);
   trafficRoutes(router, deps);
   accessRoutes(router, deps);
+  a2aKeyRoutes(router, deps);
   settingsRoutes(router, deps);
 
   const routes = router.routes();

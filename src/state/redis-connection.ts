@@ -78,7 +78,9 @@ interface ServerFacts {
 /** Retry-After while Redis is down: it usually comes back within seconds. */
 const DOWN_RETRY_SECONDS = 2;
 
-export type ChangeTopic = 'access' | 'registration' | 'keys';
+/** What replicas announce they changed: the access lists, the registration, the signing keys, the A2A keys. */
+const TOPICS = ['access', 'registration', 'keys', 'a2a-keys'] as const;
+export type ChangeTopic = (typeof TOPICS)[number];
 /** A message for whichever replica it concerns (not a change to reload): its topic and subject. */
 export type SignalTopic = 'a2a-cancel';
 const SIGNAL = /^(a2a-cancel) (\S{1,200})$/;
@@ -138,7 +140,7 @@ export class RedisConnection extends EventEmitter<{
     this.subscriber.on('ready', () => void this.subscriber.subscribe(CHANNEL).catch(() => undefined));
     this.subscriber.on('message', (_channel: string, topic: string) => {
       const signal = SIGNAL.exec(topic);
-      if (topic === 'access' || topic === 'registration' || topic === 'keys') this.emit('change', topic);
+      if ((TOPICS as readonly string[]).includes(topic)) this.emit('change', topic as ChangeTopic);
       else if (signal) this.emit('signal', signal[1] as SignalTopic, signal[2]!);
     });
   }

@@ -2,8 +2,11 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { A2AKeys } from '../../src/access/a2a-keys.js';
 import { ProtocolError } from '../../src/protocol/index.js';
+import { A2AKeyFile, type A2AKeyRecords, type StoredA2AKey } from '../../src/state/a2a-key-store.js';
 import { LocalCallLimits, type CallLimits, type CallVerdict } from '../../src/state/call-limits.js';
+import { RedisA2AKeyRecords } from '../../src/state/redis-a2a-key-store.js';
 import { RedisCallLimits } from '../../src/state/redis-call-limits.js';
 import { RedisConnection, maskedRedisUrl } from '../../src/state/redis-connection.js';
 import { RedisTaskStore } from '../../src/state/redis-task-store.js';
@@ -54,6 +57,8 @@ function dataDir(): string {
 interface Home {
   limits(perMinute: number, perSender: number): Promise<CallLimits>;
   tasks(options?: { maxPerSender?: number; maxTotal?: number }): Promise<TaskState>;
+  /** Each call: another reader and writer of the same keys (a replica, or another process on the data dir). */
+  a2aKeys(): Promise<A2AKeyRecords>;
 }
 
 const homes: [string, () => Promise<Home>][] = [
@@ -68,6 +73,7 @@ const homes: [string, () => Promise<Home>][] = [
           return limits;
         },
         tasks: async (options) => new TaskStore(dir, options),
+        a2aKeys: async () => new A2AKeyFile(dir),
       };
     },
   ],
@@ -83,6 +89,7 @@ const homes: [string, () => Promise<Home>][] = [
           cleanups.push(() => tasks.close());
           return tasks;
         },
+        a2aKeys: async () => new RedisA2AKeyRecords(await connection()),
       };
     },
   ],
@@ -454,7 +461,131 @@ describe('the data dir across a restart', () => {
   });
 });
 
+const storedKey = (id: string, extra: Partial<StoredA2AKey> = {}): StoredA2AKey => ({
+  id,
+  name: `Agent ${id}`,
+  hash: 'x'.repeat(43),
+  createdAt: 1_700_000_000_000,
+  limits: {},
+  ...extra,
+});
+
+/** The same keys, without the announcements of changes made elsewhere (a subscriber reconnecting). */
+function deaf(records: A2AKeyRecords): A2AKeyRecords {
+  return {
+    add: (key) => records.add(key),
+    get: (id) => records.get(id),
+    list: () => records.list(),
+    revoke: (id, at) => records.revoke(id, at),
+    addUsage: (batch) => records.addUsage(batch),
+    remove: (ids) => records.remove(ids),
+  };
+}
+
+describe.each(homes)('A2A keys in %s', (_name, make) => {
+  it('keeps a key as issued, under an id nothing else takes', async () => {
+    const keys = await (await make()).a2aKeys();
+    const key = storedKey('0123456789ab', { expiresAt: 1_800_000_000_000, limits: { requestsPerMinute: 5 } });
+    expect(await keys.add(key)).toBe(true);
+    expect(await keys.add(storedKey('0123456789ab', { name: 'Another' }))).toBe(false);
+    expect(await keys.get('0123456789ab')).toEqual(key);
+    expect(await keys.get('ffffffffffff')).toBeUndefined();
+    expect(await keys.list()).toEqual([{ ...key, calls: 0 }]);
+  });
+
+  it('lets the first revocation stand', async () => {
+    const keys = await (await make()).a2aKeys();
+    await keys.add(storedKey('aaaaaaaaaaaa'));
+    expect(await keys.revoke('aaaaaaaaaaaa', 1_700_000_001_000)).toMatchObject({
+      revokedAt: 1_700_000_001_000,
+    });
+    expect(await keys.revoke('aaaaaaaaaaaa', 1_700_000_002_000)).toMatchObject({
+      revokedAt: 1_700_000_001_000,
+    });
+    expect(await keys.get('aaaaaaaaaaaa')).toMatchObject({ revokedAt: 1_700_000_001_000 });
+    expect(await keys.revoke('bbbbbbbbbbbb', 1_700_000_002_000)).toBeUndefined();
+    expect(await keys.get('bbbbbbbbbbbb')).toBeUndefined();
+  });
+
+  it('adds the usage several writers counted, keeping the latest use, and none for keys it does not keep', async () => {
+    const home = await make();
+    const [a, b] = [await home.a2aKeys(), await home.a2aKeys()];
+    await a.add(storedKey('aaaaaaaaaaaa'));
+    await a.addUsage(new Map([['aaaaaaaaaaaa', { calls: 3, lastUsedAt: 1_700_000_005_000 }]]));
+    await b.addUsage(
+      new Map([
+        ['aaaaaaaaaaaa', { calls: 2, lastUsedAt: 1_700_000_004_000 }],
+        ['cccccccccccc', { calls: 9, lastUsedAt: 1_700_000_009_000 }],
+      ]),
+    );
+    expect(await a.list()).toEqual([
+      { ...storedKey('aaaaaaaaaaaa'), calls: 5, lastUsedAt: 1_700_000_005_000 },
+    ]);
+    expect(await b.get('cccccccccccc')).toBeUndefined();
+  });
+
+  it('shows every change to the other readers, and forgets removed keys with their usage', async () => {
+    const home = await make();
+    const [a, b] = [await home.a2aKeys(), await home.a2aKeys()];
+    expect(await b.list()).toEqual([]);
+    await a.add(storedKey('aaaaaaaaaaaa'));
+    await a.add(storedKey('bbbbbbbbbbbb'));
+    expect(await b.get('aaaaaaaaaaaa')).toEqual(storedKey('aaaaaaaaaaaa'));
+    await b.revoke('aaaaaaaaaaaa', 1_700_000_003_000);
+    expect(await a.get('aaaaaaaaaaaa')).toMatchObject({ revokedAt: 1_700_000_003_000 });
+    await a.addUsage(new Map([['aaaaaaaaaaaa', { calls: 1, lastUsedAt: 1_700_000_004_000 }]]));
+    await b.remove(['aaaaaaaaaaaa']);
+    expect((await a.list()).map((key) => key.id)).toEqual(['bbbbbbbbbbbb']);
+    expect(await a.get('aaaaaaaaaaaa')).toBeUndefined();
+    // Issued again under the same id (a draw that repeats), it starts with no usage.
+    await a.add(storedKey('aaaaaaaaaaaa'));
+    expect((await b.list()).find((key) => key.id === 'aaaaaaaaaaaa')).toMatchObject({ calls: 0 });
+    expect((await b.list()).find((key) => key.id === 'aaaaaaaaaaaa')?.lastUsedAt).toBeUndefined();
+  });
+
+  it('refuses a key revoked elsewhere within a second, even when no announcement arrives', async () => {
+    const home = await make();
+    let clock = Date.now();
+    // This reader hears nothing from the others: only its bound on what it read protects it.
+    const here = new A2AKeys({ records: deaf(await home.a2aKeys()), now: () => clock });
+    const elsewhere = new A2AKeys({ records: await home.a2aKeys(), now: () => clock });
+    cleanups.push(
+      () => here.close(),
+      () => elsewhere.close(),
+    );
+    const { key, secret } = await elsewhere.issue({ name: 'Research agent' });
+    expect(await here.verify(secret)).toMatchObject({ ok: true, key: { id: key.id } });
+    await elsewhere.revoke(key.id);
+    expect((await elsewhere.verify(secret)).ok).toBe(false);
+    clock += 999;
+    expect((await here.verify(secret)).ok).toBe(true);
+    clock += 2;
+    expect(await here.verify(secret)).toMatchObject({ ok: false, refusal: 'revoked' });
+  });
+});
+
 describe('Redis: what replicas share', () => {
+  it('an A2A key revoked at one replica is refused at the others at once (announced)', async () => {
+    await admin.flushdb();
+    const clock = Date.now();
+    // A clock that stands still: what the replicas read is never stale by time, only by the announcement.
+    const replica = async () => {
+      const keys = new A2AKeys({ records: new RedisA2AKeyRecords(await connection()), now: () => clock });
+      cleanups.push(() => keys.close());
+      return keys;
+    };
+    const [a, b, c] = [await replica(), await replica(), await replica()];
+    const { key, secret } = await a.issue({ name: 'Research agent' });
+    for (const each of [a, b, c]) expect((await each.verify(secret)).ok).toBe(true);
+    await b.revoke(key.id);
+    await until(
+      async () => (await Promise.all([a, c].map((each) => each.verify(secret)))).every((v) => !v.ok),
+      1000,
+      'the revocation at every replica',
+    );
+    expect(await c.verify(secret)).toMatchObject({ refusal: 'revoked' });
+  });
+
   it('a nonce used at one replica is a replay at another, and the limits count both', async () => {
     await admin.flushdb();
     const a = new RedisCallLimits(await connection(), { perMinute: 100, perSender: 3 });
@@ -585,6 +716,45 @@ describe('Redis: what replicas share', () => {
     expect(await limits.check(call('agent://p.example', fresh()))).toEqual({ ok: true });
     // The append-only file kept the nonce window: the envelope accepted before the outage is still spent.
     expect(await limits.check(call('agent://p.example', 'before'))).toMatchObject({ refusal: 'replay' });
+  });
+
+  it('checks no A2A key and changes none while Redis is down (503), and is back by itself', async () => {
+    await admin.flushdb();
+    const shared = await connection();
+    const keys = new A2AKeys({
+      records: new RedisA2AKeyRecords(shared),
+      unavailable: () => shared.health().problem,
+      // No trust in what was read: every check goes to Redis.
+      cacheMs: 0,
+    });
+    cleanups.push(() => keys.close());
+    const { key, secret } = await keys.issue({ name: 'Partner' });
+    await redis.stop();
+    await until(() => !shared.health().up, 5000, 'down');
+    const refusal = await keys.verify(secret).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(ProtocolError);
+    expect(refusal).toMatchObject({
+      code: 'AGENT_UNAVAILABLE',
+      httpStatus: 503,
+      message: 'This agent cannot check A2A keys right now; retry shortly.',
+    });
+    for (const change of [
+      () => keys.issue({ name: 'Another' }),
+      () => keys.revoke(key.id),
+      () => keys.list(),
+    ]) {
+      expect(await change().catch((error: unknown) => error)).toMatchObject({
+        status: 503,
+        message: expect.stringMatching(
+          /^(Not issued|Not revoked|Cannot list the A2A keys): Redis at .* does not answer/,
+        ),
+        fix: 'Try again once Redis answers.',
+      });
+    }
+    await redis.restart();
+    await until(() => shared.health().up, 10_000, 'back up');
+    expect((await keys.verify(secret)).ok).toBe(true);
+    expect((await keys.list()).map((each) => each.status)).toEqual(['active']);
   });
 
   it('holds calls for the nonce window when Redis comes back without its data', async () => {
