@@ -83,11 +83,21 @@ export function createA2ATasks(options: A2ATasksOptions): A2ATasks {
   const delivery = new PushDelivery({ progress, final });
   const relay = options.replicas && new CancelRelay(options.replicas.connection);
 
+  let closed = false;
+  // Owed, so never dropped: while the store does not answer, its configs are asked for again.
+  const configsOf = async (taskId: string) => {
+    for (;;) {
+      try {
+        return storedConfigs(await records.pushConfigs(taskId));
+      } catch (error) {
+        if (closed) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+      }
+    }
+  };
   const deliverFinal = async (record: A2ATaskRecord): Promise<void> => {
     const task = taskOf(record);
-    const notifications = records
-      .pushConfigs(record.id)
-      .then((entries) => finalNotifications(task, storedConfigs(entries)));
+    const notifications = configsOf(record.id).then((configs) => finalNotifications(task, configs));
     const firstAttempt = (record.finalPush?.attempts ?? 0) + 1;
     const { outcome, attempts } = await delivery.final(record.id, notifications, firstAttempt);
     await records.delivered(record.id, outcome === 'interrupted' ? 'pending' : outcome, attempts);
@@ -120,17 +130,16 @@ export function createA2ATasks(options: A2ATasksOptions): A2ATasks {
     },
     store,
     async recover() {
-      await recoverOnce();
       if (options.replicas && !looking) {
-        // While Redis does not answer, the look fails and the next one tries again.
-        looking = setInterval(
-          () => void recoverOnce().catch(() => undefined),
-          options.replicas.recoverEveryMs,
-        );
+        // While Redis does not answer, a look fails and the next one tries again.
+        const every = options.replicas.recoverEveryMs;
+        looking = setInterval(() => void recoverOnce().catch(() => undefined), every);
         looking.unref();
       }
+      await recoverOnce();
     },
     close() {
+      closed = true;
       clearInterval(looking);
       store.close();
       relay?.close();

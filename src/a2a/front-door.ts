@@ -59,9 +59,9 @@ export class A2AFrontDoor<C extends A2ACaller> {
     const report = (error: unknown) => options.onError?.(error);
     this.executor = new ChatExecutor(options.core, { onError: (_taskId, error) => report(error) });
     this.cards = new CardRoute(options);
-    const pushConfigs = options.pushConfigs;
+    const { pushConfigs, replicas } = options;
     const sender = new A2APushSender({ store: pushConfigs, deliver: options.deliverPush, onError: report });
-    options.replicas?.serve((taskId) => this.executor.cancelRun(taskId));
+    replicas?.serve((taskId) => this.executor.cancelRun(taskId));
     // The SDK reads only the card's capabilities (streaming, push): the URLs it holds are never served.
     const sdk = new DefaultRequestHandler(
       buildA2ACard(options.card()),
@@ -76,7 +76,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
       tasks: options.tasks,
       pushUrlProblem: options.pushUrlProblem,
       taskCapacity: options.taskCapacity,
-      cancelElsewhere: options.replicas && ((id, context) => options.replicas!.cancelElsewhere(id, context)),
+      cancelElsewhere: replicas && ((id, context) => replicas.cancelElsewhere(id, context)),
       onError: report,
     });
     this.jsonRpc = new JsonRpcRoute(handler, { sse: options.sse, report });
