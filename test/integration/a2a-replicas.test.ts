@@ -44,12 +44,18 @@ interface Replica extends A2AAgent {
   crash(): void;
 }
 
-async function replica(options: StartOptions = {}): Promise<Replica> {
+async function replica(options: StartOptions & { onSave?(): void } = {}): Promise<Replica> {
   const connection = new RedisConnection({ url: redis.url });
   await connection.connect();
   const tasks = new RedisTaskStore(connection, { retentionMs: () => 3600_000, leaseMs: 600 });
+  const counted = Object.assign(Object.create(tasks) as RedisTaskStore, {
+    saveA2A: (...args: Parameters<RedisTaskStore['saveA2A']>) => {
+      options.onSave?.();
+      return tasks.saveA2A(...args);
+    },
+  });
   const agent = await startA2AAgent({
-    taskState: tasks,
+    taskState: counted,
     redis: { connection, recoverEveryMs: 200 },
     push: { devHttpPeers: true },
     ...options,
@@ -123,6 +129,27 @@ describe('A2A replicas on one Redis', () => {
       'completed at B',
     );
     expect(replyText(await atB.getTask({ tenant: '', id: task.id }))).toBe('HoldingHello, alice.');
+  });
+
+  it('write a running task at most once a second, and only when it changed, never per reply token', async () => {
+    let saves = 0;
+    const a = await replica({ onSave: () => saves++ });
+    const atA = await a2aClient(a.url, KEYS.alice);
+    const task = asTask(await atA.sendMessage(send('hold', { configuration: later })));
+    // The first delta is written within a second; nothing changes after it, so nothing more is written.
+    await until(() => saves === 1, 3000, 'the first delta written');
+    await new Promise((resolve) => setTimeout(resolve, 2200));
+    expect(saves).toBe(1);
+    // The rest of the reply (four deltas at once) and the end: at most one more write, then the finish.
+    a.core.release();
+    await until(
+      async () =>
+        (await atA.getTask({ tenant: '', id: task.id })).status?.state === TaskState.TASK_STATE_COMPLETED,
+      3000,
+      'completed',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    expect(saves).toBeLessThanOrEqual(2);
   });
 
   it('cancel a run at the replica running it, wherever the cancel arrives; the caller gets the canceled task', async () => {
