@@ -13,6 +13,7 @@ import { readRawBody } from './body.js';
 import { ticketFor } from './intake.js';
 import { CallbackUrlError } from './callbacks.js';
 import type { EnvelopeEvent } from './events.js';
+import type { HeldCall } from './access-check.js';
 import { receive, type Accepted, type ReceiveTrace } from './pipeline.js';
 import { writeSigned } from './respond.js';
 import { callerError, operatorDiagnosis, runSkill } from './run-skill.js';
@@ -196,7 +197,7 @@ async function replyTask(
         traceId: envelope.traceId,
         spanId: newSpanId(),
         callbackUrl: envelope.callbackUrl ?? undefined,
-        ...(held ? { held: heldEnvelope(accepted, held.code) } : {}),
+        ...(held ? { held: heldEnvelope(accepted, held) } : {}),
       },
       held?.taskId,
     );
@@ -225,12 +226,13 @@ async function replyTask(
 
 // What a held task needs to run later: the verified envelope's own fields, nothing a sender added to it,
 // and no signature or credential (auth token, delegation token: what they proved is kept as facts).
-function heldEnvelope(accepted: Accepted, code: string): NonNullable<StoredTask['held']> {
+function heldEnvelope(accepted: Accepted, held: HeldCall): NonNullable<StoredTask['held']> {
   const { from, to, skill, mode, nonce, timestamp, traceId, spanId, parentSpanId, payload } =
     accepted.envelope;
   const envelope: Envelope = { from, to, skill, mode, nonce, timestamp, traceId, spanId, payload };
   if (parentSpanId) envelope.parentSpanId = parentSpanId;
-  return { envelope, code, ...callerFields(accepted) };
+  const { keys, pinned } = held.signedWith;
+  return { envelope, code: held.code, keys, ...(pinned ? { pinned } : {}), ...callerFields(accepted) };
 }
 
 /** What a held task keeps of its verified caller, so it runs with the same framing once approved. */
@@ -248,6 +250,17 @@ export async function runHeldTask(runtime: AgentRuntime, task: StoredTask): Prom
   const entry = held ? runtime.pipeline.skills.get(task.skill) : undefined;
   if (!held || !envelope || !entry) {
     await failHeldTask(runtime, task, 'The skill this task asked for is no longer offered; submit it again.');
+    return;
+  }
+  // The approval is bound to the keys its request announced: a task another key signed while it waited (a
+  // new holder of the id, a released tunnel address) does not run on it.
+  const signedWith = { keys: held.keys ?? [], pinned: held.pinned === true };
+  if (runtime.pipeline.access && !runtime.pipeline.access.admitsNow(task.sender, signedWith)) {
+    await failHeldTask(
+      runtime,
+      task,
+      `This task was signed with a key that the operator's approval of ${task.sender} does not cover: someone else may hold this id now, or its keys changed while the task waited. Sign with an approved key and submit it again.`,
+    );
     return;
   }
   const accepted: Accepted = {

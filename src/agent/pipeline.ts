@@ -17,7 +17,7 @@ import {
   type Mode,
 } from '../protocol/index.js';
 import type { AdmissionRule } from '../protocol/console-api.js';
-import type { AccessCheck, AccessRequest, SigningKeys } from './access-check.js';
+import type { AccessCheck, AccessRequest, HeldCall, SigningKeys } from './access-check.js';
 import { checkDelegation } from './delegation.js';
 import type { SignatureFormUsed } from './events.js';
 import type { CallerAddress, PeerKeyResolver, ResolvedKey } from './peer-keys.js';
@@ -92,7 +92,7 @@ export interface Accepted {
   /** The access rule that admitted the sender. */
   admittedBy: AdmissionRule;
   /** Async only: the task waits for the operator's approval of its sender. */
-  held?: { code: string; taskId: string };
+  held?: HeldCall;
   screen?: { rule: string };
   /** The name on the sender's card, when fetched (self-declared, one short line). */
   callerName?: string;
