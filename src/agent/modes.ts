@@ -160,7 +160,11 @@ async function replySync(
   signal: AbortSignal,
   log: Log,
 ): Promise<void> {
-  const result = await runSkill(accepted, 'sync', { signal, reportUsage: usageReporter(runtime, accepted) });
+  const result = await runSkill(accepted, 'sync', {
+    signal,
+    reportUsage: usageReporter(runtime, accepted),
+    promptFloor: runtime.pipeline.limits.promptFloor(),
+  });
   if (signal.aborted) throw signal.reason;
   const body = okResponse(accepted.envelope.traceId, newSpanId(), result);
   const bytesOut = writeSigned(res, runtime.signer(), 200, body);
@@ -302,6 +306,7 @@ async function runTask(runtime: AgentRuntime, accepted: Accepted, task: StoredTa
       signal: controller.signal,
       progress: (fraction) => runtime.tasks.setProgress(task, fraction),
       reportUsage: usageReporter(runtime, accepted),
+      promptFloor: runtime.pipeline.limits.promptFloor(),
     });
     finished = await runtime.tasks.finish(task, { result });
     envelopeOut = okResponse(task.traceId, task.spanId, result);
@@ -373,6 +378,7 @@ async function replyStream(
       signal,
       emit: (chunk) => sse.send({ chunk, done: false }),
       reportUsage: usageReporter(runtime, accepted),
+      promptFloor: runtime.pipeline.limits.promptFloor(),
     });
     if (signal.aborted) throw signal.reason;
     if (named) sse.send(signObject({ status: 'ok', result }, signer), 'result');
@@ -425,8 +431,12 @@ function preview(
   };
 }
 
+/** Usage charged to the sender; a prompt size the gateway reported may lower the prompt floor. */
 function usageReporter(runtime: AgentRuntime, accepted: Accepted) {
-  return (tokens: number) => runtime.pipeline.limits.addTokens(accepted.sender, tokens);
+  return (tokens: number, prompt?: number) => {
+    runtime.pipeline.limits.addTokens(accepted.sender, tokens);
+    if (prompt !== undefined) runtime.pipeline.limits.notePrompt(prompt);
+  };
 }
 
 function forwardedFor(req: IncomingMessage): string | undefined {

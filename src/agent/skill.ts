@@ -33,8 +33,13 @@ export interface SkillContext {
   emit(chunk: string): void;
   /** Progress of an async task, 0..1. */
   progress(fraction: number): void;
-  /** Tokens this call cost, for the sender's daily budget. */
-  reportUsage(tokens: number): void;
+  /**
+   * Tokens this call cost, for the sender's daily budget; `prompt`, when the backend reported it, is the
+   * size of the prompt it ran (the smallest one becomes the prompt floor).
+   */
+  reportUsage(tokens: number, prompt?: number): void;
+  /** The smallest prompt the backend reported so far (what any turn costs at least), 0 until one is known. */
+  promptFloor: number;
 }
 
 /**

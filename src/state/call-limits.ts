@@ -38,6 +38,14 @@ export interface CallLimits {
   check(call: CallCheck): CallVerdict | Promise<CallVerdict>;
   /** Tokens a sender spent (as the gateway reported them, or estimated from the reply's size). */
   addTokens(sender: string, tokens: number): void;
+  /**
+   * The smallest prompt the gateway reported for a turn (the agent's system prompt and tools, which every
+   * turn costs before the caller's words): 0 until one is known. Kept with the budgets (in the data dir, or
+   * shared by the replicas), so a restart does not forget it.
+   */
+  promptFloor(): number;
+  /** A prompt size the gateway reported: the floor if it is the smallest so far. */
+  notePrompt(tokens: number): void;
   setLimits(perMinute: number, perSender: number): void;
   /** Seconds until the daily budget resets (UTC midnight). */
   secondsUntilReset(): number;
@@ -92,6 +100,14 @@ export class LocalCallLimits implements CallLimits {
 
   addTokens(sender: string, tokens: number): void {
     this.ledger.add(sender, tokens);
+  }
+
+  promptFloor(): number {
+    return this.ledger.promptFloor;
+  }
+
+  notePrompt(tokens: number): void {
+    this.ledger.notePrompt(tokens);
   }
 
   setLimits(perMinute: number, perSender: number): void {

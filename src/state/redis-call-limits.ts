@@ -16,14 +16,15 @@ import { secondsUntilUtcMidnight, utcDay } from './token-ledger.js';
  * buckets and the budget are read, and only when all pass are the buckets charged and the nonce set (SET NX:
  * a second replica seeing the same nonce at the same moment gets nothing back, a replay too).
  * KEYS: sentinel, hold, the shared bucket (all senders', or the strangers'), this sender's bucket,
- * budget[, nonce]. ARGV: the shared bucket's per minute, this sender's, budget, nonce TTL ms.
- * Returns {code, detail}: 0 ok, 1 the shared limit, 2 this sender's (detail: tokens left), 3 budget.
+ * budget, prompt floor[, nonce]. ARGV: the shared bucket's per minute, this sender's, budget, nonce TTL ms.
+ * Returns {code, detail}: 0 ok (detail: the prompt floor), 1 the shared limit, 2 this sender's (detail:
+ * tokens left), 3 budget.
  */
 const CHECK_SCRIPT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {5, '0'} end
 local hold = redis.call('PTTL', KEYS[2])
 if hold > 0 then return {6, tostring(hold)} end
-if #KEYS == 6 and redis.call('EXISTS', KEYS[6]) == 1 then return {4, '0'} end
+if #KEYS == 7 and redis.call('EXISTS', KEYS[7]) == 1 then return {4, '0'} end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local function level(key, per)
@@ -45,9 +46,19 @@ redis.call('HSET', KEYS[3], 't', tostring(g - 1), 'u', tostring(now))
 redis.call('PEXPIRE', KEYS[3], 120000)
 redis.call('HSET', KEYS[4], 't', tostring(s - 1), 'u', tostring(now))
 redis.call('PEXPIRE', KEYS[4], 120000)
-if #KEYS == 6 and not redis.call('SET', KEYS[6], '1', 'PX', ARGV[4], 'NX') then return {4, '0'} end
-return {0, '0'}
+if #KEYS == 7 and not redis.call('SET', KEYS[7], '1', 'PX', ARGV[4], 'NX') then return {4, '0'} end
+return {0, redis.call('GET', KEYS[6]) or '0'}
 `;
+
+/** Lowers the shared prompt floor, never raises it. */
+const FLOOR_SCRIPT = `
+local floor = tonumber(redis.call('GET', KEYS[1]) or '0')
+local seen = tonumber(ARGV[1])
+if floor == 0 or seen < floor then redis.call('SET', KEYS[1], ARGV[1]) end
+return 0
+`;
+
+const PROMPT_FLOOR = `${KEY_PREFIX}prompt-floor`;
 
 /**
  * The nonce outlives its envelope's acceptance window by the 60 s a timestamp may be ahead, so a replica
@@ -59,14 +70,17 @@ const REFUSALS: Record<number, CallRefusal> = { 1: 'global', 2: 'sender', 3: 'bu
 const OK: CallVerdict = { ok: true };
 
 type CheckCommand = (numKeys: number, ...args: (string | number)[]) => Promise<[number, string]>;
+type Scripted = (numKeys: number, ...args: (string | number)[]) => unknown;
 
 /** The limits, budget and nonce window shared by every replica on one Redis. */
 export class RedisCallLimits implements CallLimits {
-  private readonly client: Redis & { agentBridgeCheck?: CheckCommand };
+  private readonly client: Redis & { agentBridgeCheck?: CheckCommand; agentBridgePromptFloor?: Scripted };
   private perMinute: number;
   private perSender: number;
   private warnedUsage = false;
   private unwritten = new Map<string, number>();
+  /** The shared floor as the last check read it, or lower as this replica saw (written at once: rare). */
+  private floor = 0;
   private flushTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -79,6 +93,7 @@ export class RedisCallLimits implements CallLimits {
     this.perSender = limits.perSender;
     this.client = redis.client;
     this.client.defineCommand('agentBridgeCheck', { lua: CHECK_SCRIPT });
+    this.client.defineCommand('agentBridgePromptFloor', { lua: FLOOR_SCRIPT });
   }
 
   async check(call: CallCheck): Promise<CallVerdict> {
@@ -92,6 +107,7 @@ export class RedisCallLimits implements CallLimits {
       call.stranger ? `${KEY_PREFIX}rate:strangers` : `${KEY_PREFIX}rate:*`,
       `${KEY_PREFIX}rate:sender:${call.sender}`,
       budgetKey(now, call.sender),
+      PROMPT_FLOOR,
     ];
     if (call.nonce !== undefined) keys.push(`${KEY_PREFIX}nonce:${call.sender} ${call.nonce}`);
     const ttl = Math.max(1000, call.nonceExpiresAt - now) + NONCE_MARGIN_MS;
@@ -112,7 +128,12 @@ export class RedisCallLimits implements CallLimits {
     if (reply[0] === 5) throw await this.redis.lostState();
     if (reply[0] === 6) throw await this.redis.lostState(Number(reply[1]));
     const [code, left] = reply;
-    if (code === 0) return OK;
+    if (code === 0) {
+      // The floor another replica learned comes with every call's answer: no round trip of its own.
+      const shared = Number(left);
+      if (shared > 0 && (this.floor === 0 || shared < this.floor)) this.floor = shared;
+      return OK;
+    }
     const refusal = REFUSALS[code] ?? 'replay';
     if (refusal === 'global') {
       const waitSeconds = waitFor(Number(left), shared);
@@ -135,6 +156,19 @@ export class RedisCallLimits implements CallLimits {
     const key = budgetKey(this.now(), sender);
     this.unwritten.set(key, (this.unwritten.get(key) ?? 0) + Math.ceil(tokens));
     if (!this.closed) this.flushTimer ??= setTimeout(() => void this.flush(), 200).unref();
+  }
+
+  promptFloor(): number {
+    return this.floor;
+  }
+
+  notePrompt(tokens: number): void {
+    if (!(tokens > 0) || (this.floor > 0 && tokens >= this.floor)) return;
+    this.floor = tokens;
+    // Rare (a smaller prompt than any before): written at once, for the replicas that have not seen one.
+    void Promise.resolve(this.client.agentBridgePromptFloor?.(1, PROMPT_FLOOR, Math.ceil(tokens))).catch(
+      () => undefined,
+    );
   }
 
   /** Writes the tokens counted since the last write; kept for the next one when Redis does not answer. */

@@ -4,6 +4,8 @@ import { readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
 interface LedgerFile {
   day: string;
   used: Record<string, number>;
+  /** The smallest prompt the gateway reported (any day): see CallLimits.promptFloor. */
+  promptFloor?: number;
 }
 
 /**
@@ -13,6 +15,7 @@ interface LedgerFile {
 export class TokenLedger {
   private day: string;
   private used = new Map<string, number>();
+  private floor = 0;
   private readonly path: string;
   private dirty = false;
   private timer: NodeJS.Timeout | undefined;
@@ -27,11 +30,23 @@ export class TokenLedger {
     this.dayEndsAt = nextUtcMidnight(this.now());
     const saved = readJsonFile<LedgerFile>(this.path);
     if (saved?.day === this.day) this.used = new Map(Object.entries(saved.used));
+    if (typeof saved?.promptFloor === 'number' && saved.promptFloor > 0) this.floor = saved.promptFloor;
   }
 
   spent(sender: string): number {
     this.rollOver();
     return this.used.get(sender) ?? 0;
+  }
+
+  get promptFloor(): number {
+    return this.floor;
+  }
+
+  notePrompt(tokens: number): void {
+    if (!(tokens > 0) || (this.floor > 0 && tokens >= this.floor)) return;
+    this.floor = tokens;
+    this.dirty = true;
+    this.timer ??= setTimeout(() => this.flush(), 1000).unref();
   }
 
   add(sender: string, tokens: number): void {
@@ -52,7 +67,9 @@ export class TokenLedger {
     this.timer = undefined;
     if (!this.dirty) return;
     this.dirty = false;
-    writeFileAtomic(this.path, JSON.stringify({ day: this.day, used: Object.fromEntries(this.used) }));
+    const file: LedgerFile = { day: this.day, used: Object.fromEntries(this.used) };
+    if (this.floor > 0) file.promptFloor = this.floor;
+    writeFileAtomic(this.path, JSON.stringify(file));
   }
 
   // Cheap on every request: a comparison, until the day actually ends.

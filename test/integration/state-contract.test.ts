@@ -173,6 +173,17 @@ describe.each(homes)('call limits in %s', (_name, make) => {
     expect(await limits.check(call('agent://a20.example', fresh()))).toMatchObject({ refusal: 'global' });
   });
 
+  it('keeps the smallest prompt the gateway reported as the prompt floor', async () => {
+    const limits = await (await make()).limits(100, 100);
+    expect(limits.promptFloor()).toBe(0);
+    limits.notePrompt(0);
+    limits.notePrompt(3000);
+    limits.notePrompt(5000);
+    expect(limits.promptFloor()).toBe(3000);
+    limits.notePrompt(2500);
+    expect(limits.promptFloor()).toBe(2500);
+  });
+
   it('checks unsigned calls (no nonce) against the limits only', async () => {
     const limits = await (await make()).limits(100, 2);
     expect(await limits.check(call('unsigned:127.0.0.1'))).toEqual({ ok: true });
@@ -253,6 +264,22 @@ describe.each(homes)('tasks in %s', (_name, make) => {
 });
 
 describe('Redis: what replicas share', () => {
+  it('the prompt floor one replica learned comes to another with its next check', async () => {
+    await admin.flushdb();
+    const shared = await connection();
+    const a = new RedisCallLimits(shared, { perMinute: 100, perSender: 100 });
+    const b = new RedisCallLimits(await connection(), { perMinute: 100, perSender: 100 });
+    a.notePrompt(4000);
+    await until(async () => (await admin.get('agent-bridge:prompt-floor')) === '4000', 2000, 'written');
+    expect(b.promptFloor()).toBe(0);
+    expect(await b.check(call('agent://a.example', fresh()))).toEqual({ ok: true });
+    expect(b.promptFloor()).toBe(4000);
+    // Never raised: a bigger prompt seen elsewhere leaves it.
+    b.notePrompt(9000);
+    a.notePrompt(3500);
+    await until(async () => (await admin.get('agent-bridge:prompt-floor')) === '3500', 2000, 'lowered');
+  });
+
   it('a nonce used at one replica is a replay at another, and the limits count both', async () => {
     await admin.flushdb();
     const a = new RedisCallLimits(await connection(), { perMinute: 100, perSender: 3 });

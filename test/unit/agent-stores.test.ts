@@ -111,6 +111,18 @@ describe('TokenLedger', () => {
     expect(ledger.spent('agent://a')).toBe(0);
     expect(new TokenLedger(d, () => now).spent('agent://a')).toBe(0);
   });
+
+  it('keeps the prompt floor across restarts and days', () => {
+    const d = dir();
+    let now = Date.UTC(2026, 10, 25, 23, 59, 0);
+    const ledger = new TokenLedger(d, () => now);
+    ledger.notePrompt(2400);
+    ledger.notePrompt(3000);
+    ledger.flush();
+    expect(new TokenLedger(d, () => now).promptFloor).toBe(2400);
+    now += 120_000;
+    expect(new TokenLedger(d, () => now).promptFloor).toBe(2400);
+  });
 });
 
 describe('isPublicAddress', () => {
