@@ -51,6 +51,7 @@ export async function handleEnvelope(
   res.on('close', callerLeft);
   runtime.inflight.add(controller);
   let bytesIn = 0;
+  let accepted: Accepted | undefined;
   // Built field by field (every envelope comes here once): spreading the optional parts cost µs per call.
   const log: Log = (fields) => {
     const sink = runtime.events.envelope;
@@ -83,7 +84,7 @@ export async function handleEnvelope(
     }
     const body = await readRawBody(req, runtime.bodyLimitBytes());
     bytesIn = body.length;
-    const accepted = await receive(
+    accepted = await receive(
       runtime.pipeline,
       {
         mode,
@@ -134,6 +135,8 @@ export async function handleEnvelope(
   } finally {
     runtime.inflight.delete(controller);
     res.off('close', callerLeft);
+    // Released once its skill ran (or here, if it never did); an async task's run releases its own.
+    if (accepted && mode !== 'async') releaseReservation(runtime, accepted);
   }
 }
 
@@ -160,11 +163,17 @@ async function replySync(
   signal: AbortSignal,
   log: Log,
 ): Promise<void> {
-  const result = await runSkill(accepted, 'sync', {
-    signal,
-    reportUsage: usageReporter(runtime, accepted),
-    promptFloor: runtime.pipeline.limits.promptFloor(),
-  });
+  let result: unknown;
+  try {
+    result = await runSkill(accepted, 'sync', {
+      signal,
+      reportUsage: usageReporter(runtime, accepted),
+      promptFloor: runtime.pipeline.limits.promptFloor(),
+    });
+  } finally {
+    // Before the reply leaves: the sender's next call must not meet this one's reservation.
+    releaseReservation(runtime, accepted);
+  }
   if (signal.aborted) throw signal.reason;
   const body = okResponse(accepted.envelope.traceId, newSpanId(), result);
   const bytesOut = writeSigned(res, runtime.signer(), 200, body);
@@ -224,6 +233,7 @@ async function replyTask(
     );
   } catch (error) {
     if (held) runtime.pipeline.access?.release(accepted.sender, held.taskId);
+    releaseReservation(runtime, accepted);
     throw error;
   }
 }
@@ -341,6 +351,7 @@ async function runTask(runtime: AgentRuntime, accepted: Accepted, task: StoredTa
     });
   } finally {
     runtime.inflight.delete(controller);
+    releaseReservation(runtime, accepted);
   }
   if (finished && task.callbackUrl) await deliverCallback(runtime, task, envelopeOut);
 }
@@ -374,12 +385,17 @@ async function replyStream(
   const signer = runtime.signer();
   if (named) sse.send({ status: 'processing' }, 'status');
   try {
-    const result = await runSkill(accepted, 'stream', {
-      signal,
-      emit: (chunk) => sse.send({ chunk, done: false }),
-      reportUsage: usageReporter(runtime, accepted),
-      promptFloor: runtime.pipeline.limits.promptFloor(),
-    });
+    let result: unknown;
+    try {
+      result = await runSkill(accepted, 'stream', {
+        signal,
+        emit: (chunk) => sse.send({ chunk, done: false }),
+        reportUsage: usageReporter(runtime, accepted),
+        promptFloor: runtime.pipeline.limits.promptFloor(),
+      });
+    } finally {
+      releaseReservation(runtime, accepted);
+    }
     if (signal.aborted) throw signal.reason;
     if (named) sse.send(signObject({ status: 'ok', result }, signer), 'result');
     sse.send(signObject({ done: true, result }, signer));
@@ -437,6 +453,13 @@ function usageReporter(runtime: AgentRuntime, accepted: Accepted) {
     runtime.pipeline.limits.addTokens(accepted.sender, tokens);
     if (prompt !== undefined) runtime.pipeline.limits.notePrompt(prompt);
   };
+}
+
+/** The call is over, its usage charged: what step 5 reserved for it is given back (once). */
+function releaseReservation(runtime: AgentRuntime, accepted: Accepted): void {
+  if (!accepted.reserved) return;
+  runtime.pipeline.limits.release(accepted.sender, accepted.reserved, accepted.reservedAt ?? 0);
+  accepted.reserved = 0;
 }
 
 function forwardedFor(req: IncomingMessage): string | undefined {

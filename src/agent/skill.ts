@@ -49,5 +49,11 @@ export interface SkillContext {
  */
 export interface Skill<R = unknown> extends SkillDef {
   streamStyle?: 'generic' | 'named';
+  /**
+   * What a call may cost in tokens, held against its sender's daily budget while it runs (then replaced by
+   * what it reported): concurrent calls cannot all pass a budget none of them is charged to yet. None: the
+   * skill's calls reserve nothing.
+   */
+  budgetEstimate?(payload: Record<string, unknown>, promptFloor: number): number;
   handler(context: SkillContext): Promise<R>;
 }

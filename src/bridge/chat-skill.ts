@@ -42,6 +42,8 @@ function estimateTokens(chars: number): number {
  * who hangs up before the usage frame would pay only its own words on a fresh agent (review of issue 15).
  */
 export const DEFAULT_PROMPT_TOKENS = 2000;
+/** The reply a call is taken to produce while it runs, on top of its prompt (settled when it ends). */
+export const REPLY_ALLOWANCE_TOKENS = 500;
 
 // A channel can never contain '#', and neither can an agent id: `sender#channel` keys are unambiguous.
 const CHANNEL_PATTERN = '^[A-Za-z0-9._:@/-]{1,64}$';
@@ -83,6 +85,10 @@ export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
     trust: options.trust ?? 'public',
     ...(options.trust === 'trusted-peers' ? { allowedPeers: options.allowedPeers ?? [] } : {}),
     streamStyle: 'named',
+    budgetEstimate(payload, promptFloor) {
+      const words = typeof payload.message === 'string' ? estimateTokens(payload.message.length) : 0;
+      return (promptFloor || DEFAULT_PROMPT_TOKENS) + words + REPLY_ALLOWANCE_TOKENS;
+    },
     async handler(context) {
       const message = context.payload.message as string;
       const channel = (context.payload.channel as string | undefined) ?? options.defaultChannel();

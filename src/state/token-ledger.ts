@@ -9,12 +9,14 @@ interface LedgerFile {
 }
 
 /**
- * Tokens each sender spent today (UTC), as the gateway reported them. Persisted, so a restart does not
- * hand every sender a fresh budget; writes are batched because every accepted call adds to it.
+ * Tokens each sender spent today (UTC), as the gateway reported them, and the tokens held for its calls in
+ * flight (in memory: a call does not outlive its process). Persisted, so a restart does not hand every
+ * sender a fresh budget; writes are batched because every accepted call adds to it.
  */
 export class TokenLedger {
   private day: string;
   private used = new Map<string, number>();
+  private readonly reserved = new Map<string, number>();
   private floor = 0;
   private readonly path: string;
   private dirty = false;
@@ -36,6 +38,26 @@ export class TokenLedger {
   spent(sender: string): number {
     this.rollOver();
     return this.used.get(sender) ?? 0;
+  }
+
+  /** What counts against the sender's budget now: spent, and held for its calls in flight. */
+  committed(sender: string): number {
+    this.rollOver();
+    return (this.used.get(sender) ?? 0) + (this.reserved.get(sender) ?? 0);
+  }
+
+  reserve(sender: string, tokens: number): void {
+    this.rollOver();
+    this.reserved.set(sender, (this.reserved.get(sender) ?? 0) + tokens);
+  }
+
+  /** Gives back a reservation made at `reservedAt`; one of an earlier day went with that day's counts. */
+  release(sender: string, tokens: number, reservedAt: number): void {
+    this.rollOver();
+    if (reservedAt < this.dayEndsAt - DAY_MS) return;
+    const left = (this.reserved.get(sender) ?? 0) - tokens;
+    if (left > 0) this.reserved.set(sender, left);
+    else this.reserved.delete(sender);
   }
 
   get promptFloor(): number {
@@ -79,9 +101,12 @@ export class TokenLedger {
     this.day = utcDay(now);
     this.dayEndsAt = nextUtcMidnight(now);
     this.used.clear();
+    this.reserved.clear();
     this.dirty = true;
   }
 }
+
+const DAY_MS = 86_400_000;
 
 /** Seconds until the daily budgets reset at UTC midnight (at least one). */
 export function secondsUntilUtcMidnight(now: number): number {

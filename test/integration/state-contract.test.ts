@@ -173,6 +173,28 @@ describe.each(homes)('call limits in %s', (_name, make) => {
     expect(await limits.check(call('agent://a20.example', fresh()))).toMatchObject({ refusal: 'global' });
   });
 
+  it('holds the tokens a call reserves against the budget until it is released (review of issue 15)', async () => {
+    const limits = await (await make()).limits(100, 100);
+    const reserving = (nonce: string) => ({ ...call('agent://a.example', nonce, 1000), reserve: 600 });
+    const at = Date.now();
+    // Two calls in flight: the second one still fits (the budget holds within one call's overshoot)...
+    expect(await limits.check(reserving(fresh()))).toEqual({ ok: true });
+    expect(await limits.check(reserving(fresh()))).toEqual({ ok: true });
+    // ...a third does not, though nothing is charged yet.
+    expect(await limits.check(reserving(fresh()))).toMatchObject({ ok: false, refusal: 'budget' });
+    // They end: one cost 300, the other nothing (refused by the gateway); the reservations are given back.
+    limits.addTokens('agent://a.example', 300);
+    limits.release('agent://a.example', 600, at);
+    limits.release('agent://a.example', 600, at);
+    await until(async () => (await limits.check(reserving(fresh()))).ok, 2000, 'the reservations released');
+    // 300 spent and 600 held now. A release of a reservation made on a day that has ended takes nothing
+    // from today's: one more call fits, then none.
+    limits.release('agent://a.example', 600, at - 86_400_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await limits.check(reserving(fresh()))).toEqual({ ok: true });
+    expect(await limits.check(reserving(fresh()))).toMatchObject({ ok: false, refusal: 'budget' });
+  });
+
   it('keeps the smallest prompt the gateway reported as the prompt floor', async () => {
     const limits = await (await make()).limits(100, 100);
     expect(limits.promptFloor()).toBe(0);
