@@ -486,6 +486,13 @@ async function checkLimits(deps: PipelineDeps, call: CallCheck): Promise<void> {
         `${sender} has used its ${call.tokensPerDay} tokens for today; the budget resets at UTC midnight (in ${wait} s).`,
         { step: 'rate-limit', retryAfterSeconds: wait },
       );
+    case 'budget-held':
+      throw new ProtocolError(
+        'TOKEN_BUDGET_EXCEEDED',
+        429,
+        `${sender} has calls in progress that may use the rest of its ${call.tokensPerDay} tokens for today; retry in ${wait} s, once they have ended.`,
+        { step: 'rate-limit', retryAfterSeconds: wait },
+      );
     case 'full':
       throw new ProtocolError('AGENT_UNAVAILABLE', 503, 'The agent is overloaded; retry shortly.', {
         step: 'nonce',

@@ -23,7 +23,10 @@ export interface CallCheck {
   stranger?: boolean;
 }
 
-export type CallRefusal = 'global' | 'strangers' | 'sender' | 'budget' | 'replay' | 'full';
+export type CallRefusal = 'global' | 'strangers' | 'sender' | 'budget' | 'budget-held' | 'replay' | 'full';
+
+/** A sender whose calls in flight hold the rest of its budget may try again this soon (they may end). */
+export const HELD_BUDGET_WAIT_S = 5;
 
 /** The strangers' bucket holds a tenth of the card's requests per minute (at least one). */
 export function strangersPerMinute(perMinute: number): number {
@@ -97,8 +100,11 @@ export class LocalCallLimits implements CallLimits {
       return { ok: false, refusal: call.stranger ? 'strangers' : 'global', waitSeconds: sharedWait };
     const senderWait = this.senderLimit.wait(call.sender);
     if (senderWait > 0) return { ok: false, refusal: 'sender', waitSeconds: senderWait };
-    if (call.tokensPerDay > 0 && this.ledger.committed(call.sender) >= call.tokensPerDay)
-      return { ok: false, refusal: 'budget', waitSeconds: this.ledger.secondsUntilReset() };
+    if (call.tokensPerDay > 0 && this.ledger.committed(call.sender) >= call.tokensPerDay) {
+      if (this.ledger.spent(call.sender) >= call.tokensPerDay)
+        return { ok: false, refusal: 'budget', waitSeconds: this.ledger.secondsUntilReset() };
+      return { ok: false, refusal: 'budget-held', waitSeconds: HELD_BUDGET_WAIT_S };
+    }
     shared.take('*');
     this.senderLimit.take(call.sender);
     if (call.nonce !== undefined) {

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import {
+  HELD_BUDGET_WAIT_S,
   strangersPerMinute,
   type CallCheck,
   type CallLimits,
@@ -27,7 +28,8 @@ const MAX_NEAR = 10_000;
  * KEYS: sentinel, hold, the shared bucket (all senders', or the strangers'), this sender's bucket,
  * budget, reserved, prompt floor[, nonce]. ARGV: the shared bucket's per minute, this sender's, budget,
  * nonce TTL ms, tokens to reserve. Returns {code, detail}: 0 ok (detail: the prompt floor; then what the
- * sender has spent and holds), 1 the shared limit, 2 this sender's (detail: tokens left), 3 budget.
+ * sender has spent and holds), 1 the shared limit, 2 this sender's (detail: tokens left), 3 the budget
+ * spent, 7 the rest of it held by calls in flight.
  */
 const CHECK_SCRIPT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {5, '0'} end
@@ -52,8 +54,10 @@ if s < 1 then return {2, tostring(s)} end
 local budget = tonumber(ARGV[3])
 local committed = 0
 if budget > 0 then
-  committed = tonumber(redis.call('GET', KEYS[5]) or '0') + tonumber(redis.call('GET', KEYS[6]) or '0')
-  if committed >= budget then return {3, '0'} end
+  local spent = tonumber(redis.call('GET', KEYS[5]) or '0')
+  if spent >= budget then return {3, '0'} end
+  committed = spent + tonumber(redis.call('GET', KEYS[6]) or '0')
+  if committed >= budget then return {7, '0'} end
 end
 redis.call('HSET', KEYS[3], 't', tostring(g - 1), 'u', tostring(now))
 redis.call('PEXPIRE', KEYS[3], 120000)
@@ -89,7 +93,13 @@ return 0
  */
 const NONCE_MARGIN_MS = 60_000;
 
-const REFUSALS: Record<number, CallRefusal> = { 1: 'global', 2: 'sender', 3: 'budget', 4: 'replay' };
+const REFUSALS: Record<number, CallRefusal> = {
+  1: 'global',
+  2: 'sender',
+  3: 'budget',
+  4: 'replay',
+  7: 'budget-held',
+};
 const OK: CallVerdict = { ok: true };
 
 type CheckCommand = (numKeys: number, ...args: (string | number)[]) => Promise<[number, string, string?]>;
@@ -176,6 +186,7 @@ export class RedisCallLimits implements CallLimits {
     if (refusal === 'sender')
       return { ok: false, refusal, waitSeconds: waitFor(Number(left), this.perSender) };
     if (refusal === 'budget') return { ok: false, refusal, waitSeconds: secondsUntilUtcMidnight(now) };
+    if (refusal === 'budget-held') return { ok: false, refusal, waitSeconds: HELD_BUDGET_WAIT_S };
     return { ok: false, refusal, waitSeconds: 0 };
   }
 

@@ -180,8 +180,12 @@ describe.each(homes)('call limits in %s', (_name, make) => {
     // Two calls in flight: the second one still fits (the budget holds within one call's overshoot)...
     expect(await limits.check(reserving(fresh()))).toEqual({ ok: true });
     expect(await limits.check(reserving(fresh()))).toEqual({ ok: true });
-    // ...a third does not, though nothing is charged yet.
-    expect(await limits.check(reserving(fresh()))).toMatchObject({ ok: false, refusal: 'budget' });
+    // ...a third does not, though nothing is charged yet: it may try again soon, when they may have ended.
+    expect(await limits.check(reserving(fresh()))).toEqual({
+      ok: false,
+      refusal: 'budget-held',
+      waitSeconds: 5,
+    });
     // They end: one cost 300, the other nothing (refused by the gateway); the reservations are given back.
     limits.addTokens('agent://a.example', 300);
     limits.release('agent://a.example', 600, at);
@@ -192,7 +196,7 @@ describe.each(homes)('call limits in %s', (_name, make) => {
     limits.release('agent://a.example', 600, at - 86_400_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await limits.check(reserving(fresh()))).toEqual({ ok: true });
-    expect(await limits.check(reserving(fresh()))).toMatchObject({ ok: false, refusal: 'budget' });
+    expect(await limits.check(reserving(fresh()))).toMatchObject({ ok: false, refusal: 'budget-held' });
   });
 
   it('keeps the smallest prompt the gateway reported as the prompt floor', async () => {
