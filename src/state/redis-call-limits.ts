@@ -7,7 +7,7 @@ import {
   type CallRefusal,
   type CallVerdict,
 } from './call-limits.js';
-import { HOLD, KEY_PREFIX, SENTINEL, unavailable, type RedisConnection } from './redis-connection.js';
+import { HOLD, KEY_PREFIX, SENTINEL, WRITES, unavailable, type RedisConnection } from './redis-connection.js';
 import { secondsUntilUtcMidnight, utcDay } from './token-ledger.js';
 
 /**
@@ -25,17 +25,19 @@ const MAX_NEAR = 10_000;
  * buckets and the budget (spent and held for calls in flight) are read, and only when all pass are the
  * buckets charged, the nonce set (SET NX: a second replica seeing the same nonce at the same moment gets
  * nothing back, a replay too) and the call's tokens reserved.
+ * A call that passes raises the count of writes (WRITES) in the same script: a Redis replica that has the
+ * nonce has the count, and one that missed it has a lower count (redis-connection.ts).
  * KEYS: sentinel, hold, the shared bucket (all senders', or the strangers'), this sender's bucket,
- * budget, reserved, prompt floor[, nonce]. ARGV: the shared bucket's per minute, this sender's, budget,
- * nonce TTL ms, tokens to reserve. Returns {code, detail}: 0 ok (detail: the prompt floor; then what the
- * sender has spent and holds), 1 the shared limit, 2 this sender's (detail: tokens left), 3 the budget
- * spent, 7 the rest of it held by calls in flight.
+ * budget, reserved, prompt floor, writes[, nonce]. ARGV: the shared bucket's per minute, this sender's,
+ * budget, nonce TTL ms, tokens to reserve. Returns {code, detail}: 0 ok (detail: the prompt floor; then
+ * what the sender has spent and holds, and the count of writes), 1 the shared limit, 2 this sender's
+ * (detail: tokens left), 3 the budget spent, 7 the rest of it held by calls in flight.
  */
 const CHECK_SCRIPT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return {5, '0'} end
 local hold = redis.call('PTTL', KEYS[2])
 if hold > 0 then return {6, tostring(hold)} end
-if #KEYS == 8 and redis.call('EXISTS', KEYS[8]) == 1 then return {4, '0'} end
+if #KEYS == 9 and redis.call('EXISTS', KEYS[9]) == 1 then return {4, '0'} end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local function level(key, per)
@@ -63,13 +65,14 @@ redis.call('HSET', KEYS[3], 't', tostring(g - 1), 'u', tostring(now))
 redis.call('PEXPIRE', KEYS[3], 120000)
 redis.call('HSET', KEYS[4], 't', tostring(s - 1), 'u', tostring(now))
 redis.call('PEXPIRE', KEYS[4], 120000)
-if #KEYS == 8 and not redis.call('SET', KEYS[8], '1', 'PX', ARGV[4], 'NX') then return {4, '0'} end
+if #KEYS == 9 and not redis.call('SET', KEYS[9], '1', 'PX', ARGV[4], 'NX') then return {4, '0'} end
 local reserve = tonumber(ARGV[5])
 if reserve > 0 then
   redis.call('INCRBY', KEYS[6], reserve)
   redis.call('PEXPIRE', KEYS[6], ${RESERVED_TTL_MS})
 end
-return {0, redis.call('GET', KEYS[7]) or '0', tostring(committed + reserve)}
+local writes = redis.call('INCR', KEYS[8])
+return {0, redis.call('GET', KEYS[7]) or '0', tostring(committed + reserve), tostring(writes)}
 `;
 
 /** Gives a reservation back, never below zero (one that lapsed with its key is not taken from others). */
@@ -102,7 +105,8 @@ const REFUSALS: Record<number, CallRefusal> = {
 };
 const OK: CallVerdict = { ok: true };
 
-type CheckCommand = (numKeys: number, ...args: (string | number)[]) => Promise<[number, string, string?]>;
+type CheckReply = [number, string, string?, string?];
+type CheckCommand = (numKeys: number, ...args: (string | number)[]) => Promise<CheckReply>;
 type Scripted = (numKeys: number, ...args: (string | number)[]) => unknown;
 
 /** The limits, budget and nonce window shared by every replica on one Redis. */
@@ -150,10 +154,11 @@ export class RedisCallLimits implements CallLimits {
       budgetKey(now, call.sender),
       reservedKey(now, call.sender),
       PROMPT_FLOOR,
+      WRITES,
     ];
     if (call.nonce !== undefined) keys.push(`${KEY_PREFIX}nonce:${call.sender} ${call.nonce}`);
     const ttl = Math.max(1000, call.nonceExpiresAt - now) + NONCE_MARGIN_MS;
-    let reply: [number, string, string?];
+    let reply: CheckReply;
     try {
       reply = await (this.client.agentBridgeCheck as CheckCommand)(
         keys.length,
@@ -172,6 +177,8 @@ export class RedisCallLimits implements CallLimits {
     if (reply[0] === 6) throw await this.redis.lostState(Number(reply[1]));
     const [code, left] = reply;
     if (code === 0) {
+      // Fewer writes than seen before: this call's own check ran on data that lost some (a replay may pass).
+      if (this.redis.writesLost(Number(reply[3]))) throw await this.redis.lostWrites();
       // The floor another replica learned comes with every call's answer: no round trip of its own.
       const shared = Number(left);
       if (shared > 0 && (this.floor === 0 || shared < this.floor)) this.floor = shared;
