@@ -27,6 +27,8 @@ export interface RedisConnectionOptions {
    * id that it restarted, even across a restart of ours.
    */
   memoryFile?: string;
+  /** How often the persistence settings are read again while connected; default 30 s. */
+  persistenceCheckMs?: number;
   now?: () => number;
 }
 
@@ -117,6 +119,7 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
   /** What this process saw last (also kept in `memoryFile`). */
   private memory: Memory | undefined;
   private saveTimer: NodeJS.Timeout | undefined;
+  private persistenceTimer: NodeJS.Timeout | undefined;
   private checkedEviction = false;
 
   constructor(private readonly options: RedisConnectionOptions) {
@@ -235,6 +238,7 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
 
   disconnect(): void {
     clearTimeout(this.holdTimer);
+    clearInterval(this.persistenceTimer);
     if (this.saveTimer) this.saveWrites();
     this.client.disconnect();
     this.subscriber.disconnect();
@@ -287,11 +291,34 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
       const { ms, reason } = await this.readHold();
       this.hold(ms, reason);
       await this.checkEviction();
+      this.persistenceTimer ??= setInterval(
+        () => void this.recheckPersistence(),
+        this.options.persistenceCheckMs ?? 30_000,
+      ).unref();
       this.lastError = undefined;
       this.setConnected(true);
     } catch (error) {
       this.lastError = (error as Error).message;
       this.report();
+    }
+  }
+
+  /**
+   * The stamp says the process fsynced every write since it was stamped; an operator may turn that off while
+   * it runs (CONFIG SET appendfsync everysec), and a crash then loses writes: the stamp follows, never back
+   * for the same process. Seen within `persistenceCheckMs`, not sooner.
+   */
+  private async recheckPersistence(): Promise<void> {
+    if (!this.connected) return;
+    try {
+      const server = await this.serverFacts();
+      const current = await this.client.get(SENTINEL);
+      if (!current) return; // gone: the next call finds out
+      const found = parseSentinel(current);
+      if (found.runId !== server.runId || !found.always || server.always === true) return;
+      await this.replaceSentinel(current, stamp(found.id, found.createdAt, server), 0, 'wiped');
+    } catch {
+      // Not answering now: the next check, or the reconnection, reads them again.
     }
   }
 

@@ -343,3 +343,29 @@ describe('a Redis with fewer writes than a replica saw', () => {
     expect(await a.check('fresh')).toEqual({ ok: true });
   });
 });
+
+describe('persistence turned down while Redis runs', () => {
+  it('is seen within the check interval: a crash afterwards holds', async () => {
+    const { redis, admin } = await redisServer({ persistence: 'aof-always' });
+    const connection = new RedisConnection({
+      url: redis.url,
+      wipeHoldMs: 60_000,
+      memoryFile: join(dataDir(), 'redis-sentinel'),
+      persistenceCheckMs: 100,
+    });
+    await connection.connect();
+    cleanups.push(() => connection.disconnect());
+    expect((await admin.get('agent-bridge:sentinel'))?.split(' ')[3]).toBe('always');
+    // The operator turns it down on the running server: writes are now fsynced once a second.
+    await admin.config('SET', 'appendfsync', 'everysec');
+    await until(
+      async () => (await admin.get('agent-bridge:sentinel'))?.split(' ')[3] === 'not-always',
+      3000,
+      'the stamp following',
+    );
+    // Even with `always` again after the crash, that run may have lost its last writes.
+    await crashAndRestart(redis, [connection]);
+    await settled(connection);
+    expect(connection.health()).toMatchObject({ up: false, problem: expect.stringMatching(/restarted/) });
+  });
+});
