@@ -11,7 +11,10 @@
  */
 export const HIDDEN_CHARS =
   '[\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}\\u034f\\u115f\\u1160\\u180b-\\u180f\\u2800\\u3164\\ufe00-\\ufe0f\\uffa0\\u{e0000}-\\u{e0fff}]';
+// Combining marks alone in the class on purpose: each one is to be found, whatever it follows.
+// eslint-disable-next-line no-misleading-character-class
 const UNSAFE_RUN = new RegExp(`${HIDDEN_CHARS}+`, 'gu');
+// eslint-disable-next-line no-misleading-character-class
 const UNSAFE_CHAR = new RegExp(HIDDEN_CHARS, 'gu');
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
