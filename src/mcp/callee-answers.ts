@@ -179,7 +179,19 @@ export function toOutboundError(error: unknown, context: FailureContext): Outbou
     );
   }
   if (error instanceof CardFetchError) {
-    return new OutboundError('handler', 502, `Could not use the card of ${agent}: ${error.message}`);
+    if (error.redirectedTo === undefined) {
+      return new OutboundError('handler', 502, `Could not use the card of ${agent}: ${error.message}`);
+    }
+    return new OutboundError(
+      'handler',
+      502,
+      `Could not use the card of ${agent}: ${error.message} (where it redirects is shown below).`,
+      {
+        untrusted: [
+          { what: 'where its card fetch was redirected', value: error.redirectedTo, maxChars: 300 },
+        ],
+      },
+    );
   }
   if (error instanceof AgentCallError) {
     // A refusal the client checked: signed and verified, or unsigned.

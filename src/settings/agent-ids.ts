@@ -1,4 +1,4 @@
-import { normalizeAgentId } from '../protocol/index.js';
+import { agentHost, normalizeAgentId } from '../protocol/index.js';
 import type { Settings, SettingsFieldError } from './schema.js';
 
 /** The settings that hold agent ids, as lists. */
@@ -15,15 +15,22 @@ export function normalizeSettingIds<T extends Partial<Settings>>(
 ): { value: T; errors: SettingsFieldError[] } {
   const value = { ...settings };
   const errors: SettingsFieldError[] = [];
+  // The schema's pattern has checked the shape: what agentHost refuses is a port outside 1-65535.
+  const checkPort = (field: SettingsFieldError['field'], id: string) => {
+    if (agentHost(id) === null) errors.push({ field, message: `${field}: ${id} has a port outside 1-65535` });
+  };
   for (const name of ID_LISTS) {
     const ids = settings[name];
-    if (ids) value[name] = [...new Set(ids.map(normalizeAgentId))];
+    if (!ids) continue;
+    for (const id of ids) checkPort(name, id);
+    value[name] = [...new Set(ids.map(normalizeAgentId))];
   }
   const pinned = settings.trustedPeerKeys;
   if (pinned) {
     const keys: Record<string, string> = {};
     const spelling: Record<string, string> = {};
     for (const [written, key] of Object.entries(pinned)) {
+      checkPort('trustedPeerKeys', written);
       const id = normalizeAgentId(written);
       if (Object.hasOwn(keys, id) && keys[id] !== key) {
         errors.push({

@@ -47,6 +47,13 @@ export interface StoredTask extends TaskRecord {
     /** A delegation token verified when the task arrived: the caller acts for this agent. */
     onBehalfOf?: string;
     delegationScope?: string[];
+    /**
+     * The raw public keys that signed it, and whether the operator pinned the sender's key: approval runs it
+     * only if it covers them (the id may have changed hands while it waited). Absent in tasks held by
+     * earlier releases: then only an approval bound to no key yet covers it.
+     */
+    keys?: string[];
+    pinned?: true;
   };
 }
 

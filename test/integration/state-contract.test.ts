@@ -182,6 +182,43 @@ describe.each(homes)('call limits in %s', (_name, make) => {
     expect(await limits.check(call('agent://a20.example', fresh()))).toMatchObject({ refusal: 'global' });
   });
 
+  it('holds the tokens a call reserves against the budget until it is released (review of issue 15)', async () => {
+    const limits = await (await make()).limits(100, 100);
+    const reserving = (nonce: string) => ({ ...call('agent://a.example', nonce, 1000), reserve: 600 });
+    const at = Date.now();
+    // Two calls in flight: the second one still fits (the budget holds within one call's overshoot)...
+    expect(await limits.check(reserving(fresh()))).toEqual({ ok: true });
+    expect(await limits.check(reserving(fresh()))).toEqual({ ok: true });
+    // ...a third does not, though nothing is charged yet: it may try again soon, when they may have ended.
+    expect(await limits.check(reserving(fresh()))).toEqual({
+      ok: false,
+      refusal: 'budget-held',
+      waitSeconds: 5,
+    });
+    // They end: one cost 300, the other nothing (refused by the gateway); the reservations are given back.
+    limits.addTokens('agent://a.example', 300);
+    limits.release('agent://a.example', 600, at);
+    limits.release('agent://a.example', 600, at);
+    await until(async () => (await limits.check(reserving(fresh()))).ok, 2000, 'the reservations released');
+    // 300 spent and 600 held now. A release of a reservation made on a day that has ended takes nothing
+    // from today's: one more call fits, then none.
+    limits.release('agent://a.example', 600, at - 86_400_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await limits.check(reserving(fresh()))).toEqual({ ok: true });
+    expect(await limits.check(reserving(fresh()))).toMatchObject({ ok: false, refusal: 'budget-held' });
+  });
+
+  it('keeps the smallest prompt the gateway reported as the prompt floor', async () => {
+    const limits = await (await make()).limits(100, 100);
+    expect(limits.promptFloor()).toBe(0);
+    limits.notePrompt(0);
+    limits.notePrompt(3000);
+    limits.notePrompt(5000);
+    expect(limits.promptFloor()).toBe(3000);
+    limits.notePrompt(2500);
+    expect(limits.promptFloor()).toBe(2500);
+  });
+
   it('checks unsigned calls (no nonce) against the limits only', async () => {
     const limits = await (await make()).limits(100, 2);
     expect(await limits.check(call('unsigned:127.0.0.1'))).toEqual({ ok: true });
@@ -584,6 +621,22 @@ describe('Redis: what replicas share', () => {
       'the revocation at every replica',
     );
     expect(await c.verify(secret)).toMatchObject({ refusal: 'revoked' });
+  });
+
+  it('the prompt floor one replica learned comes to another with its next check', async () => {
+    await admin.flushdb();
+    const shared = await connection();
+    const a = new RedisCallLimits(shared, { perMinute: 100, perSender: 100 });
+    const b = new RedisCallLimits(await connection(), { perMinute: 100, perSender: 100 });
+    a.notePrompt(4000);
+    await until(async () => (await admin.get('agent-bridge:prompt-floor')) === '4000', 2000, 'written');
+    expect(b.promptFloor()).toBe(0);
+    expect(await b.check(call('agent://a.example', fresh()))).toEqual({ ok: true });
+    expect(b.promptFloor()).toBe(4000);
+    // Never raised: a bigger prompt seen elsewhere leaves it.
+    b.notePrompt(9000);
+    a.notePrompt(3500);
+    await until(async () => (await admin.get('agent-bridge:prompt-floor')) === '3500', 2000, 'lowered');
   });
 
   it('a nonce used at one replica is a replay at another, and the limits count both', async () => {
