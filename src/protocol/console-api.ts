@@ -62,6 +62,8 @@ export interface TrafficEntry {
   replySignature?: ReplySignature;
   /** The agent a delegation token says the caller acts for (its `iss`), after the token verified. */
   onBehalfOf?: string;
+  /** The protocol the call spoke; absent: SAMVAD. */
+  protocol?: 'samvad' | 'a2a';
 }
 
 /**
