@@ -1,8 +1,21 @@
 import { normalizeAgentId } from '../protocol/index.js';
 import type { Settings, SettingsFieldError } from './schema.js';
 
-/** The settings that hold agent ids, as lists. */
-const ID_LISTS = ['allowedPeers', 'outboundAllowed'] as const;
+/**
+ * An entry of `outboundAllowed`: an agent:// id (SAMVAD) or an https:// base URL (A2A), in its one spelling
+ * (the host as normalizeAgentId writes it, no trailing slash). Either names a host, for either protocol.
+ */
+export function normalizeOutboundTarget(entry: string): string {
+  if (!/^https:\/\//i.test(entry)) return normalizeAgentId(entry);
+  const id = normalizeAgentId(`agent://${entry.slice('https://'.length).replace(/\/$/, '')}`);
+  return id.startsWith('agent://') ? `https://${id.slice('agent://'.length)}` : entry;
+}
+
+/** The host an `outboundAllowed` entry names, as an agent:// id (what the outbound policy compares). */
+export function outboundTargetId(entry: string): string {
+  const normalized = normalizeOutboundTarget(entry);
+  return normalized.startsWith('https://') ? `agent://${normalized.slice('https://'.length)}` : normalized;
+}
 
 /**
  * Every agent id in `settings` in its one spelling (normalizeAgentId), as senders are compared: an id typed
@@ -15,10 +28,9 @@ export function normalizeSettingIds<T extends Partial<Settings>>(
 ): { value: T; errors: SettingsFieldError[] } {
   const value = { ...settings };
   const errors: SettingsFieldError[] = [];
-  for (const name of ID_LISTS) {
-    const ids = settings[name];
-    if (ids) value[name] = [...new Set(ids.map(normalizeAgentId))];
-  }
+  if (settings.allowedPeers) value.allowedPeers = [...new Set(settings.allowedPeers.map(normalizeAgentId))];
+  if (settings.outboundAllowed)
+    value.outboundAllowed = [...new Set(settings.outboundAllowed.map(normalizeOutboundTarget))];
   const pinned = settings.trustedPeerKeys;
   if (pinned) {
     const keys: Record<string, string> = {};
