@@ -29,6 +29,7 @@ import {
 } from './a2a-answers.js';
 import { A2ACardCache, fetchCheckedCard, type CheckedCard } from './a2a-card.js';
 import type { A2ACredentials } from './a2a-credentials.js';
+import { mask } from './tool-guard.js';
 import { guardedFetch, type A2ACallLog } from './a2a-fetch.js';
 import { PREVIEW_CHARS, type EntryFields, type OutboundFrame } from './outbound-frame.js';
 import {
@@ -110,6 +111,9 @@ export class A2ACalls {
   secrets(): string[] {
     return this.options.credentials.secrets();
   }
+
+  /** Nor may the traffic entry: the console, the log file and the terminal show it. */
+  private readonly hide = (text: string): string => mask(text, this.secrets());
 
   /** The agent's card (GET /.well-known/agent-card.json), checked, and the credential kept for it. */
   async card(agent: string, outer?: AbortSignal): Promise<CardOutcome> {
@@ -259,7 +263,7 @@ export class A2ACalls {
       call.callee = ref.origin;
       checkOutboundPolicy(settings, ref.agentId, ref.origin);
       const value = await work(call as Call, settings);
-      this.frame.record(call, entry, undefined);
+      this.frame.record(call, entry, undefined, this.hide);
       return value;
     } catch (error) {
       const credentialKept = call.ref !== undefined && this.credentialFor(call.ref) !== undefined;
@@ -271,11 +275,11 @@ export class A2ACalls {
           500,
           `The call to ${call.callee} failed unexpectedly.`,
         );
-        this.frame.record(call, entry, unexpected);
+        this.frame.record(call, entry, unexpected, this.hide);
         throw error;
       }
       failure.details.agent ??= call.callee;
-      this.frame.record(call, entry, failure);
+      this.frame.record(call, entry, failure, this.hide);
       throw failure;
     }
   }

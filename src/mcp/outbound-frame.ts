@@ -114,8 +114,17 @@ export class OutboundFrame {
     return undefined;
   }
 
-  /** The tool call's one traffic entry: the shared fields, the protocol's own, and the failure if any. */
-  record(call: CallLog, fields: EntryFields, failure: OutboundError | undefined): void {
+  /**
+   * The tool call's one traffic entry: the shared fields, the protocol's own, and the failure if any.
+   * `hide` rewrites what the callee may have written (message, task id, previews): the entry goes to the
+   * console, the log file and the terminal, and a callee may echo a credential it was sent.
+   */
+  record(
+    call: CallLog,
+    fields: EntryFields,
+    failure: OutboundError | undefined,
+    hide: (text: string) => string = (text) => text,
+  ): void {
     const { keepMessageContents } = this.options.settings();
     const event: EnvelopeEvent = {
       ...fields,
@@ -131,16 +140,16 @@ export class OutboundFrame {
       callee: oneLine(call.callee, 300) ?? '',
     };
     const taskId = call.taskId ?? failure?.details.taskId;
-    if (taskId) event.taskId = taskId;
+    if (taskId) event.taskId = hide(taskId);
     const note = failure
       ? { code: failure.details.code, message: failure.message, parts: failure.details.untrusted }
       : call.note;
     if (note?.code) event.code = note.code;
-    if (note) event.message = logMessage(note.message, note.parts);
+    if (note) event.message = hide(logMessage(note.message, note.parts));
     if (keepMessageContents && (call.preview.payload || call.preview.reply)) {
       event.preview = {};
-      if (call.preview.payload) event.preview.payload = call.preview.payload.slice(0, PREVIEW_CHARS);
-      if (call.preview.reply) event.preview.reply = call.preview.reply;
+      if (call.preview.payload) event.preview.payload = hide(call.preview.payload.slice(0, PREVIEW_CHARS));
+      if (call.preview.reply) event.preview.reply = hide(call.preview.reply);
     }
     this.options.onEvent(event);
   }

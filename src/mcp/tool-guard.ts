@@ -67,9 +67,9 @@ function maskedError(error: unknown, secrets: string[]): unknown {
   return clean === text ? error : new Error(clean);
 }
 
-function mask(text: string, secrets: string[]): string {
+/** The text with every secret (as sent, and as JSON writes it) replaced by a note that one was there. */
+export function mask(text: string, secrets: readonly string[]): string {
   let clean = text;
-  // As sent and as JSON writes it (a block holds JSON): both spellings are hidden.
   for (const secret of secrets)
     for (const form of [secret, JSON.stringify(secret).slice(1, -1)]) clean = clean.replaceAll(form, HIDDEN);
   return clean;
