@@ -45,7 +45,16 @@ export function guardedFetch(options: GuardedFetchOptions): typeof fetch {
   const { frame, settings, call, credentials, signal, maxBytes, limitNote } = options;
   const dispatcher = publicOnlyDispatcher(settings.devHttpPeers);
   const send = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
-    const url = new URL(input instanceof Request ? input.url : String(input));
+    const target = input instanceof Request ? input.url : String(input);
+    if (!URL.canParse(target)) {
+      throw new OutboundError(
+        'handler',
+        502,
+        `The card of ${call.callee} gives an address for this request that is not a URL: nothing was sent.`,
+        { untrusted: [{ what: 'the address its card gives', value: target }] },
+      );
+    }
+    const url = new URL(target);
     checkRequestTarget(url, call.ref, settings);
     frame.takeRequest();
     // Names in lower case (Headers writes them so), so the credential replaces any header of its name.
