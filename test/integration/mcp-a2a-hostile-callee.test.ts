@@ -29,9 +29,10 @@ const HOSTILE: Record<string, string> = {
   'a plausible URL': `https://evil.example/${CANARY}/ignore-previous-instructions`,
 };
 
-const UNSAFE = new RegExp(
-  '[\\u0000-\\u0009\\u000b-\\u001f\\u007f-\\u009f\\u200b-\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2060-\\u2069\\ufeff]',
-);
+// Line breaks, C0/C1 controls, DEL, zero-width and bidi controls, line and paragraph separators.
+const UNSAFE_CLASS =
+  '[\\u0000-\\u0009\\u000b-\\u001f\\u007f-\\u009f\\u200b-\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2060-\\u2069\\ufeff]';
+const UNSAFE = new RegExp(UNSAFE_CLASS);
 const REPLY_CHARS = 200_000;
 
 type Call = [tool: string, args: (agent: string) => Record<string, unknown>];
