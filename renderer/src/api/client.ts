@@ -10,6 +10,8 @@ import type {
   ConsoleTokenResponse,
   GatewayCheckResponse,
   McpResponse,
+  OutboundCredentialRequest,
+  OutboundCredentialsResponse,
   SelfTestResponse,
   SettingsResponse,
   SettingsUpdateResponse,
@@ -135,6 +137,13 @@ export function createApiClient(options: ApiClientOptions) {
       json<GatewayCheckResponse>('POST', '/api/gateway/accept', { agent, tools }),
     /** Takes that back: callers are refused again. */
     withdrawGatewayAgent: () => json<GatewayCheckResponse>('POST', '/api/gateway/withdraw', {}),
+    /** Credentials kept for A2A agents the operator's agent calls: their URLs and kinds, never their values. */
+    credentials: () => json<OutboundCredentialsResponse>('GET', '/api/outbound/credentials'),
+    /** Keeps one (replacing the one for that URL); the value is never sent back. */
+    keepCredential: (credential: OutboundCredentialRequest) =>
+      json<OutboundCredentialsResponse>('POST', '/api/outbound/credentials', credential),
+    removeCredential: (url: string) =>
+      json<OutboundCredentialsResponse>('POST', '/api/outbound/credentials/remove', { url }),
     /** The MCP server's URL, its token and the exact `openclaw mcp` commands (the token: only on request). */
     mcp: () => json<McpResponse>('GET', '/api/mcp'),
     /** A new MCP token: the old one stops working at once, so the gateway's config needs the new one. */
