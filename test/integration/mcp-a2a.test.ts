@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSdkA2AAgent, type SdkA2AAgent, type SdkA2AOptions } from '../fixtures/a2a-sdk-agent.js';
+import { KEYS, startA2AAgent } from '../helpers/a2a-agent.js';
 import { startMcpBridge, type McpBridge } from '../helpers/mcp-bridge.js';
 import { until } from '../helpers/polling.js';
 import { blockValue, inspect } from '../helpers/untrusted-blocks.js';
@@ -28,7 +29,7 @@ async function sdkAgent(options: SdkA2AOptions = {}): Promise<SdkA2AAgent> {
   return agent;
 }
 
-const send = (agent: SdkA2AAgent, message: string, extra: Record<string, unknown> = {}) =>
+const send = (agent: { url: string }, message: string, extra: Record<string, unknown> = {}) =>
   mcp.tool('a2a_send', { agent: agent.url, message, ...extra });
 
 const lastEvent = () => mcp.events.at(-1);
@@ -122,6 +123,28 @@ describe('a2a_agent_card', () => {
     expect(sent).toEqual({ isError: true, text: refused });
     expect(agent.requests.filter((r) => r.rpc)).toEqual([]);
     expect(lastEvent()).toMatchObject({ protocol: 'a2a', verdict: 'handler', status: 502 });
+  });
+
+  it("this bridge's own A2A front door: its card (signed with the agent's key, its schemes too) verifies in full; with a key kept, a call goes through", async () => {
+    const door = await startA2AAgent();
+    try {
+      const card = await mcp.tool('a2a_agent_card', { agent: door.url });
+      expect(card.text).toContain(
+        'Card signature: verified (a JWS signature checked against the key set its own origin publishes).',
+      );
+      expect(card.text).toContain('Its card names these ways to authenticate: HTTP bearer.');
+      const kept = await fetch(`${mcp.console.url}/api/outbound/credentials`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${mcp.console.token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ url: door.url, scheme: 'bearer', value: KEYS.alice }),
+      });
+      expect(kept.status).toBe(200);
+      const answer = await send(door, 'hello', { mode: 'stream' });
+      expect(answer.isError).toBe(false);
+      expect(blockValue(answer.text, 'its reply')).toBe('Hello, alice.');
+    } finally {
+      await door.close();
+    }
   });
 
   it('a card whose signature names a key set on another origin is refused', async () => {
