@@ -16,8 +16,6 @@ import type { ToolGuard } from './tool-guard.js';
 import { seconds } from './tools.js';
 import { TOKEN_PATTERN, toolResult, type UntrustedPart } from './untrusted.js';
 
-export const A2A_TOOL_NAMES = ['a2a_agent_card', 'a2a_send', 'a2a_task'] as const;
-
 const agentField = z
   .string()
   .min(1)
