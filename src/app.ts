@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { AccessControl, type AccessChange } from './access/access-control.js';
+import { A2AKeys } from './access/a2a-keys.js';
 import { screenPayload } from './access/injection-screen.js';
 import { PeerKeyResolver } from './agent/peer-keys.js';
 import { AgentServer } from './agent/server.js';
@@ -37,6 +38,7 @@ import { checkReachable } from './tunnel/reachability.js';
 import type { TunnelState } from './tunnel/state.js';
 import { TunnelSupervisor, type AddressChange, type SupervisorOptions } from './tunnel/supervisor.js';
 import { ACCESS_FILE, readAccessFile, type AccessFile } from './access/access-store.js';
+import { A2A_KEYS_FILE, A2AKeyFile } from './state/a2a-key-store.js';
 import { SharedState } from './state/shared-state.js';
 import type { StateHealth } from './state/redis-connection.js';
 import packageJson from '../package.json' with { type: 'json' };
@@ -120,6 +122,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   readonly registrar: Registrar;
   /** The operator's consent for new senders (policy, approvals, held requests). */
   readonly access: AccessControl;
+  /** The keys A2A callers present, issued by the operator. */
+  readonly a2aKeys: A2AKeys;
   /** The agent on the gateway that callers reach, and whether it exposes host tools. */
   readonly gatewayTarget: GatewayTarget;
   /** The gateway's one state (probes and calls), and its probe. */
@@ -215,6 +219,11 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
         save: (record) => void shared.registration.save({ record: [{ key: 'current', value: record }] }),
       },
     });
+    // A decision made while Redis does not answer would hold at this replica only: refused, made again later.
+    const unwritable = () => {
+      const health = shared?.health();
+      return health && !health.up ? health.problem : undefined;
+    };
     this.access = new AccessControl({
       dataDir: options.dataDir,
       policy: () => this.settings.access,
@@ -228,14 +237,17 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
         run: (ids) => void this.server.runHeld(ids).catch(reportHeldFailure),
         fail: (ids, message) => void this.server.failHeld(ids, message).catch(reportHeldFailure),
       },
-      unwritable: () => {
-        const health = shared?.health();
-        return health && !health.up ? health.problem : undefined;
-      },
+      unwritable,
       shared: shared && { save: (file) => void shared.access.save(accessLists(file)) },
       onChange: (change) => this.emit('access', change),
       now: this.now,
       ...options.accessLimits,
+    });
+    this.a2aKeys = new A2AKeys({
+      records: shared?.a2aKeys ?? new A2AKeyFile(options.dataDir),
+      unavailable: unwritable,
+      onChange: () => this.emit('access', { kind: 'changed' }),
+      now: this.now,
     });
     this.server = new AgentServer({
       dataDir: options.dataDir,
@@ -295,7 +307,9 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     await shared.connection.connect();
     await this.importToShared(shared);
     await this.refreshShared();
-    shared.connection.on('change', (topic) => void this.reloadShared(topic));
+    shared.connection.on('change', (topic) => {
+      if (topic !== 'a2a-keys') void this.reloadShared(topic);
+    });
     shared.connection.on('health', (health) => {
       this.emit('state', health);
       // Back after an outage: what the others changed meanwhile was announced while we could not hear it.
@@ -317,7 +331,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
 
   /**
    * The first replica on an empty Redis brings what this data dir knew (an agent that ran alone before):
-   * its approvals, requests and denials, and its registration, so moving to replicas loses none of them.
+   * its approvals, requests and denials, its A2A keys and its registration, so moving to replicas loses none.
    * Once only: a marker in Redis says it was done, and the files are renamed, so a later start (or a Redis
    * that lost its data) never brings back an approval revoked since.
    */
@@ -336,6 +350,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
         `Agent: imported ${file.approved.length} approved senders from ${ACCESS_FILE} into Redis (the file is now ${ACCESS_FILE}.imported).`,
       );
     }
+    const keysPath = join(this.options.dataDir, A2A_KEYS_FILE);
+    if ((await shared.a2aKeys.importFile(keysPath)) > 0) retireFile(keysPath);
     const registrationPath = join(this.options.dataDir, REGISTRATION_FILE);
     const registered = readJsonFile<Registration>(registrationPath);
     const { record } = await shared.registration.load();
@@ -466,6 +482,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     this.access.close();
     this.supervisor?.stop();
     await this.server.close(graceMs);
+    await this.a2aKeys.close();
     this.shared?.close();
   }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** Headless entry: `agent-bridge serve [flags]` (npm run serve -- [flags]). */
+/** Headless entry: `agent-bridge serve [flags]` (npm run serve -- [flags]) and `agent-bridge keys ...`. */
 import { join } from 'node:path';
 import { AGENT_VERSION, AgentBridgeApp, type AppEvents } from './app.js';
 import { PROTOCOL_VERSION } from './protocol/index.js';
@@ -9,6 +9,7 @@ import type { TunnelState } from './tunnel/state.js';
 import { bannerLines, targetLine, transitionLines } from './bridge/gateway-words.js';
 import { CONSOLE_FILE, consoleLinkLines, mayPrintConsoleToken } from './console/console-file.js';
 import { startConsole, type ConsoleHandle, type ConsoleOptions } from './console/console-server.js';
+import { runKeysCommand } from './cli/keys-command.js';
 import { defaultDataDir } from './settings/data-dir.js';
 import { printable } from './lib/text.js';
 import { SERVE_HELP, parseServeArgs } from './settings/flags.js';
@@ -34,7 +35,12 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const [command = 'serve', ...rest] = argv[0]?.startsWith('-') ? ['serve', ...argv] : argv;
-  if (command !== 'serve') throw new Error(`Unknown command "${command}". Run: npm run serve -- --help`);
+  if (command === 'keys') return runKeysCommand(rest);
+  if (command !== 'serve') {
+    throw new Error(
+      `Unknown command "${command}": use serve or keys. Run: agent-bridge --help, or agent-bridge keys --help`,
+    );
+  }
   const parsed = parseServeArgs(rest, process.env);
   if (parsed.help) {
     console.log(SERVE_HELP);

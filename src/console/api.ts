@@ -3,6 +3,7 @@ import type { Context, Next } from 'koa';
 import type { AgentBridgeApp } from '../app.js';
 import type { A2ACredentials } from '../mcp/a2a-credentials.js';
 import type { ConsoleTokenResponse, StatusResponse } from '../protocol/console-api.js';
+import { a2aKeyRoutes } from './a2a-key-routes.js';
 import { accessRoutes } from './access-routes.js';
 import { agentRoutes } from './agent-routes.js';
 import { checkDeclaredLength } from './body.js';
@@ -43,6 +44,7 @@ export function consoleApi(deps: ApiDeps): (ctx: Context) => Promise<void> {
   gatewayRoutes(router, deps);
   trafficRoutes(router, deps);
   accessRoutes(router, deps);
+  a2aKeyRoutes(router, deps);
   settingsRoutes(router, deps);
   credentialRoutes(router, deps);
 

@@ -1,5 +1,6 @@
 import type { Context, Next } from 'koa';
 import { AccessError } from '../access/access-control.js';
+import { A2AKeyError } from '../access/a2a-keys.js';
 import { KeyStoreError } from '../keys/keystore.js';
 import { RegistryError } from '../registry/registry-client.js';
 import { ConsoleError } from './errors.js';
@@ -34,6 +35,9 @@ export function errorsAsJson(onError: (error: unknown) => void) {
 export function forOperator(error: unknown): ConsoleError | undefined {
   if (error instanceof ConsoleError) return error;
   if (error instanceof AccessError) return new ConsoleError(error.status, error.message, error.fix);
+  // Key messages name fields, ids and store problems, never a key or its hash.
+  if (error instanceof A2AKeyError)
+    return new ConsoleError(error.status, error.message, error.fix, error.fields);
   // The registry (or the path to it) failed, not the console: 502, with the registrar's own fix.
   if (error instanceof RegistryError) return new ConsoleError(502, error.message, error.fix);
   if (error instanceof KeyStoreError) {

@@ -124,6 +124,58 @@ export interface AccessChangeResponse extends AccessResponse {
   tasks: number;
 }
 
+/** An A2A key's own limits; each one not set is the per-sender default (settings `perSender`, `tokensPerDay`). */
+export interface A2AKeyLimits {
+  requestsPerMinute?: number;
+  tokensPerDay?: number;
+}
+
+/** An A2A key as the console lists it: never its secret, nor the hash kept of it. */
+export interface A2AKeyView {
+  /** The key's short id (not secret): it is also in the key itself, `abk_<id>_...`. */
+  id: string;
+  /** The agent the operator issued it for. */
+  name: string;
+  /** `a2a-key:<id>`: the caller as traffic, access lists, limits, budget and sessions name it. */
+  caller: string;
+  createdAt: string;
+  expiresAt?: string;
+  limits: A2AKeyLimits;
+  lastUsedAt?: string;
+  /** Requests that presented the key and were let through. */
+  calls: number;
+  revokedAt?: string;
+  status: 'active' | 'expired' | 'revoked';
+}
+
+/** GET /api/a2a/keys (newest first). */
+export interface A2AKeysResponse {
+  keys: A2AKeyView[];
+  /** The per-sender limits a key without its own gets. */
+  defaults: { requestsPerMinute: number; tokensPerDay: number };
+}
+
+/** POST /api/a2a/keys body. */
+export interface A2AKeyIssueRequest {
+  /** One line, 1 to 100 characters. */
+  name: string;
+  /** ISO 8601, in the future; none: the key never expires. */
+  expiresAt?: string;
+  limits?: A2AKeyLimits;
+}
+
+/** POST /api/a2a/keys answer (201): the only answer that ever holds the key itself. */
+export interface A2AKeyIssueResponse extends A2AKeysResponse {
+  key: A2AKeyView;
+  /** The key (`abk_...`), sent as `Authorization: Bearer <secret>`. Shown once: only its hash is kept. */
+  secret: string;
+}
+
+/** POST /api/a2a/keys/:id/revoke answer. */
+export interface A2AKeyRevokeResponse extends A2AKeysResponse {
+  key: A2AKeyView;
+}
+
 /** The target agent on the gateway and what it can reach (the bridge's security boundary). */
 export interface GatewayAgentView {
   /** The agent id callers reach (`gatewayAgent`), or undefined when an explicit model is set. */

@@ -476,6 +476,7 @@ function buildHelp(): string {
     'Usage: agent-bridge serve [flags]   (npm run serve -- [flags])',
     '',
     'Flags and env apply to this run only; the settings store keeps the saved values.',
+    'A2A keys for the agents that call yours: agent-bridge keys --help',
     '',
     ...lines,
     '',

@@ -78,7 +78,12 @@ interface ServerFacts {
 /** Retry-After while Redis is down: it usually comes back within seconds. */
 const DOWN_RETRY_SECONDS = 2;
 
-export type ChangeTopic = 'access' | 'registration' | 'keys';
+/** What replicas announce they changed: the access lists, the registration, the signing keys, the A2A keys. */
+const TOPICS = ['access', 'registration', 'keys', 'a2a-keys'] as const;
+export type ChangeTopic = (typeof TOPICS)[number];
+/** A message for whichever replica it concerns (not a change to reload): its topic and subject. */
+export type SignalTopic = 'a2a-cancel';
+const SIGNAL = /^(a2a-cancel) (\S{1,200})$/;
 
 /**
  * The connection to Redis shared by every replica, and its health. Commands never queue while Redis is
@@ -88,7 +93,11 @@ export type ChangeTopic = 'access' | 'registration' | 'keys';
  * forgotten nonces of the last five minutes: calls stay refused until that window has passed, so no envelope
  * sent before can be replayed.
  */
-export class RedisConnection extends EventEmitter<{ health: [StateHealth]; change: [ChangeTopic] }> {
+export class RedisConnection extends EventEmitter<{
+  health: [StateHealth];
+  change: [ChangeTopic];
+  signal: [SignalTopic, string];
+}> {
   readonly client: Redis;
   private readonly subscriber: Redis;
   private readonly now: () => number;
@@ -130,7 +139,9 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
     this.subscriber.on('error', () => undefined);
     this.subscriber.on('ready', () => void this.subscriber.subscribe(CHANNEL).catch(() => undefined));
     this.subscriber.on('message', (_channel: string, topic: string) => {
-      if (topic === 'access' || topic === 'registration' || topic === 'keys') this.emit('change', topic);
+      const signal = SIGNAL.exec(topic);
+      if ((TOPICS as readonly string[]).includes(topic)) this.emit('change', topic as ChangeTopic);
+      else if (signal) this.emit('signal', signal[1] as SignalTopic, signal[2]!);
     });
   }
 
@@ -196,6 +207,12 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
   /** Tells the other replicas that `topic` changed (they reload it). Best effort: each also re-reads it. */
   async announce(topic: ChangeTopic): Promise<void> {
     await this.client.publish(CHANNEL, topic).catch(() => undefined);
+  }
+
+  /** Tells every replica `topic` about `subject` (e.g. cancel this task); rejects while Redis is down. */
+  async signal(topic: SignalTopic, subject: string): Promise<void> {
+    this.assertUp();
+    await this.client.publish(CHANNEL, `${topic} ${subject}`);
   }
 
   disconnect(): void {

@@ -1,3 +1,4 @@
+import { RedisA2AKeyRecords } from './redis-a2a-key-store.js';
 import { RedisCallLimits } from './redis-call-limits.js';
 import { RedisConnection, type StateHealth } from './redis-connection.js';
 import { RedisRecords } from './redis-records.js';
@@ -16,7 +17,7 @@ export interface SharedStateOptions {
 
 /**
  * Everything several replicas of one agent share on one Redis: the call limits and nonce window, the
- * tasks with their leases, the access lists and the registration record. The identity key is shared as a
+ * tasks with their leases, the access lists, the A2A keys and the registration record. The identity key is shared as a
  * file (`--keys-file`), not here: a private key never goes to Redis.
  */
 export class SharedState {
@@ -25,6 +26,7 @@ export class SharedState {
   readonly tasks: RedisTaskStore;
   readonly access: RedisRecords;
   readonly registration: RedisRecords;
+  readonly a2aKeys: RedisA2AKeyRecords;
   /** How often each replica looks for lapsed leases: twice per lease, so a task is failed soon after. */
   readonly recoverEveryMs: number;
 
@@ -39,6 +41,7 @@ export class SharedState {
     this.tasks = new RedisTaskStore(this.connection, { ...options.tasks, now: options.now });
     this.access = new RedisRecords(this.connection, 'access', ['approved', 'pending', 'denied']);
     this.registration = new RedisRecords(this.connection, 'registration', ['record']);
+    this.a2aKeys = new RedisA2AKeyRecords(this.connection);
     this.recoverEveryMs = Math.max(200, Math.floor(options.tasks.leaseMs / 2));
   }
 

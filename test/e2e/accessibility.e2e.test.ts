@@ -1,9 +1,9 @@
 // Accessibility of the console (issue 16), in Debian's Chromium: axe-core on every page (Overview, Traffic
-// with its details open, Access, Keys, Registry, Settings with its form errors), every dialog and the token
-// screen, in the light and the dark color scheme, failing on any violation; and the keyboard's way in: after
-// load the first Tab reaches the skip link, then the tabs, and a click in the page does not pull focus into
-// it. Against the same stack as console.e2e.test.ts, with calls in, a refused one, a waiting sender and a
-// call out, so every kind of row and badge is on screen.
+// with its details open, Access with an A2A key just issued, Keys, Registry, Settings with its form
+// errors), every dialog and the token screen, in the light and the dark color scheme, failing on any
+// violation; and the keyboard's way in: after load the first Tab reaches the skip link, then the tabs, and a
+// click in the page does not pull focus into it. Against the same stack as console.e2e.test.ts, with calls
+// in, a refused one, a waiting sender and a call out, so every kind of row and badge is on screen.
 import { AxeBuilder } from '@axe-core/playwright';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -140,10 +140,18 @@ describe.skipIf(!hasChromium)('accessibility in Chromium', () => {
         await page.getByRole('button', { name: 'Close details' }).click();
       });
 
-      it('Access, and its deny dialog', async () => {
+      it('Access, its deny dialog, an A2A key just issued and its revoke dialog', async () => {
         await open('access', '[data-testid="pending-row"]');
         await check('access');
         await checkDialog('access-deny-dialog', `Deny ${stack.stranger.id}`);
+        const form = page.getByTestId('issue-key-form');
+        await form.getByLabel('Name of the agent it is for').fill(`Research agent (${colorScheme})`);
+        await form.getByLabel('Expires').selectOption({ label: 'In 30 days' });
+        await form.getByLabel('Requests per minute').fill('5');
+        await form.getByRole('button', { name: 'Issue key' }).click();
+        await page.getByTestId('issued-key').waitFor(WAIT);
+        await check('access-a2a-key-issued');
+        await checkDialog('access-a2a-revoke-dialog', `Revoke the key for Research agent (${colorScheme})`);
       });
 
       it('Keys, and its rotate and revoke dialogs', async () => {

@@ -1,14 +1,17 @@
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { A2AKeys } from '../../src/access/a2a-keys.js';
 import { ProtocolError } from '../../src/protocol/index.js';
+import { A2AKeyFile, type A2AKeyRecords, type StoredA2AKey } from '../../src/state/a2a-key-store.js';
 import { LocalCallLimits, type CallLimits, type CallVerdict } from '../../src/state/call-limits.js';
+import { RedisA2AKeyRecords } from '../../src/state/redis-a2a-key-store.js';
 import { RedisCallLimits } from '../../src/state/redis-call-limits.js';
 import { RedisConnection, maskedRedisUrl } from '../../src/state/redis-connection.js';
 import { RedisTaskStore } from '../../src/state/redis-task-store.js';
 import { TaskStore } from '../../src/state/task-store.js';
-import type { TaskState } from '../../src/state/tasks.js';
+import type { A2APart, TaskState } from '../../src/state/tasks.js';
 import { startRedisServer, type RedisServer } from '../fixtures/redis-server.js';
 import { tempDir } from '../helpers/agents.js';
 import { until } from '../helpers/polling.js';
@@ -34,6 +37,8 @@ afterAll(async () => {
   await redis.close();
 });
 
+const redisTtl = (key: string) => admin.pttl(key);
+
 async function connection(
   options: { wipeHoldMs?: number; memoryFile?: string } = {},
 ): Promise<RedisConnection> {
@@ -52,6 +57,8 @@ function dataDir(): string {
 interface Home {
   limits(perMinute: number, perSender: number): Promise<CallLimits>;
   tasks(options?: { maxPerSender?: number; maxTotal?: number }): Promise<TaskState>;
+  /** Each call: another reader and writer of the same keys (a replica, or another process on the data dir). */
+  a2aKeys(): Promise<A2AKeyRecords>;
 }
 
 const homes: [string, () => Promise<Home>][] = [
@@ -66,6 +73,7 @@ const homes: [string, () => Promise<Home>][] = [
           return limits;
         },
         tasks: async (options) => new TaskStore(dir, options),
+        a2aKeys: async () => new A2AKeyFile(dir),
       };
     },
   ],
@@ -81,6 +89,7 @@ const homes: [string, () => Promise<Home>][] = [
           cleanups.push(() => tasks.close());
           return tasks;
         },
+        a2aKeys: async () => new RedisA2AKeyRecords(await connection()),
       };
     },
   ],
@@ -252,7 +261,331 @@ describe.each(homes)('tasks in %s', (_name, make) => {
   });
 });
 
+const a2aMeta = (owner: string, part: Partial<A2APart> = {}) => ({
+  sender: owner,
+  skill: 'chat',
+  traceId: '',
+  spanId: '',
+  protocol: 'a2a' as const,
+  a2a: {
+    contextId: 'ctx-1',
+    state: 'TASK_STATE_WORKING',
+    updatedAt: new Date().toISOString(),
+    doc: { note: 'working' },
+    ...part,
+  },
+});
+
+const ended = (at: string, state = 'TASK_STATE_COMPLETED', contextId = 'ctx-1') => ({
+  a2a: { contextId, state, updatedAt: at, doc: { note: state } },
+  completed: state === 'TASK_STATE_COMPLETED',
+});
+
+const pushEntry = (id: string) => ({
+  id,
+  config: { url: `https://hooks.example.com/${id}`, token: `token-${id}` },
+  wireVersion: '1.0',
+});
+
+describe.each(homes)('A2A tasks in %s', (_name, make) => {
+  it('are served by their own door only: SAMVAD never reads an A2A task, nor A2A a SAMVAD one', async () => {
+    const tasks = await (await make()).tasks();
+    const a2a = await tasks.create(a2aMeta('a2a-key:alice'));
+    const samvad = await tasks.create(meta('agent://a.example'));
+    expect(await tasks.get(a2a.taskId)).toBeUndefined();
+    expect(await tasks.getA2A(samvad.taskId)).toBeUndefined();
+    expect(await tasks.getA2A(a2a.taskId)).toMatchObject({
+      protocol: 'a2a',
+      sender: 'a2a-key:alice',
+      a2a: { state: 'TASK_STATE_WORKING', doc: { note: 'working' } },
+    });
+    expect((await tasks.get(samvad.taskId))?.taskId).toBe(samvad.taskId);
+  });
+
+  it('write a running task until it finishes, and the first terminal write stands', async () => {
+    const tasks = await (await make()).tasks();
+    const task = await tasks.create(a2aMeta('a2a-key:alice'));
+    expect(await tasks.start(task)).toBe(true);
+    const part = { contextId: 'ctx-1', state: 'TASK_STATE_WORKING', updatedAt: new Date().toISOString() };
+    expect(await tasks.saveA2A(task, { ...part, doc: { note: 'half a reply' } })).toBe(true);
+    expect((await tasks.getA2A(task.taskId))?.a2a?.doc).toEqual({ note: 'half a reply' });
+    const late = (await tasks.getA2A(task.taskId))!;
+    expect(await tasks.finish(task, ended(new Date().toISOString(), 'TASK_STATE_CANCELED'))).toBe(true);
+    expect(await tasks.finish(late, ended(new Date().toISOString()))).toBe(false);
+    expect(await tasks.saveA2A(late, { ...part, doc: { note: 'too late' } })).toBe(false);
+    expect(await tasks.getA2A(task.taskId)).toMatchObject({
+      status: 'failed',
+      a2a: { state: 'TASK_STATE_CANCELED', doc: { note: 'TASK_STATE_CANCELED' } },
+    });
+  });
+
+  it("list an owner's tasks newest first, filtered, in pages that meet exactly", async () => {
+    const tasks = await (await make()).tasks();
+    const at = (second: string) => `2026-01-01T00:00:${second}.000Z`;
+    for (const second of ['01', '02', '03', '04', '05']) {
+      const task = await tasks.create(a2aMeta('a2a-key:alice', { updatedAt: at(second) }));
+      await tasks.finish(task, ended(at(second)));
+    }
+    await tasks.create(a2aMeta('a2a-key:bob', { updatedAt: at('09') }));
+    const other = await tasks.create(a2aMeta('a2a-key:alice', { contextId: 'ctx-2', updatedAt: at('06') }));
+    await tasks.finish(other, ended(at('06'), 'TASK_STATE_FAILED', 'ctx-2'));
+    await tasks.create(meta('a2a-key:alice')); // a SAMVAD task is never in an A2A list
+
+    const seconds = (page: { tasks: { a2a?: { updatedAt: string } }[] }) =>
+      page.tasks.map((task) => task.a2a!.updatedAt.slice(17, 19));
+    const first = await tasks.listA2A('a2a-key:alice', { contextId: 'ctx-1', limit: 2 });
+    expect(first.total).toBe(5);
+    expect(seconds(first)).toEqual(['05', '04']);
+    expect(first.tasks[0]?.a2a?.doc).toEqual({ note: 'TASK_STATE_COMPLETED' });
+    const last = first.tasks.at(-1)!;
+    const after = { updatedAt: last.a2a!.updatedAt, id: last.taskId };
+    const second = await tasks.listA2A('a2a-key:alice', { contextId: 'ctx-1', limit: 10, after });
+    expect(seconds(second)).toEqual(['03', '02', '01']);
+    const failed = await tasks.listA2A('a2a-key:alice', { state: 'TASK_STATE_FAILED', limit: 10 });
+    expect(failed.tasks.map((task) => task.taskId)).toEqual([other.taskId]);
+    expect((await tasks.listA2A('a2a-key:alice', { updatedAfter: at('04'), limit: 10 })).total).toBe(2);
+    expect((await tasks.listA2A('a2a-key:bob', { limit: 10 })).tasks.map((t) => t.sender)).toEqual([
+      'a2a-key:bob',
+    ]);
+  });
+
+  it('keep at most `max` push configs per task, and a finished task with some owes its final notification', async () => {
+    const tasks = await (await make()).tasks();
+    const task = await tasks.create(a2aMeta('a2a-key:alice', { push: [pushEntry('p0')] }));
+    for (const id of ['p1', 'p2', 'p3'])
+      expect(await tasks.savePushConfig(task.taskId, pushEntry(id), 4)).toBe('saved');
+    expect(await tasks.savePushConfig(task.taskId, pushEntry('p4'), 4)).toBe('full');
+    expect(await tasks.savePushConfig(task.taskId, { ...pushEntry('p1'), wireVersion: '0.3' }, 4)).toBe(
+      'saved',
+    );
+    await tasks.deletePushConfig(task.taskId, 'p2');
+    const kept = await tasks.pushConfigs(task.taskId);
+    expect(kept.map((entry) => entry.id).sort()).toEqual(['p0', 'p1', 'p3']);
+    expect(kept.find((entry) => entry.id === 'p1')?.wireVersion).toBe('0.3');
+    expect(await tasks.savePushConfig('9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d', pushEntry('x'), 4)).toBe(
+      'missing',
+    );
+    // The running task's writes never drop a config another replica added meanwhile.
+    await tasks.start(task);
+    await tasks.saveA2A(task, {
+      contextId: 'ctx-1',
+      state: 'TASK_STATE_WORKING',
+      updatedAt: new Date().toISOString(),
+      doc: {},
+    });
+    expect(await tasks.finish(task, ended(new Date().toISOString()))).toBe(true);
+    expect((await tasks.pushConfigs(task.taskId)).map((entry) => entry.id).sort()).toEqual([
+      'p0',
+      'p1',
+      'p3',
+    ]);
+    expect((await tasks.getA2A(task.taskId))?.callback).toEqual({ state: 'pending', attempts: 0 });
+    const quiet = await tasks.create(a2aMeta('a2a-key:alice'));
+    await tasks.finish(quiet, ended(new Date().toISOString()));
+    expect((await tasks.getA2A(quiet.taskId))?.callback).toBeUndefined();
+  });
+
+  it('count against the same caps as SAMVAD tasks', async () => {
+    const tasks = await (await make()).tasks({ maxPerSender: 1, maxTotal: 2 });
+    await tasks.create(a2aMeta('a2a-key:alice'));
+    await expect(Promise.resolve().then(() => tasks.admit('a2a-key:alice', 3600_000))).rejects.toMatchObject({
+      httpStatus: 429,
+    });
+    await tasks.create(meta('agent://a.example'));
+    await expect(Promise.resolve().then(() => tasks.admit('a2a-key:bob', 3600_000))).rejects.toMatchObject({
+      httpStatus: 503,
+    });
+  });
+});
+
+describe.each(homes)('finished tasks in %s', (_name, make) => {
+  it('keep their result after their callback is recorded', async () => {
+    const tasks = await (await make()).tasks();
+    const task = await tasks.create(meta('agent://a.example', { callbackUrl: 'https://caller.example/cb' }));
+    await tasks.start(task);
+    await tasks.finish(task, { result: { reply: 'kept' } });
+    await tasks.setCallback(task, 'delivered', 1);
+    expect(await tasks.view((await tasks.get(task.taskId))!)).toEqual({
+      taskId: task.taskId,
+      status: 'done',
+      result: { reply: 'kept' },
+    });
+  });
+});
+
+describe('the data dir across a restart', () => {
+  it('loads SAMVAD tasks written before A2A existed, and each protocol recovers its own tasks, once', async () => {
+    const dir = dataDir();
+    const before = new TaskStore(dir);
+    const legacyId = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    mkdirSync(join(dir, 'tasks'), { recursive: true });
+    writeFileSync(
+      join(dir, 'tasks', `${legacyId}.json`),
+      JSON.stringify({
+        taskId: legacyId,
+        status: 'done',
+        createdAt: 1,
+        finishedAt: 2,
+        sender: 'agent://old.example',
+        skill: 'chat',
+        traceId: 't',
+        spanId: 's',
+        result: { reply: 'old' },
+      }),
+    );
+    const running = before.create(a2aMeta('a2a-key:alice', { push: [pushEntry('p1')] }));
+    before.start(running);
+    const samvad = before.create(meta('agent://a.example'));
+    before.start(samvad);
+
+    const after = new TaskStore(dir);
+    expect(after.view(after.get(legacyId)!)).toEqual({
+      taskId: legacyId,
+      status: 'done',
+      result: { reply: 'old' },
+    });
+    expect(after.recover('samvad')).toEqual([]);
+    expect(after.get(samvad.taskId)?.status).toBe('failed');
+    expect(after.getA2A(running.taskId)?.status).toBe('running');
+    const owed = after.recover('a2a');
+    expect(owed.map((task) => task.taskId)).toEqual([running.taskId]);
+    expect(after.getA2A(running.taskId)).toMatchObject({
+      status: 'failed',
+      error: { message: expect.stringMatching(/restarted/) },
+      a2a: { state: 'TASK_STATE_FAILED', doc: { note: 'working' } },
+      callback: { state: 'pending' },
+    });
+    after.setCallback(owed[0]!, 'delivered', 1);
+    expect(new TaskStore(dir).recover('a2a')).toEqual([]);
+    expect(new TaskStore(dir).getA2A(running.taskId)?.a2a?.doc).toEqual({ note: 'working' });
+  });
+});
+
+const storedKey = (id: string, extra: Partial<StoredA2AKey> = {}): StoredA2AKey => ({
+  id,
+  name: `Agent ${id}`,
+  hash: 'x'.repeat(43),
+  createdAt: 1_700_000_000_000,
+  limits: {},
+  ...extra,
+});
+
+/** The same keys, without the announcements of changes made elsewhere (a subscriber reconnecting). */
+function deaf(records: A2AKeyRecords): A2AKeyRecords {
+  return {
+    add: (key) => records.add(key),
+    get: (id) => records.get(id),
+    list: () => records.list(),
+    revoke: (id, at) => records.revoke(id, at),
+    addUsage: (batch) => records.addUsage(batch),
+    remove: (ids) => records.remove(ids),
+  };
+}
+
+describe.each(homes)('A2A keys in %s', (_name, make) => {
+  it('keeps a key as issued, under an id nothing else takes', async () => {
+    const keys = await (await make()).a2aKeys();
+    const key = storedKey('0123456789ab', { expiresAt: 1_800_000_000_000, limits: { requestsPerMinute: 5 } });
+    expect(await keys.add(key)).toBe(true);
+    expect(await keys.add(storedKey('0123456789ab', { name: 'Another' }))).toBe(false);
+    expect(await keys.get('0123456789ab')).toEqual(key);
+    expect(await keys.get('ffffffffffff')).toBeUndefined();
+    expect(await keys.list()).toEqual([{ ...key, calls: 0 }]);
+  });
+
+  it('lets the first revocation stand', async () => {
+    const keys = await (await make()).a2aKeys();
+    await keys.add(storedKey('aaaaaaaaaaaa'));
+    expect(await keys.revoke('aaaaaaaaaaaa', 1_700_000_001_000)).toMatchObject({
+      revokedAt: 1_700_000_001_000,
+    });
+    expect(await keys.revoke('aaaaaaaaaaaa', 1_700_000_002_000)).toMatchObject({
+      revokedAt: 1_700_000_001_000,
+    });
+    expect(await keys.get('aaaaaaaaaaaa')).toMatchObject({ revokedAt: 1_700_000_001_000 });
+    expect(await keys.revoke('bbbbbbbbbbbb', 1_700_000_002_000)).toBeUndefined();
+    expect(await keys.get('bbbbbbbbbbbb')).toBeUndefined();
+  });
+
+  it('adds the usage several writers counted, keeping the latest use, and none for keys it does not keep', async () => {
+    const home = await make();
+    const [a, b] = [await home.a2aKeys(), await home.a2aKeys()];
+    await a.add(storedKey('aaaaaaaaaaaa'));
+    await a.addUsage(new Map([['aaaaaaaaaaaa', { calls: 3, lastUsedAt: 1_700_000_005_000 }]]));
+    await b.addUsage(
+      new Map([
+        ['aaaaaaaaaaaa', { calls: 2, lastUsedAt: 1_700_000_004_000 }],
+        ['cccccccccccc', { calls: 9, lastUsedAt: 1_700_000_009_000 }],
+      ]),
+    );
+    expect(await a.list()).toEqual([
+      { ...storedKey('aaaaaaaaaaaa'), calls: 5, lastUsedAt: 1_700_000_005_000 },
+    ]);
+    expect(await b.get('cccccccccccc')).toBeUndefined();
+  });
+
+  it('shows every change to the other readers, and forgets removed keys with their usage', async () => {
+    const home = await make();
+    const [a, b] = [await home.a2aKeys(), await home.a2aKeys()];
+    expect(await b.list()).toEqual([]);
+    await a.add(storedKey('aaaaaaaaaaaa'));
+    await a.add(storedKey('bbbbbbbbbbbb'));
+    expect(await b.get('aaaaaaaaaaaa')).toEqual(storedKey('aaaaaaaaaaaa'));
+    await b.revoke('aaaaaaaaaaaa', 1_700_000_003_000);
+    expect(await a.get('aaaaaaaaaaaa')).toMatchObject({ revokedAt: 1_700_000_003_000 });
+    await a.addUsage(new Map([['aaaaaaaaaaaa', { calls: 1, lastUsedAt: 1_700_000_004_000 }]]));
+    await b.remove(['aaaaaaaaaaaa']);
+    expect((await a.list()).map((key) => key.id)).toEqual(['bbbbbbbbbbbb']);
+    expect(await a.get('aaaaaaaaaaaa')).toBeUndefined();
+    // Issued again under the same id (a draw that repeats), it starts with no usage.
+    await a.add(storedKey('aaaaaaaaaaaa'));
+    expect((await b.list()).find((key) => key.id === 'aaaaaaaaaaaa')).toMatchObject({ calls: 0 });
+    expect((await b.list()).find((key) => key.id === 'aaaaaaaaaaaa')?.lastUsedAt).toBeUndefined();
+  });
+
+  it('refuses a key revoked elsewhere within a second, even when no announcement arrives', async () => {
+    const home = await make();
+    let clock = Date.now();
+    // This reader hears nothing from the others: only its bound on what it read protects it.
+    const here = new A2AKeys({ records: deaf(await home.a2aKeys()), now: () => clock });
+    const elsewhere = new A2AKeys({ records: await home.a2aKeys(), now: () => clock });
+    cleanups.push(
+      () => here.close(),
+      () => elsewhere.close(),
+    );
+    const { key, secret } = await elsewhere.issue({ name: 'Research agent' });
+    expect(await here.verify(secret)).toMatchObject({ ok: true, key: { id: key.id } });
+    await elsewhere.revoke(key.id);
+    expect((await elsewhere.verify(secret)).ok).toBe(false);
+    clock += 999;
+    expect((await here.verify(secret)).ok).toBe(true);
+    clock += 2;
+    expect(await here.verify(secret)).toMatchObject({ ok: false, refusal: 'revoked' });
+  });
+});
+
 describe('Redis: what replicas share', () => {
+  it('an A2A key revoked at one replica is refused at the others at once (announced)', async () => {
+    await admin.flushdb();
+    const clock = Date.now();
+    // A clock that stands still: what the replicas read is never stale by time, only by the announcement.
+    const replica = async () => {
+      const keys = new A2AKeys({ records: new RedisA2AKeyRecords(await connection()), now: () => clock });
+      cleanups.push(() => keys.close());
+      return keys;
+    };
+    const [a, b, c] = [await replica(), await replica(), await replica()];
+    const { key, secret } = await a.issue({ name: 'Research agent' });
+    for (const each of [a, b, c]) expect((await each.verify(secret)).ok).toBe(true);
+    await b.revoke(key.id);
+    await until(
+      async () => (await Promise.all([a, c].map((each) => each.verify(secret)))).every((v) => !v.ok),
+      1000,
+      'the revocation at every replica',
+    );
+    expect(await c.verify(secret)).toMatchObject({ refusal: 'revoked' });
+  });
+
   it('a nonce used at one replica is a replay at another, and the limits count both', async () => {
     await admin.flushdb();
     const a = new RedisCallLimits(await connection(), { perMinute: 100, perSender: 3 });
@@ -304,6 +637,66 @@ describe('Redis: what replicas share', () => {
     expect(await a.finish(task, { result: 'too late' })).toBe(false);
   });
 
+  it("fails a stopped replica's A2A task once its lease runs out, and hands its final notification to one replica", async () => {
+    await admin.flushdb();
+    const lease = { retentionMs: () => 3600_000, leaseMs: 300 };
+    const a = new RedisTaskStore(await connection(), lease);
+    const b = new RedisTaskStore(await connection(), lease);
+    const c = new RedisTaskStore(await connection(), lease);
+    cleanups.push(
+      () => b.close(),
+      () => c.close(),
+    );
+    const task = await a.create(a2aMeta('a2a-key:alice', { push: [pushEntry('p1')] }));
+    expect(await a.start(task)).toBe(true);
+    a.close();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    // SAMVAD's recovery leaves it to A2A's (the final notification is A2A's to send).
+    expect(await b.recover('samvad')).toEqual([]);
+    expect((await b.getA2A(task.taskId))?.status).toBe('running');
+    const [fromB, fromC] = await Promise.all([b.recover('a2a'), c.recover('a2a')]);
+    expect([...fromB, ...fromC].map((t) => t.taskId)).toEqual([task.taskId]);
+    expect(await c.getA2A(task.taskId)).toMatchObject({
+      status: 'failed',
+      a2a: { state: 'TASK_STATE_FAILED', doc: { note: 'working' } },
+      callback: { state: 'pending' },
+    });
+    const listed = await c.listA2A('a2a-key:alice', { state: 'TASK_STATE_FAILED', limit: 10 });
+    expect(listed.tasks.map((t) => t.taskId)).toEqual([task.taskId]);
+    const owner = fromB.length > 0 ? b : c;
+    await owner.setCallback([...fromB, ...fromC][0]!, 'delivered', 1);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect([...(await b.recover('a2a')), ...(await c.recover('a2a'))]).toEqual([]);
+    expect(await redisTtl(`agent-bridge:task:${task.taskId}:push`)).toBeGreaterThan(0);
+  });
+
+  it('loads SAMVAD tasks written before A2A existed', async () => {
+    await admin.flushdb();
+    const tasks = new RedisTaskStore(await connection(), { retentionMs: () => 3600_000 });
+    cleanups.push(() => tasks.close());
+    const id = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    await admin.set(
+      `agent-bridge:task:${id}`,
+      JSON.stringify({
+        taskId: id,
+        status: 'done',
+        createdAt: 1,
+        finishedAt: 2,
+        sender: 'agent://old.example',
+        skill: 'chat',
+        traceId: 't',
+        spanId: 's',
+        result: { reply: 'old' },
+      }),
+    );
+    expect(await tasks.view((await tasks.get(id))!)).toEqual({
+      taskId: id,
+      status: 'done',
+      result: { reply: 'old' },
+    });
+    expect(await tasks.getA2A(id)).toBeUndefined();
+  });
+
   it('refuses with 503 and Retry-After while Redis is down, and is back by itself, nonces kept', async () => {
     await admin.flushdb();
     const shared = await connection();
@@ -323,6 +716,45 @@ describe('Redis: what replicas share', () => {
     expect(await limits.check(call('agent://p.example', fresh()))).toEqual({ ok: true });
     // The append-only file kept the nonce window: the envelope accepted before the outage is still spent.
     expect(await limits.check(call('agent://p.example', 'before'))).toMatchObject({ refusal: 'replay' });
+  });
+
+  it('checks no A2A key and changes none while Redis is down (503), and is back by itself', async () => {
+    await admin.flushdb();
+    const shared = await connection();
+    const keys = new A2AKeys({
+      records: new RedisA2AKeyRecords(shared),
+      unavailable: () => shared.health().problem,
+      // No trust in what was read: every check goes to Redis.
+      cacheMs: 0,
+    });
+    cleanups.push(() => keys.close());
+    const { key, secret } = await keys.issue({ name: 'Partner' });
+    await redis.stop();
+    await until(() => !shared.health().up, 5000, 'down');
+    const refusal = await keys.verify(secret).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(ProtocolError);
+    expect(refusal).toMatchObject({
+      code: 'AGENT_UNAVAILABLE',
+      httpStatus: 503,
+      message: 'This agent cannot check A2A keys right now; retry shortly.',
+    });
+    for (const change of [
+      () => keys.issue({ name: 'Another' }),
+      () => keys.revoke(key.id),
+      () => keys.list(),
+    ]) {
+      expect(await change().catch((error: unknown) => error)).toMatchObject({
+        status: 503,
+        message: expect.stringMatching(
+          /^(Not issued|Not revoked|Cannot list the A2A keys): Redis at .* does not answer/,
+        ),
+        fix: 'Try again once Redis answers.',
+      });
+    }
+    await redis.restart();
+    await until(() => shared.health().up, 10_000, 'back up');
+    expect((await keys.verify(secret)).ok).toBe(true);
+    expect((await keys.list()).map((each) => each.status)).toEqual(['active']);
   });
 
   it('holds calls for the nonce window when Redis comes back without its data', async () => {

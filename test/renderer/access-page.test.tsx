@@ -288,3 +288,32 @@ describe('Access page: the policy', () => {
     expect(data.refreshStatus).toHaveBeenCalled();
   });
 });
+
+describe('Access page: A2A keys', () => {
+  it('lists the A2A keys beside the senders, and tells the keys when the lists change', async () => {
+    let keys: string[] = [];
+    const { view, api, data } = setup({
+      'GET /api/access': { body: accessView({ policy: 'open' }) },
+      'GET /api/a2a/keys': () => ({
+        body: {
+          keys: keys.map((name, i) => ({
+            id: `00000000000${i}`,
+            name,
+            caller: `a2a-key:00000000000${i}`,
+            createdAt: '2025-01-01T09:00:00Z',
+            limits: {},
+            calls: 0,
+            status: 'active',
+          })),
+          defaults: { requestsPerMinute: 10, tokensPerDay: 100_000 },
+        },
+      }),
+    });
+    const card = await screen.findByTestId('a2a-keys');
+    expect(within(card).getByTestId('a2a-keyless').textContent).toMatch(/^The policy is open/);
+    expect(await within(card).findByText('No A2A keys yet')).toBeTruthy();
+    keys = ['Issued in another window'];
+    view.rerender(<Access api={api} data={{ ...data, accessVersion: 1 }} />);
+    expect(await within(card).findByText('Issued in another window')).toBeTruthy();
+  });
+});

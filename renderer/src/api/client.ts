@@ -4,6 +4,10 @@
  * happened and what to do.
  */
 import type {
+  A2AKeyIssueRequest,
+  A2AKeyIssueResponse,
+  A2AKeyRevokeResponse,
+  A2AKeysResponse,
   AccessChangeResponse,
   AccessResponse,
   ApiError,
@@ -144,6 +148,13 @@ export function createApiClient(options: ApiClientOptions) {
       json<OutboundCredentialsResponse>('POST', '/api/outbound/credentials', credential),
     removeCredential: (url: string) =>
       json<OutboundCredentialsResponse>('POST', '/api/outbound/credentials/remove', { url }),
+    /** The A2A keys (never a key itself), and the per-sender limits a key without its own gets. */
+    a2aKeys: () => json<A2AKeysResponse>('GET', '/api/a2a/keys'),
+    /** A new A2A key: the answer holds the key itself, the only time it is ever shown. */
+    issueA2AKey: (request: A2AKeyIssueRequest) => json<A2AKeyIssueResponse>('POST', '/api/a2a/keys', request),
+    /** Refuses the key from the next request on, at every replica within a second. */
+    revokeA2AKey: (id: string) =>
+      json<A2AKeyRevokeResponse>('POST', `/api/a2a/keys/${encodeURIComponent(id)}/revoke`, {}),
     /** The MCP server's URL, its token and the exact `openclaw mcp` commands (the token: only on request). */
     mcp: () => json<McpResponse>('GET', '/api/mcp'),
     /** A new MCP token: the old one stops working at once, so the gateway's config needs the new one. */

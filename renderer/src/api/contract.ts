@@ -4,6 +4,12 @@
  */
 export { PIPELINE_STEPS } from '../../../src/protocol/console-api.js';
 export type {
+  A2AKeyIssueRequest,
+  A2AKeyIssueResponse,
+  A2AKeyLimits,
+  A2AKeyRevokeResponse,
+  A2AKeysResponse,
+  A2AKeyView,
   AccessChangeResponse,
   AccessEvent,
   AccessPolicy,

@@ -1,7 +1,7 @@
 /**
  * Who may reach the gateway agent: the access policy (OpenClaw's own words: pairing, allowlist, open), the
- * senders waiting for the operator's approval, and the approved ones. Reloads whenever the core says the
- * lists changed (`data.accessVersion`).
+ * senders waiting for the operator's approval, the approved ones, and the A2A keys. Reloads whenever the
+ * core says the lists changed (`data.accessVersion`).
  */
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { ApiRequestError } from '../api/client';
@@ -12,6 +12,7 @@ import type {
   ApprovedSenderView,
   PendingSenderView,
 } from '../api/contract';
+import { A2AKeysCard } from '../components/A2AKeysCard';
 import { OpenAccessWarning } from '../components/AccessNotices';
 import { CallsOutCard } from '../components/CallsOutCard';
 import { Address } from '../components/Address';
@@ -23,9 +24,10 @@ import { ConfirmDialog } from '../components/ConfirmDialog';
 import { CopyButton } from '../components/CopyButton';
 import { agentName } from '../components/GatewayAgent';
 import { EmptyState, ErrorNotice, Loading, Notice } from '../components/States';
+import { When } from '../components/When';
 import { asApiError, useAction } from '../hooks/useAction';
 import { useNow } from '../hooks/useNow';
-import { formatDateTime, formatRelative } from '../lib/format';
+import { formatDateTime } from '../lib/format';
 import { pageHref, type PageProps } from './types';
 
 export const POLICIES: readonly { value: AccessPolicy; title: string; text: string }[] = [
@@ -275,6 +277,8 @@ export function Access({ api, data }: PageProps) {
         />
       </Card>
 
+      <A2AKeysCard api={api} version={accessVersion} policy={view.policy} />
+
       <CallsOutCard api={api} onSaved={refreshStatus} />
 
       <ConfirmDialog
@@ -349,15 +353,6 @@ function revokeConsequence(policy: AccessPolicy): string {
     case 'open':
       return 'The policy is open, so its calls still go through, as any verified sender’s do; the approval matters again once you choose pairing or allowlist.';
   }
-}
-
-/** A time as "5 min ago" with the exact time beside it. */
-function When({ iso, now }: { iso: string; now: number }) {
-  return (
-    <time dateTime={iso}>
-      {formatRelative(iso, now)} <span className="muted">({formatDateTime(iso)})</span>
-    </time>
-  );
 }
 
 interface PendingRowProps {

@@ -1,0 +1,65 @@
+import { a2aKeyCaller, type A2AKeys } from '../access/a2a-keys.js';
+import type { A2AKeyLimits, AccessPolicy } from '../protocol/console-api.js';
+import { authFailed } from '../protocol/index.js';
+import type { A2ACaller, A2AGate, A2ARequestInfo } from './chat-core.js';
+
+/** An A2A caller as the key gate establishes it. */
+export interface A2AKeyCaller extends A2ACaller {
+  /** The key it presented; absent for a keyless caller (policy `open`). */
+  readonly keyId?: string;
+  /** When the operator issued that key (ISO 8601): the framing says so. */
+  readonly issuedAt?: string;
+  /** The key's own limits; each one not set (all, for a keyless caller) is the per-sender default. */
+  readonly limits: A2AKeyLimits;
+}
+
+export interface A2AKeyGateOptions {
+  keys: Pick<A2AKeys, 'verify'>;
+  /** Under `open`, callers without a key are let in (with the limits of one address). */
+  policy(): AccessPolicy;
+}
+
+const NO_KEY =
+  'This agent takes A2A calls from holders of an A2A key only: ask the operator of this agent for one, and send it with every request as `Authorization: Bearer <key>`.';
+const NOT_BEARER =
+  "The Authorization header must be `Bearer <A2A key>`: send the key this agent's operator gave you as `Authorization: Bearer abk_...`.";
+
+/**
+ * Who an A2A request comes from (A2AGate.authenticate): the holder of an operator-issued key, or under the
+ * `open` policy a keyless caller named by its address (as unsigned SAMVAD calls are). A key that is present
+ * but wrong, revoked or expired is refused under every policy: a caller that meant to be someone is not
+ * quietly made anonymous. `admit` is the shared admission core's.
+ */
+export class A2AKeyGate implements Pick<A2AGate<A2AKeyCaller>, 'authenticate'> {
+  constructor(private readonly options: A2AKeyGateOptions) {}
+
+  async authenticate(request: A2ARequestInfo): Promise<A2AKeyCaller> {
+    const header = request.headers.authorization?.trim();
+    if (!header) {
+      if (this.options.policy() === 'open') return anonymous(request.remoteAddress);
+      throw authFailed(NO_KEY, 'access');
+    }
+    const text = /^Bearer[ \t]+(\S+)$/i.exec(header)?.[1];
+    if (!text) throw authFailed(NOT_BEARER, 'access');
+    const verdict = await this.options.keys.verify(text);
+    if (!verdict.ok) throw authFailed(verdict.message, 'access');
+    const { key } = verdict;
+    return {
+      id: a2aKeyCaller(key.id),
+      name: key.name,
+      keyId: key.id,
+      issuedAt: new Date(key.createdAt).toISOString(),
+      limits: { ...key.limits },
+    };
+  }
+}
+
+/**
+ * A keyless caller: one identity per socket address, as pipeline.ts names unsigned SAMVAD callers
+ * (`unsigned:<address>`); IPv4 in its plain form whatever the socket's family. Never from X-Forwarded-For:
+ * a caller writes that header itself, and the id owns tasks and a gateway session.
+ */
+function anonymous(remoteAddress: string | undefined): A2AKeyCaller {
+  const address = (remoteAddress ?? 'unknown').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
+  return { id: `a2a-anon:${address}`, name: `keyless caller at ${address}`, limits: {} };
+}
