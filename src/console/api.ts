@@ -1,11 +1,13 @@
 import { Router, type RouterContext } from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { AgentBridgeApp } from '../app.js';
+import type { A2ACredentials } from '../mcp/a2a-credentials.js';
 import type { ConsoleTokenResponse, StatusResponse } from '../protocol/console-api.js';
 import { a2aKeyRoutes } from './a2a-key-routes.js';
 import { accessRoutes } from './access-routes.js';
 import { agentRoutes } from './agent-routes.js';
 import { checkDeclaredLength } from './body.js';
+import { credentialRoutes } from './credential-routes.js';
 import { gatewayRoutes } from './gateway-routes.js';
 import { ConsoleError } from './errors.js';
 import type { EventStreams } from './events-stream.js';
@@ -21,6 +23,8 @@ export interface ApiDeps {
   events: EventStreams;
   settings: ConsoleSettings;
   mcp: McpConsole;
+  /** Credentials kept for A2A agents the operator's agent calls (write-only). */
+  credentials: A2ACredentials;
   /** Replaces the console token (the old one stops working at once) and answers the new one. */
   consoleToken(): ConsoleTokenResponse;
   status(): StatusResponse;
@@ -42,6 +46,7 @@ export function consoleApi(deps: ApiDeps): (ctx: Context) => Promise<void> {
   accessRoutes(router, deps);
   a2aKeyRoutes(router, deps);
   settingsRoutes(router, deps);
+  credentialRoutes(router, deps);
 
   const routes = router.routes();
   return async (ctx: Context): Promise<void> => {

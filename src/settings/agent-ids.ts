@@ -1,8 +1,21 @@
 import { agentHost, normalizeAgentId } from '../protocol/index.js';
 import type { Settings, SettingsFieldError } from './schema.js';
 
-/** The settings that hold agent ids, as lists. */
-const ID_LISTS = ['allowedPeers', 'outboundAllowed'] as const;
+/**
+ * An entry of `outboundAllowed`: an agent:// id (SAMVAD) or an https:// base URL (A2A), in its one spelling
+ * (the host as normalizeAgentId writes it, no trailing slash). Either names a host, for either protocol.
+ */
+export function normalizeOutboundTarget(entry: string): string {
+  if (!/^https:\/\//i.test(entry)) return normalizeAgentId(entry);
+  const id = normalizeAgentId(`agent://${entry.slice('https://'.length).replace(/\/$/, '')}`);
+  return id.startsWith('agent://') ? `https://${id.slice('agent://'.length)}` : entry;
+}
+
+/** The host an `outboundAllowed` entry names, as an agent:// id (what the outbound policy compares). */
+export function outboundTargetId(entry: string): string {
+  const normalized = normalizeOutboundTarget(entry);
+  return normalized.startsWith('https://') ? `agent://${normalized.slice('https://'.length)}` : normalized;
+}
 
 /**
  * Every agent id in `settings` in its one spelling (normalizeAgentId), as senders are compared: an id typed
@@ -19,11 +32,13 @@ export function normalizeSettingIds<T extends Partial<Settings>>(
   const checkPort = (field: SettingsFieldError['field'], id: string) => {
     if (agentHost(id) === null) errors.push({ field, message: `${field}: ${id} has a port outside 1-65535` });
   };
-  for (const name of ID_LISTS) {
-    const ids = settings[name];
-    if (!ids) continue;
-    for (const id of ids) checkPort(name, id);
-    value[name] = [...new Set(ids.map(normalizeAgentId))];
+  if (settings.allowedPeers) {
+    for (const id of settings.allowedPeers) checkPort('allowedPeers', id);
+    value.allowedPeers = [...new Set(settings.allowedPeers.map(normalizeAgentId))];
+  }
+  if (settings.outboundAllowed) {
+    for (const entry of settings.outboundAllowed) checkPort('outboundAllowed', outboundTargetId(entry));
+    value.outboundAllowed = [...new Set(settings.outboundAllowed.map(normalizeOutboundTarget))];
   }
   const pinned = settings.trustedPeerKeys;
   if (pinned) {
