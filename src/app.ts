@@ -133,6 +133,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
         key: (kid) => this.keys.verificationKey(kid),
         kids: () => this.keys.publicKeys().map((entry) => entry.kid),
       },
+      trusted: (sender) => this.access.trusts(sender),
     }));
     this.registrar = new Registrar({
       dataDir,

@@ -1,5 +1,6 @@
 import { ServerCallContext, type User } from '@a2a-js/sdk/server';
 import type { ProtocolError } from '../protocol/index.js';
+import type { PushConfigEntry } from '../state/tasks.js';
 import type { A2ACaller } from './chat-core.js';
 
 /**
@@ -27,6 +28,11 @@ export interface RequestScope {
    * the caller's malformed request (the SDK's decoders throw TypeErrors on it), not the agent's failure.
    */
   decoded?: boolean;
+  /**
+   * The push config a message was sent with: the SDK stores it before the task exists, so it waits here
+   * and is written with the task.
+   */
+  push?: { taskId: string; entries: PushConfigEntry[] };
 }
 
 const SCOPE_KEY = 'agent-bridge.request';

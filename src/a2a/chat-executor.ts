@@ -35,8 +35,11 @@ export interface ChatExecutorOptions {
  * status message, which must say only what a caller may read.
  */
 export class ChatExecutor<C extends A2ACaller> implements AgentExecutor {
-  /** Runs in flight here: how to stop each, and its context (a cancel's status event names it). */
-  private readonly running = new Map<string, { controller: AbortController; contextId: string }>();
+  /** Runs in flight here: how to stop each, its context (a cancel's status event names it) and its bus. */
+  private readonly running = new Map<
+    string,
+    { controller: AbortController; contextId: string; bus: ExecutionEventBus }
+  >();
 
   constructor(
     private readonly core: ChatCore<C>,
@@ -51,7 +54,7 @@ export class ChatExecutor<C extends A2ACaller> implements AgentExecutor {
   execute = async (request: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const { taskId, contextId } = request;
     const controller = new AbortController();
-    this.running.set(taskId, { controller, contextId });
+    this.running.set(taskId, { controller, contextId, bus });
     const publishStatus = (state: TaskState, text?: string, metadata?: Record<string, unknown>) =>
       bus.publish(
         AgentEvent.statusUpdate({
@@ -124,6 +127,17 @@ export class ChatExecutor<C extends A2ACaller> implements AgentExecutor {
       }),
     );
   };
+
+  /**
+   * Cancels a run of this process by its task id alone (a cancel relayed from another replica), as
+   * CancelTask would; false when no such run is in flight here.
+   */
+  cancelRun(taskId: string): boolean {
+    const run = this.running.get(taskId);
+    if (!run) return false;
+    void this.cancelTask(taskId, run.bus);
+    return true;
+  }
 
   /** Aborts every run in flight (the agent is stopping): their tasks end `failed`. */
   abortAll(reason: Error): void {

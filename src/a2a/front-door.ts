@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   DefaultRequestHandler,
-  InMemoryPushNotificationStore,
   type PushNotificationStore,
+  type ServerCallContext,
   type TaskStore,
 } from '@a2a-js/sdk/server';
 import type { SseOptions } from '../agent/sse.js';
@@ -13,7 +13,7 @@ import { ChatExecutor } from './chat-executor.js';
 import { GatedHandler } from './gated-handler.js';
 import { readJsonBody, sendJson } from './http-io.js';
 import { JsonRpcRoute } from './jsonrpc-route.js';
-import { A2APushSender, type PushNotification } from './push-sender.js';
+import { A2APushSender, type DeliverPush } from './push-sender.js';
 import { RestRoute } from './rest-route.js';
 
 export interface A2AFrontDoorOptions<C extends A2ACaller> extends CardRouteOptions {
@@ -23,10 +23,18 @@ export interface A2AFrontDoorOptions<C extends A2ACaller> extends CardRouteOptio
   tasks: TaskStore;
   /** Refuses a new task past its caller's cap (A2ATaskStore.admit), after the gate admitted the turn. */
   taskCapacity?(owner: string): Promise<void>;
-  /** Push notification configs; in memory (this process) when not given. */
-  pushConfigs?: PushNotificationStore;
-  /** Sends one push notification (the shared, address-guarded callback delivery). */
-  deliverPush(notification: PushNotification): Promise<void>;
+  /** Push notification configs, kept with their task (A2APushConfigs). */
+  pushConfigs: PushNotificationStore;
+  /** Sends a task's push notifications in order (the shared, address-guarded webhook delivery). */
+  deliverPush: DeliverPush;
+  /**
+   * With replicas: a cancel of a run at another replica is relayed there and awaited, and cancels relayed
+   * from another replica reach this front door's runs.
+   */
+  replicas?: {
+    cancelElsewhere(taskId: string, context: ServerCallContext): Promise<void>;
+    serve(cancelHere: (taskId: string) => boolean): void;
+  };
   /** Why a push URL is refused (the SAMVAD callback rule: public https; loopback under --dev-http-peers). */
   pushUrlProblem(url: string): string | undefined;
   bodyLimitBytes(): number;
@@ -51,8 +59,9 @@ export class A2AFrontDoor<C extends A2ACaller> {
     const report = (error: unknown) => options.onError?.(error);
     this.executor = new ChatExecutor(options.core, { onError: (_taskId, error) => report(error) });
     this.cards = new CardRoute(options);
-    const pushConfigs = options.pushConfigs ?? new InMemoryPushNotificationStore();
+    const { pushConfigs, replicas } = options;
     const sender = new A2APushSender({ store: pushConfigs, deliver: options.deliverPush, onError: report });
+    replicas?.serve((taskId) => this.executor.cancelRun(taskId));
     // The SDK reads only the card's capabilities (streaming, push): the URLs it holds are never served.
     const sdk = new DefaultRequestHandler(
       buildA2ACard(options.card()),
@@ -67,6 +76,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
       tasks: options.tasks,
       pushUrlProblem: options.pushUrlProblem,
       taskCapacity: options.taskCapacity,
+      cancelElsewhere: replicas && ((id, context) => replicas.cancelElsewhere(id, context)),
       onError: report,
     });
     this.jsonRpc = new JsonRpcRoute(handler, { sse: options.sse, report });

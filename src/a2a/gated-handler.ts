@@ -1,20 +1,21 @@
-import type {
-  AgentCard,
-  CancelTaskRequest,
-  DeleteTaskPushNotificationConfigRequest,
-  GetExtendedAgentCardRequest,
-  GetTaskPushNotificationConfigRequest,
-  GetTaskRequest,
-  ListTaskPushNotificationConfigsRequest,
-  ListTaskPushNotificationConfigsResponse,
-  ListTasksRequest,
-  ListTasksResponse,
-  Message,
-  SendMessageRequest,
-  StreamResponse,
-  SubscribeToTaskRequest,
-  Task,
-  TaskPushNotificationConfig,
+import {
+  Artifact,
+  type AgentCard,
+  type CancelTaskRequest,
+  type DeleteTaskPushNotificationConfigRequest,
+  type GetExtendedAgentCardRequest,
+  type GetTaskPushNotificationConfigRequest,
+  type GetTaskRequest,
+  type ListTaskPushNotificationConfigsRequest,
+  type ListTaskPushNotificationConfigsResponse,
+  type ListTasksRequest,
+  type ListTasksResponse,
+  type Message,
+  type SendMessageRequest,
+  type StreamResponse,
+  type SubscribeToTaskRequest,
+  type Task,
+  type TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
@@ -22,9 +23,10 @@ import { ProtocolError } from '../protocol/index.js';
 import { callerOf, scopeOf } from './call-context.js';
 import type { A2ACaller, A2AGate } from './chat-core.js';
 import { checkContextId, messageText } from './message-text.js';
+import { TERMINAL_STATES } from './task-store.js';
 
-/** Webhooks per task: each event is posted to every one, so more would make the agent an amplifier. */
-export const MAX_PUSH_CONFIGS_PER_TASK = 4;
+/** How often a task running at another replica is read again for a resubscribed caller. */
+const FOLLOW_EVERY_MS = 300;
 
 /** What a push config puts in a header: visible ASCII only (a CR or LF would split the request). */
 const HEADER_VALUE = /^[\x21-\x7e]{1,4096}$/;
@@ -36,13 +38,17 @@ export interface GatedHandlerOptions<C extends A2ACaller> {
   pushUrlProblem(url: string): string | undefined;
   /** Refuses a new task when its caller holds as many as it may (A2ATaskStore.admit); after the gate. */
   taskCapacity?(owner: string): Promise<void>;
+  /** With replicas: cancels a run at another replica and waits for it (A2ATaskStore.cancelElsewhere). */
+  cancelElsewhere?(taskId: string, context: ServerCallContext): Promise<void>;
   onError?(error: unknown): void;
 }
 
 /**
  * The SDK's request handler behind the gate: a message is admitted before the SDK creates a task (so a
- * refusal stores nothing), push configs are checked before they are kept, and everything else passes
- * through. Both transports and both protocol versions reach the SDK through here, with v1.0 shapes.
+ * refusal stores nothing), push configs are checked before they are kept, a resubscribe to a task running
+ * at another replica follows its records, and everything else passes through. Both transports and both
+ * protocol versions reach the SDK through here, with v1.0 shapes. A refusal of ours raised inside the SDK
+ * (the task store does not answer: 503) is kept for the transport, which the SDK would turn into a 500.
  */
 export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   constructor(
@@ -52,7 +58,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
 
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     await this.admit(params, context);
-    return this.inner.sendMessage(params, context);
+    return this.passing(context, () => this.inner.sendMessage(params, context));
   }
 
   async *sendMessageStream(
@@ -60,26 +66,21 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
     await this.admit(params, context);
-    yield* this.inner.sendMessageStream(params, context);
+    try {
+      yield* this.inner.sendMessageStream(params, context);
+    } catch (error) {
+      throw this.kept(error, context);
+    }
   }
 
+  /** The config's URL and values are checked here; its cap (per task, across replicas) by the store. */
   async createTaskPushNotificationConfig(
     params: TaskPushNotificationConfig,
     context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
     this.enter(context, params.taskId);
     this.checkPush(params);
-    const { configs } = await this.inner.listTaskPushNotificationConfigs(
-      { tenant: '', taskId: params.taskId, pageSize: 0, pageToken: '' },
-      context,
-    );
-    const replaces = params.id !== '' && configs.some((config) => config.id === params.id);
-    if (!replaces && configs.length >= MAX_PUSH_CONFIGS_PER_TASK) {
-      throw new RequestMalformedError(
-        `A task takes at most ${MAX_PUSH_CONFIGS_PER_TASK} push notification configs; delete one first.`,
-      );
-    }
-    return this.inner.createTaskPushNotificationConfig(params, context);
+    return this.passing(context, () => this.inner.createTaskPushNotificationConfig(params, context));
   }
 
   getAgentCard(): Promise<AgentCard> {
@@ -94,51 +95,129 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     return this.inner.getAuthenticatedExtendedAgentCard(params, context);
   }
 
-  getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
+  async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
     this.enter(context, params.id);
-    return this.inner.getTask(params, context);
+    return this.passing(context, () => this.inner.getTask(params, context));
   }
 
-  listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+  async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
     this.enter(context);
-    return this.inner.listTasks(params, context);
+    return this.passing(context, () => this.inner.listTasks(params, context));
   }
 
-  cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+  /**
+   * A run at another replica is canceled there first, outside the SDK (whose cancel reaches this
+   * process's runs only, under a per-task lock); then the SDK answers from the records.
+   */
+  async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     this.enter(context, params.id);
-    return this.inner.cancelTask(params, context);
+    return this.passing(context, async () => {
+      await this.options.cancelElsewhere?.(params.id, context);
+      return this.inner.cancelTask(params, context);
+    });
   }
 
+  /**
+   * The SDK streams the events of a run in this process; for a run at another replica it gives the task
+   * as stored and ends. Then the records are followed (read every FOLLOW_EVERY_MS; a running task's form
+   * is written at most a second apart) until the task ends: the reply as a whole artifact each time it
+   * grew, and each change of status.
+   */
   resubscribe(
     params: SubscribeToTaskRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
+    // Checked before any stream opens, so a malformed request is answered as plain JSON.
     this.enter(context, params.id);
-    return this.inner.resubscribe(params, context);
+    return this.resubscribed(params, context);
   }
 
-  getTaskPushNotificationConfig(
+  async getTaskPushNotificationConfig(
     params: GetTaskPushNotificationConfigRequest,
     context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
     this.enter(context, params.taskId, params.id);
-    return this.inner.getTaskPushNotificationConfig(params, context);
+    return this.passing(context, () => this.inner.getTaskPushNotificationConfig(params, context));
   }
 
-  listTaskPushNotificationConfigs(
+  async listTaskPushNotificationConfigs(
     params: ListTaskPushNotificationConfigsRequest,
     context: ServerCallContext,
   ): Promise<ListTaskPushNotificationConfigsResponse> {
     this.enter(context, params.taskId);
-    return this.inner.listTaskPushNotificationConfigs(params, context);
+    return this.passing(context, () => this.inner.listTaskPushNotificationConfigs(params, context));
   }
 
-  deleteTaskPushNotificationConfig(
+  async deleteTaskPushNotificationConfig(
     params: DeleteTaskPushNotificationConfigRequest,
     context: ServerCallContext,
   ): Promise<void> {
     this.enter(context, params.taskId, params.id);
-    return this.inner.deleteTaskPushNotificationConfig(params, context);
+    return this.passing(context, () => this.inner.deleteTaskPushNotificationConfig(params, context));
+  }
+
+  /**
+   * The SDK streams the events of a run in this process; for a run at another replica it gives the task
+   * as stored and ends. Then the records are followed (read every FOLLOW_EVERY_MS; a running task's form
+   * is written at most a second apart) until the task ends: the reply as a whole artifact each time it
+   * grew, and each change of status.
+   */
+  private async *resubscribed(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    try {
+      let last: Task | undefined;
+      for await (const event of this.inner.resubscribe(params, context)) {
+        last = seen(last, event);
+        yield event;
+      }
+      if (last && !isTerminal(last)) yield* this.follow(last, context);
+    } catch (error) {
+      throw this.kept(error, context);
+    }
+  }
+
+  /** A task running elsewhere, from its records: what changed since `previous`, until it ends. */
+  private async *follow(previous: Task, context: ServerCallContext): AsyncGenerator<StreamResponse> {
+    const { id: taskId, contextId } = previous;
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, FOLLOW_EVERY_MS));
+      const task = await this.options.tasks.load(taskId, context);
+      if (!task) return;
+      const ended = isTerminal(task);
+      for (const artifact of task.artifacts) {
+        const before = previous.artifacts.find((known) => known.artifactId === artifact.artifactId);
+        if (before && sameArtifact(before, artifact)) continue;
+        yield {
+          payload: {
+            $case: 'artifactUpdate',
+            value: { taskId, contextId, artifact, append: false, lastChunk: ended, metadata: undefined },
+          },
+        };
+      }
+      const status = task.status;
+      if (status?.state !== previous.status?.state || status?.timestamp !== previous.status?.timestamp) {
+        yield {
+          payload: { $case: 'statusUpdate', value: { taskId, contextId, status, metadata: undefined } },
+        };
+      }
+      if (ended) return;
+      previous = task;
+    }
+  }
+
+  private async passing<T>(context: ServerCallContext, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      throw this.kept(error, context);
+    }
+  }
+
+  private kept(error: unknown, context: ServerCallContext): unknown {
+    if (error instanceof ProtocolError) scopeOf(context).refusal = error;
+    return error;
   }
 
   /** Everything the SDK would not check, then the gate; the turn is refused before any task exists. */
@@ -207,4 +286,21 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     scopeOf(context).refusal = refusal;
     return refusal;
   }
+}
+
+/** The task as a stream showed it so far: its snapshot, then its status changes. */
+function seen(last: Task | undefined, event: StreamResponse): Task | undefined {
+  const payload = event.payload;
+  if (payload?.$case === 'task') return payload.value;
+  if (payload?.$case === 'statusUpdate' && last) return { ...last, status: payload.value.status };
+  return last;
+}
+
+function isTerminal(task: Task): boolean {
+  const state = task.status?.state;
+  return state !== undefined && TERMINAL_STATES.has(state);
+}
+
+function sameArtifact(a: Artifact, b: Artifact): boolean {
+  return JSON.stringify(Artifact.toJSON(a)) === JSON.stringify(Artifact.toJSON(b));
 }

@@ -1,48 +1,95 @@
 import { Task, TaskState, taskStateToJSON, type ListTasksRequest, type ListTasksResponse } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
-import type { A2ATaskRecord, A2ATaskRecords } from '../state/a2a-task-store.js';
-import { callerOf } from './call-context.js';
+import { ProtocolError } from '../protocol/index.js';
+import type { A2ATaskRecord, A2ATaskRecords } from '../state/a2a-records.js';
+import { callerOf, scopeOf } from './call-context.js';
 import { agentMessage } from './message-text.js';
 
-const TERMINAL = new Set<TaskState>([
+export const TERMINAL_STATES = new Set<TaskState>([
   TaskState.TASK_STATE_COMPLETED,
   TaskState.TASK_STATE_FAILED,
   TaskState.TASK_STATE_CANCELED,
   TaskState.TASK_STATE_REJECTED,
 ]);
 
+export interface A2ATaskStoreOptions {
+  /**
+   * With replicas, another one may answer a poll or a resubscribe: a running task's latest form is written
+   * at most this often (ms). Without (one process), its deltas stay in memory until its state changes.
+   */
+  flushEveryMs?: number;
+  /** With replicas: asks the replica running a task to cancel it (see cancelElsewhere). */
+  relayCancel?(taskId: string): Promise<void>;
+  /** How long a relayed cancel waits for the running replica to record it (default 5 s). */
+  cancelWaitMs?: number;
+  /** A task this replica just finished owes its final push notification (this replica's to deliver). */
+  onOwed?(record: A2ATaskRecord): void;
+}
+
 /**
  * The SDK's TaskStore over our task records. The SDK saves a task's whole object at every event, each
  * reply token included; a running task's latest form is kept here in memory and written to the records
- * only when its state changes (created, working, finished), so a streamed reply costs no disk or Redis
- * write per token. Every read and write is scoped to the calling A2A caller: another caller's task is
- * "not found", as the spec asks (§13.1).
+ * only when its state changes (created, working, finished) and, with replicas, at most once a second, so
+ * a streamed reply costs no disk or Redis write per token. Every read and write is scoped to the calling
+ * A2A caller: another caller's task is "not found", as the spec asks (§13.1).
  */
 export class A2ATaskStore implements TaskStore {
-  private readonly live = new Map<string, { owner: string; task: Task }>();
+  /** Tasks running in this process: their latest form, and whether it changed since it was written. */
+  private readonly live = new Map<string, { owner: string; task: Task; unwritten: boolean }>();
+  private readonly flusher: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly records: A2ATaskRecords,
-    private readonly options: { retentionMs(): number },
-  ) {}
+    private readonly options: A2ATaskStoreOptions = {},
+  ) {
+    if (options.flushEveryMs) {
+      this.flusher = setInterval(() => void this.flush(), options.flushEveryMs);
+      this.flusher.unref();
+    }
+  }
 
   /** Throws when `owner` holds as many tasks as it may (429) or the store is full (503). */
-  async admit(owner: string): Promise<void> {
-    await this.records.admit(owner, this.options.retentionMs());
+  admit(owner: string): Promise<void> {
+    return this.records.admit(owner);
+  }
+
+  /**
+   * With replicas, before the SDK's cancel (which stops a run of this process only, and would otherwise
+   * write `canceled` over a run that goes on elsewhere): a task of this caller running at another replica
+   * is canceled there, and this waits until the records say it ended (then the SDK answers from them).
+   */
+  async cancelElsewhere(taskId: string, context: ServerCallContext): Promise<void> {
+    const relay = this.options.relayCancel;
+    if (!relay || this.live.has(taskId)) return;
+    const stored = await this.records.get(taskId);
+    if (!stored || stored.owner !== ownerOf(context) || stored.terminal) return;
+    await relay(taskId);
+    const wait = this.options.cancelWaitMs ?? 5000;
+    for (const deadline = Date.now() + wait; Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      if ((await this.records.get(taskId))?.terminal) return;
+    }
+    throw notConfirmed(wait);
   }
 
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const owner = ownerOf(context);
     const copy = structuredClone(task);
     const state = copy.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
+    const terminal = TERMINAL_STATES.has(state);
     const running = this.live.get(task.id);
     if (running && running.owner !== owner) throw new Error('An A2A task never changes owner.');
-    const terminal = TERMINAL.has(state);
-    if (!terminal) this.live.set(task.id, { owner, task: copy });
-    if (running && running.task.status?.state === state && !terminal) return;
-    const written = await this.records.put(record(owner, copy, terminal));
-    if (terminal || !written) this.live.delete(task.id);
+    const record = recordOf(owner, copy);
+    if (!running) return this.saveNotRunning(record, context);
+    if (terminal) {
+      this.live.delete(task.id);
+      return this.finish(record);
+    }
+    const changed = running.task.status?.state !== state;
+    running.task = copy;
+    running.unwritten = !changed;
+    if (changed && !(await this.records.update(record))) this.live.delete(task.id);
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
@@ -50,7 +97,7 @@ export class A2ATaskStore implements TaskStore {
     const running = this.live.get(taskId);
     if (running) return running.owner === owner ? structuredClone(running.task) : undefined;
     const stored = await this.records.get(taskId);
-    return stored?.owner === owner ? Task.fromJSON(stored.doc) : undefined;
+    return stored?.owner === owner ? taskOf(stored) : undefined;
   }
 
   async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
@@ -66,7 +113,7 @@ export class A2ATaskStore implements TaskStore {
     });
     const page = records.slice(0, pageSize);
     const tasks = page.map((stored) => {
-      const task = structuredClone(this.live.get(stored.id)?.task) ?? Task.fromJSON(stored.doc);
+      const task = structuredClone(this.live.get(stored.id)?.task) ?? taskOf(stored);
       if (!params.includeArtifacts) task.artifacts = [];
       return task;
     });
@@ -75,41 +122,84 @@ export class A2ATaskStore implements TaskStore {
     return { tasks, nextPageToken, pageSize, totalSize: total };
   }
 
-  /**
-   * Tasks left unfinished by a stopped process end `failed` (as SAMVAD tasks do): their runs are gone.
-   * Call once at start; returns how many.
-   */
-  async recover(now = () => new Date()): Promise<number> {
-    const interrupted = await this.records.interrupted();
-    for (const stored of interrupted) {
-      const task = Task.fromJSON(stored.doc);
-      task.status = {
-        state: TaskState.TASK_STATE_FAILED,
-        message: agentMessage(
-          task.id,
-          task.contextId,
-          'The agent restarted before this task finished; send the message again.',
-        ),
-        timestamp: now().toISOString(),
-      };
-      await this.records.put(record(stored.owner, task, true));
-    }
-    return interrupted.length;
+  /** Stops the periodic writes (the runs of this process end through `save` as always). */
+  close(): void {
+    clearInterval(this.flusher);
   }
+
+  /**
+   * A write for a task this process does not run: its first event (it starts here), or a late write (the
+   * first terminal state stands).
+   */
+  private async saveNotRunning(record: A2ATaskRecord, context: ServerCallContext): Promise<void> {
+    const stored = await this.records.get(record.id);
+    if (!stored) {
+      const pending = scopeOf(context).push;
+      await this.records.create(record, pending?.taskId === record.id ? pending.entries : []);
+      if (record.terminal) return this.finish(record);
+      this.live.set(record.id, { owner: record.owner, task: Task.fromJSON(record.doc), unwritten: false });
+      return;
+    }
+    if (stored.owner !== record.owner) throw new Error('An A2A task never changes owner.');
+    if (stored.terminal) return;
+    // Only the replica running a task ends it (cancelElsewhere asks it to).
+    if (record.terminal && this.options.relayCancel) throw notConfirmed(this.options.cancelWaitMs ?? 5000);
+    if (record.terminal) return this.finish(record);
+    await this.records.update(record);
+  }
+
+  private async finish(record: A2ATaskRecord): Promise<void> {
+    const { owesPush } = await this.records.finish(record);
+    if (owesPush) this.options.onOwed?.({ ...record, finalPush: { state: 'pending', attempts: 0 } });
+  }
+
+  // With replicas: what changed since the last write of each running task, once a second at most.
+  private async flush(): Promise<void> {
+    for (const [id, running] of this.live) {
+      if (!running.unwritten) continue;
+      running.unwritten = false;
+      const written = await this.records.update(recordOf(running.owner, running.task)).catch(() => true); // Redis down: the next change, or the next flush, writes it.
+      if (!written && this.live.get(id) === running) this.live.delete(id);
+    }
+  }
+}
+
+function notConfirmed(waitMs: number): ProtocolError {
+  return new ProtocolError(
+    'AGENT_UNAVAILABLE',
+    503,
+    `The replica running this task did not confirm the cancel within ${Math.round(waitMs / 1000)} s (it may have stopped: the task then ends failed shortly); get the task to see its state, or cancel again.`,
+    { step: 'rate-limit', retryAfterSeconds: 5 },
+  );
+}
+
+/** The task as A2A shows it: a task a restart or a stopped replica cut short reads `failed`, and why. */
+export function taskOf(stored: A2ATaskRecord): Task {
+  const task = Task.fromJSON(stored.doc);
+  const state = task.status?.state;
+  if (stored.failure !== undefined && (state === undefined || !TERMINAL_STATES.has(state))) {
+    task.status = {
+      state: TaskState.TASK_STATE_FAILED,
+      message: agentMessage(task.id, task.contextId, stored.failure),
+      timestamp: stored.updatedAt,
+    };
+  }
+  return task;
 }
 
 function ownerOf(context: ServerCallContext): string {
   return callerOf(context).id;
 }
 
-function record(owner: string, task: Task, terminal: boolean): A2ATaskRecord {
+function recordOf(owner: string, task: Task): A2ATaskRecord {
+  const state = task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
   return {
     id: task.id,
     owner,
     contextId: task.contextId,
-    state: taskStateToJSON(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED),
-    terminal,
-    updatedAt: task.status?.timestamp ?? new Date().toISOString(),
+    state: taskStateToJSON(state),
+    terminal: TERMINAL_STATES.has(state),
+    updatedAt: task.status?.timestamp || new Date().toISOString(),
     doc: Task.toJSON(task),
   };
 }

@@ -150,6 +150,15 @@ export class AccessControl {
     };
   }
 
+  /**
+   * A sender the operator approved or allows (allowedPeers), whoever signs in its name: its card is fetched
+   * from a reserve strangers cannot spend (peer-keys.ts).
+   */
+  trusts(sender: string): boolean {
+    if (this.store.isApproved(sender)) return true;
+    return this.options.allowedPeers().some((peer) => normalizeAgentId(peer) === sender);
+  }
+
   /** Approves a sender (waiting or not: the operator may approve an id ahead of its first call). */
   approve(id: string): number {
     checkId(id);

@@ -91,6 +91,10 @@ export class AccessGate implements AccessCheck {
     this.options.onChange?.();
   }
 
+  admitsNow(sender: string, signedWith: SigningKeys): boolean {
+    return this.rule({ sender, unsigned: false, mode: 'async', payload: {}, signedWith }) !== undefined;
+  }
+
   /** The rule that admits the sender now, if any; unsigned calls are refused unless the policy is open. */
   private rule(request: AccessRequest): AdmissionRule | undefined {
     const { sender } = request;
@@ -147,7 +151,10 @@ export class AccessGate implements AccessCheck {
     this.options.onChange?.();
     if (request.mode === 'async') {
       const taskId = randomUUID();
-      if (store.hold(sender, taskId)) return { admitted: false, held: { code: record.code, taskId } };
+      // A signed call has its keys; `signedWith` is absent for unsigned calls only, which never wait here.
+      const signedWith = request.signedWith ?? { keys: [], pinned: false };
+      if (store.hold(sender, taskId))
+        return { admitted: false, held: { code: record.code, taskId, signedWith } };
       throw tooManyHeld(sender, record, store);
     }
     throw waiting(sender, record);

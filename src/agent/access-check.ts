@@ -21,11 +21,20 @@ export interface AccessRequest {
 }
 
 /**
+ * An async call held for the operator: its request's code, the task's id, and the keys that signed it (the
+ * task runs on approval only if that approval covers them: the id may have changed hands while it waited).
+ */
+export interface HeldCall {
+  code: string;
+  taskId: string;
+  signedWith: SigningKeys;
+}
+
+/**
  * Admitted with the rule that let it through, or (async only) held: the task waits with this id until the
  * operator decides. Refusals are thrown as ProtocolErrors with step `access`.
  */
-export type AccessVerdict =
-  { admitted: true; rule: AdmissionRule } | { admitted: false; held: { code: string; taskId: string } };
+export type AccessVerdict = { admitted: true; rule: AdmissionRule } | { admitted: false; held: HeldCall };
 
 /**
  * Who may reach the skills (src/access implements it; the pipeline only asks), in two steps around the
@@ -47,4 +56,10 @@ export interface AccessCheck {
   admit(request: AccessRequest, rule: AdmissionRule | undefined): AccessVerdict;
   /** Gives back a held-task slot reserved by `admit` when the task could not be created. */
   release(sender: string, taskId: string): void;
+  /**
+   * Whether a call of `sender` signed with these keys is admitted now without asking: a held task runs on
+   * approval only then (an approval binds the keys its request announced, not those of whoever held a
+   * task on that request since).
+   */
+  admitsNow(sender: string, signedWith: SigningKeys): boolean;
 }

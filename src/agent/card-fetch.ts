@@ -68,7 +68,8 @@ const PRIVATE_SUFFIXES = /\.(?:local|localdomain|internal|intranet|lan|home|corp
  */
 export function unfetchableReason(agentId: string, devHttpPeers: boolean): string | undefined {
   const base = agentBaseUrl(agentId, devHttpPeers);
-  if (!base) return `"${agentId.slice(0, 100)}" is not an agent:// id`;
+  if (!base)
+    return `"${agentId.slice(0, 100)}" is not an agent:// id (agent://host, or agent://host:port with a port from 1 to 65535)`;
   const host = new URL(base).hostname.replace(/^\[|\]$/g, '');
   if (isIP(host)) return addressAllowed(host, devHttpPeers) ? undefined : `${host} is not a public address`;
   if (isLoopbackHost(host)) return devHttpPeers ? undefined : `${host} is a loopback name`;

@@ -87,7 +87,7 @@ export async function checkDelegation(
     );
   }
   const act = payload.act as { sub?: unknown } | undefined;
-  const actor = typeof act?.sub === 'string' && agentId.test(act.sub) ? act.sub : undefined;
+  const actor = typeof act?.sub === 'string' && agentId.test(act.sub) ? normalizeAgentId(act.sub) : undefined;
   return { issuer, scope: scope as string[], maxDepth, ...(actor ? { actor } : {}) };
 }
 
@@ -149,7 +149,9 @@ function parse(token: string): { issuer: string; kid?: string } {
   if (typeof claims.iss !== 'string' || claims.iss.length > 300 || !agentId.test(claims.iss)) {
     throw refuse(`The delegation token's "iss" must be an agent:// id (got ${quote(claims.iss)}).`);
   }
-  return { issuer: claims.iss, ...(typeof header.kid === 'string' ? { kid: header.kid } : {}) };
+  // In its one spelling, as senders and pins are: agent://LocalHost must not skip the pinned key (review).
+  const issuer = normalizeAgentId(claims.iss);
+  return { issuer, ...(typeof header.kid === 'string' ? { kid: header.kid } : {}) };
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { WebhookEvent } from '../lib/webhook.js';
 import type { TrafficEntry } from '../protocol/index.js';
 
 export type SignatureFormUsed = TrafficEntry['signatureForm'];
@@ -8,15 +9,8 @@ export type SignatureFormUsed = TrafficEntry['signatureForm'];
  */
 export type EnvelopeEvent = Omit<TrafficEntry, 'id'>;
 
-export interface CallbackEvent {
-  time: string;
-  taskId: string;
-  url: string;
-  attempt: number;
-  outcome: 'delivered' | 'retrying' | 'gave-up' | 'refused';
-  status?: number;
-  message?: string;
-}
+/** One callback delivery attempt (the shared webhook delivery's event). */
+export type CallbackEvent = WebhookEvent;
 
 export interface AgentEventSink {
   envelope?(event: EnvelopeEvent): void;

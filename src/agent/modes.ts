@@ -13,6 +13,7 @@ import { readRawBody } from './body.js';
 import { ticketFor } from './intake.js';
 import { CallbackUrlError } from './callbacks.js';
 import type { EnvelopeEvent } from './events.js';
+import type { HeldCall } from './access-check.js';
 import { receive, type Accepted, type ReceiveTrace } from './pipeline.js';
 import { writeSigned } from './respond.js';
 import { callerError, operatorDiagnosis, runSkill } from './run-skill.js';
@@ -50,6 +51,7 @@ export async function handleEnvelope(
   res.on('close', callerLeft);
   runtime.inflight.add(controller);
   let bytesIn = 0;
+  let accepted: Accepted | undefined;
   // Built field by field (every envelope comes here once): spreading the optional parts cost µs per call.
   const log: Log = (fields) => {
     const sink = runtime.events.envelope;
@@ -82,7 +84,7 @@ export async function handleEnvelope(
     }
     const body = await readRawBody(req, runtime.bodyLimitBytes());
     bytesIn = body.length;
-    const accepted = await receive(
+    accepted = await receive(
       runtime.pipeline,
       {
         mode,
@@ -133,6 +135,8 @@ export async function handleEnvelope(
   } finally {
     runtime.inflight.delete(controller);
     res.off('close', callerLeft);
+    // Released once its skill ran (or here, if it never did); an async task's run releases its own.
+    if (accepted && mode !== 'async') releaseReservation(runtime, accepted);
   }
 }
 
@@ -159,7 +163,17 @@ async function replySync(
   signal: AbortSignal,
   log: Log,
 ): Promise<void> {
-  const result = await runSkill(accepted, 'sync', { signal, reportUsage: usageReporter(runtime, accepted) });
+  let result: unknown;
+  try {
+    result = await runSkill(accepted, 'sync', {
+      signal,
+      reportUsage: usageReporter(runtime, accepted),
+      promptFloor: runtime.pipeline.limits.promptFloor(),
+    });
+  } finally {
+    // Before the reply leaves: the sender's next call must not meet this one's reservation.
+    releaseReservation(runtime, accepted);
+  }
   if (signal.aborted) throw signal.reason;
   const body = okResponse(accepted.envelope.traceId, newSpanId(), result);
   const bytesOut = writeSigned(res, runtime.signer(), 200, body);
@@ -196,7 +210,7 @@ async function replyTask(
         traceId: envelope.traceId,
         spanId: newSpanId(),
         callbackUrl: envelope.callbackUrl ?? undefined,
-        ...(held ? { held: heldEnvelope(accepted, held.code) } : {}),
+        ...(held ? { held: heldEnvelope(accepted, held) } : {}),
       },
       held?.taskId,
     );
@@ -219,18 +233,20 @@ async function replyTask(
     );
   } catch (error) {
     if (held) runtime.pipeline.access?.release(accepted.sender, held.taskId);
+    releaseReservation(runtime, accepted);
     throw error;
   }
 }
 
 // What a held task needs to run later: the verified envelope's own fields, nothing a sender added to it,
 // and no signature or credential (auth token, delegation token: what they proved is kept as facts).
-function heldEnvelope(accepted: Accepted, code: string): NonNullable<StoredTask['held']> {
+function heldEnvelope(accepted: Accepted, held: HeldCall): NonNullable<StoredTask['held']> {
   const { from, to, skill, mode, nonce, timestamp, traceId, spanId, parentSpanId, payload } =
     accepted.envelope;
   const envelope: Envelope = { from, to, skill, mode, nonce, timestamp, traceId, spanId, payload };
   if (parentSpanId) envelope.parentSpanId = parentSpanId;
-  return { envelope, code, ...callerFields(accepted) };
+  const { keys, pinned } = held.signedWith;
+  return { envelope, code: held.code, keys, ...(pinned ? { pinned } : {}), ...callerFields(accepted) };
 }
 
 /** What a held task keeps of its verified caller, so it runs with the same framing once approved. */
@@ -248,6 +264,17 @@ export async function runHeldTask(runtime: AgentRuntime, task: StoredTask): Prom
   const entry = held ? runtime.pipeline.skills.get(task.skill) : undefined;
   if (!held || !envelope || !entry) {
     await failHeldTask(runtime, task, 'The skill this task asked for is no longer offered; submit it again.');
+    return;
+  }
+  // The approval is bound to the keys its request announced: a task another key signed while it waited (a
+  // new holder of the id, a released tunnel address) does not run on it.
+  const signedWith = { keys: held.keys ?? [], pinned: held.pinned === true };
+  if (runtime.pipeline.access && !runtime.pipeline.access.admitsNow(task.sender, signedWith)) {
+    await failHeldTask(
+      runtime,
+      task,
+      `This task was signed with a key that the operator's approval of ${task.sender} does not cover: someone else may hold this id now, or its keys changed while the task waited. Sign with an approved key and submit it again.`,
+    );
     return;
   }
   const accepted: Accepted = {
@@ -289,6 +316,7 @@ async function runTask(runtime: AgentRuntime, accepted: Accepted, task: StoredTa
       signal: controller.signal,
       progress: (fraction) => runtime.tasks.setProgress(task, fraction),
       reportUsage: usageReporter(runtime, accepted),
+      promptFloor: runtime.pipeline.limits.promptFloor(),
     });
     finished = await runtime.tasks.finish(task, { result });
     envelopeOut = okResponse(task.traceId, task.spanId, result);
@@ -323,6 +351,7 @@ async function runTask(runtime: AgentRuntime, accepted: Accepted, task: StoredTa
     });
   } finally {
     runtime.inflight.delete(controller);
+    releaseReservation(runtime, accepted);
   }
   if (finished && task.callbackUrl) await deliverCallback(runtime, task, envelopeOut);
 }
@@ -356,11 +385,17 @@ async function replyStream(
   const signer = runtime.signer();
   if (named) sse.send({ status: 'processing' }, 'status');
   try {
-    const result = await runSkill(accepted, 'stream', {
-      signal,
-      emit: (chunk) => sse.send({ chunk, done: false }),
-      reportUsage: usageReporter(runtime, accepted),
-    });
+    let result: unknown;
+    try {
+      result = await runSkill(accepted, 'stream', {
+        signal,
+        emit: (chunk) => sse.send({ chunk, done: false }),
+        reportUsage: usageReporter(runtime, accepted),
+        promptFloor: runtime.pipeline.limits.promptFloor(),
+      });
+    } finally {
+      releaseReservation(runtime, accepted);
+    }
     if (signal.aborted) throw signal.reason;
     if (named) sse.send(signObject({ status: 'ok', result }, signer), 'result');
     sse.send(signObject({ done: true, result }, signer));
@@ -412,8 +447,19 @@ function preview(
   };
 }
 
+/** Usage charged to the sender; a prompt size the gateway reported may lower the prompt floor. */
 function usageReporter(runtime: AgentRuntime, accepted: Accepted) {
-  return (tokens: number) => runtime.pipeline.limits.addTokens(accepted.sender, tokens);
+  return (tokens: number, prompt?: number) => {
+    runtime.pipeline.limits.addTokens(accepted.sender, tokens);
+    if (prompt !== undefined) runtime.pipeline.limits.notePrompt(prompt);
+  };
+}
+
+/** The call is over, its usage charged: what step 5 reserved for it is given back (once). */
+function releaseReservation(runtime: AgentRuntime, accepted: Accepted): void {
+  if (!accepted.reserved) return;
+  runtime.pipeline.limits.release(accepted.sender, accepted.reserved, accepted.reservedAt ?? 0);
+  accepted.reserved = 0;
 }
 
 function forwardedFor(req: IncomingMessage): string | undefined {

@@ -75,6 +75,13 @@ export interface PeerKeyOptions extends Partial<CardFetchOptions> {
   newSenderShare?: number;
   /** Card fetches per minute caused by one caller address (new senders and refreshes alike). */
   fetchesPerAddressPerMinute?: number;
+  /**
+   * Senders the operator approved or allows (allowedPeers): their expired cards are fetched from a reserve
+   * of their own, which strangers cannot spend, before the budgets everyone shares.
+   */
+  trusted?: (sender: string) => boolean;
+  /** That reserve: fetches of trusted senders' cards per minute, on top of `fetchesPerMinute`. */
+  trustedFetchesPerMinute?: number;
   /** A sender's card is fetched again for an unknown kid at most this often. */
   refetchIntervalMs?: number;
   fetchCard?: (agentId: string, options: CardFetchOptions) => Promise<AgentCard>;
@@ -101,13 +108,15 @@ export class PeerKeyResolver {
   private readonly fetchBudget: RateLimiter;
   private readonly newSenderBudget: RateLimiter;
   private readonly addressBudget: RateLimiter;
+  private readonly trustedBudget: RateLimiter;
   /** Senders whose card was fetched before (bounded, oldest first out): they draw on the reserved share. */
   private readonly known = new Map<string, true>();
   private pinned = new Map<string, KeyObject>();
   private pinnedRaw = new Map<string, string>();
   /** What `describe` gives for a pinned sender, made once per setting (the access check asks every call). */
   private pinnedCards = new Map<string, SenderCard>();
-  private readonly options: Required<Omit<PeerKeyOptions, 'pinned' | 'self'>> & Pick<PeerKeyOptions, 'self'>;
+  private readonly options: Required<Omit<PeerKeyOptions, 'pinned' | 'self' | 'trusted'>> &
+    Pick<PeerKeyOptions, 'self' | 'trusted'>;
 
   constructor(options: PeerKeyOptions = {}) {
     this.options = {
@@ -120,6 +129,7 @@ export class PeerKeyResolver {
       fetchesPerMinute: 600,
       newSenderShare: 0.8,
       fetchesPerAddressPerMinute: 60,
+      trustedFetchesPerMinute: 120,
       refetchIntervalMs: 10_000,
       fetchCard: fetchPeerCard,
       ...stripUndefined(options),
@@ -128,6 +138,7 @@ export class PeerKeyResolver {
     this.fetchBudget = new RateLimiter(fetchesPerMinute, now);
     this.newSenderBudget = new RateLimiter(Math.max(1, Math.floor(fetchesPerMinute * newSenderShare)), now);
     this.addressBudget = new RateLimiter(this.options.fetchesPerAddressPerMinute, now);
+    this.trustedBudget = new RateLimiter(this.options.trustedFetchesPerMinute, now);
     this.setPinned(options.pinned ?? {});
   }
 
@@ -275,7 +286,7 @@ export class PeerKeyResolver {
     // An id no card can be fetched for costs nothing: refused before any budget is charged.
     const unfetchable = unfetchableReason(sender, this.options.devHttpPeers);
     if (unfetchable) throw unknownSender(sender, unfetchable);
-    this.chargeFetch(sender, caller);
+    this.chargeFetch(sender, caller, !rememberFailure);
     let card: AgentCard;
     try {
       card = await this.options.fetchCard(sender, this.options);
@@ -310,9 +321,16 @@ export class PeerKeyResolver {
 
   /**
    * Every fetch is on behalf of a request not yet verified, so budgets bound the work: all fetches, new
-   * senders' share of them, and new senders per caller address. Both checked before either counts.
+   * senders' share of them, and new senders per caller address. Both checked before either counts. A
+   * trusted sender's expired card comes from its own reserve first (review of issue 15: strangers spent
+   * the shared budgets, and an approved sender was refused); a forced re-fetch for an unknown kid does not,
+   * since anyone may send one in a trusted sender's name (one per sender every refetchIntervalMs).
    */
-  private chargeFetch(sender: string, caller: CallerAddress | undefined): void {
+  private chargeFetch(sender: string, caller: CallerAddress | undefined, refetch: boolean): void {
+    if (!refetch && this.options.trusted?.(sender) && this.trustedBudget.wait('*') === 0) {
+      this.trustedBudget.take('*');
+      return;
+    }
     const isNew = !this.known.has(sender);
     const address = caller ? budgetAddress(caller) : undefined;
     const waits = [

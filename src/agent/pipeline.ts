@@ -17,7 +17,7 @@ import {
   type Mode,
 } from '../protocol/index.js';
 import type { AdmissionRule } from '../protocol/console-api.js';
-import type { AccessCheck, AccessRequest, SigningKeys } from './access-check.js';
+import type { AccessCheck, AccessRequest, HeldCall, SigningKeys } from './access-check.js';
 import { checkDelegation } from './delegation.js';
 import type { SignatureFormUsed } from './events.js';
 import type { CallerAddress, PeerKeyResolver, ResolvedKey } from './peer-keys.js';
@@ -92,7 +92,7 @@ export interface Accepted {
   /** The access rule that admitted the sender. */
   admittedBy: AdmissionRule;
   /** Async only: the task waits for the operator's approval of its sender. */
-  held?: { code: string; taskId: string };
+  held?: HeldCall;
   screen?: { rule: string };
   /** The name on the sender's card, when fetched (self-declared, one short line). */
   callerName?: string;
@@ -100,6 +100,9 @@ export interface Accepted {
   onBehalfOf?: string;
   /** That token's scope (skill ids, as the issuer wrote them). */
   delegationScope?: string[];
+  /** Tokens held against the sender's budget at step 5 (released when the call ends), and when. */
+  reserved?: number;
+  reservedAt?: number;
 }
 
 /**
@@ -215,21 +218,57 @@ export async function receive(
   // 5. Rate limits and the daily token budget, then 6. the nonce: recorded only now that the request is
   // genuine and within limits (one step for the state they share, one round trip when it is on Redis). A
   // sender not yet decided on is charged to the strangers' bucket, never to the agent-wide one.
+  // The call's estimated cost is reserved in the same step (concurrent calls cannot all pass the budget).
+  const reserve = reservation(deps, settings, entry, envelope.payload);
+  const reservedAt = now();
   await checkLimits(deps, {
     sender,
     nonce: envelope.nonce,
     nonceExpiresAt: sentAt + MAX_AGE_MS + 1000,
     tokensPerDay: settings.tokensPerDay,
     stranger: rule === undefined,
+    reserve,
   });
 
-  // 7. Skill, mode and input (the injection screen is part of the input check).
-  const checked = checkInput(entry, envelope, input.mode);
-  screenInput(deps, settings, envelope.payload, trace);
+  try {
+    // 7. Skill, mode and input (the injection screen is part of the input check).
+    const checked = checkInput(entry, envelope, input.mode);
+    screenInput(deps, settings, envelope.payload, trace);
 
-  // 8. Access: the operator's consent. Only verified senders within their limits get this far.
-  const delegated = grant ? { onBehalfOf: grant.issuer, delegationScope: grant.scope } : {};
-  return admit(deps, { envelope, sender, entry: checked, ...delegated }, request, rule, trace);
+    // 8. Access: the operator's consent. Only verified senders within their limits get this far.
+    const delegated = grant ? { onBehalfOf: grant.issuer, delegationScope: grant.scope } : {};
+    const accepted = admit(deps, { envelope, sender, entry: checked, ...delegated }, request, rule, trace);
+    return keepReservation(deps, accepted, reserve, reservedAt);
+  } catch (error) {
+    if (reserve > 0) deps.limits.release(sender, reserve, reservedAt);
+    throw error;
+  }
+}
+
+/**
+ * The reservation goes with the accepted call, whose mode releases it when the call ends; a held task runs,
+ * if ever, once the operator approves, and holds nothing of the budget meanwhile.
+ */
+function keepReservation(deps: PipelineDeps, accepted: Accepted, reserve: number, at: number): Accepted {
+  if (reserve === 0) return accepted;
+  if (accepted.held) deps.limits.release(accepted.sender, reserve, at);
+  else {
+    accepted.reserved = reserve;
+    accepted.reservedAt = at;
+  }
+  return accepted;
+}
+
+/** What a call to this skill may cost, held against the sender's daily budget (0: nothing to hold). */
+function reservation(
+  deps: PipelineDeps,
+  settings: PipelineSettings,
+  entry: RegisteredSkill | undefined,
+  payload: Record<string, unknown>,
+): number {
+  const estimate = entry?.skill.budgetEstimate;
+  if (settings.tokensPerDay <= 0 || !estimate) return 0;
+  return Math.max(0, Math.ceil(estimate(payload, deps.limits.promptFloor())));
 }
 
 /**
@@ -447,6 +486,13 @@ async function checkLimits(deps: PipelineDeps, call: CallCheck): Promise<void> {
         `${sender} has used its ${call.tokensPerDay} tokens for today; the budget resets at UTC midnight (in ${wait} s).`,
         { step: 'rate-limit', retryAfterSeconds: wait },
       );
+    case 'budget-held':
+      throw new ProtocolError(
+        'TOKEN_BUDGET_EXCEEDED',
+        429,
+        `${sender} has calls in progress that may use the rest of its ${call.tokensPerDay} tokens for today; retry in ${wait} s, once they have ended.`,
+        { step: 'rate-limit', retryAfterSeconds: wait },
+      );
     case 'full':
       throw new ProtocolError('AGENT_UNAVAILABLE', 503, 'The agent is overloaded; retry shortly.', {
         step: 'nonce',
@@ -527,7 +573,9 @@ async function acceptUnsigned(
     payload: payload as Record<string, unknown>,
   };
   const rule = deps.access ? deps.access.precheck(request) : 'unsigned-open';
-  await checkLimits(deps, { sender, nonceExpiresAt: 0, tokensPerDay: deps.settings().tokensPerDay });
+  const settings = deps.settings();
+  const reserve = reservation(deps, settings, entry, payload as Record<string, unknown>);
+  await checkLimits(deps, { sender, nonceExpiresAt: 0, tokensPerDay: settings.tokensPerDay, reserve });
   const traceId = typeof body.traceId === 'string' ? body.traceId : randomBytes(8).toString('hex');
   trace.traceId = traceId;
   const envelope: Envelope = {
@@ -541,9 +589,19 @@ async function acceptUnsigned(
     spanId: randomBytes(8).toString('hex'),
     payload: payload as Record<string, unknown>,
   };
-  const checked = checkInput(entry, envelope, input.mode);
-  screenInput(deps, deps.settings(), envelope.payload, trace);
-  return admit(deps, { envelope, sender, entry: checked }, request, rule, trace);
+  try {
+    const checked = checkInput(entry, envelope, input.mode);
+    screenInput(deps, settings, envelope.payload, trace);
+    return keepReservation(
+      deps,
+      admit(deps, { envelope, sender, entry: checked }, request, rule, trace),
+      reserve,
+      now,
+    );
+  } catch (error) {
+    if (reserve > 0) deps.limits.release(sender, reserve, now);
+    throw error;
+  }
 }
 
 function header(value: string | string[] | undefined): string | undefined {

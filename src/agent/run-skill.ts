@@ -6,7 +6,8 @@ export interface RunHooks {
   signal: AbortSignal;
   emit?: (chunk: string) => void;
   progress?: (fraction: number) => void;
-  reportUsage: (tokens: number) => void;
+  reportUsage: (tokens: number, prompt?: number) => void;
+  promptFloor: number;
 }
 
 const noop = (): undefined => undefined;
@@ -35,6 +36,7 @@ export function runSkill(accepted: Accepted, mode: Mode, hooks: RunHooks): Promi
     emit: hooks.emit ?? noop,
     progress: hooks.progress ?? noop,
     reportUsage: hooks.reportUsage,
+    promptFloor: hooks.promptFloor,
   };
   return accepted.entry.skill.handler(context);
 }

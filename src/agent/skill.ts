@@ -33,8 +33,13 @@ export interface SkillContext {
   emit(chunk: string): void;
   /** Progress of an async task, 0..1. */
   progress(fraction: number): void;
-  /** Tokens this call cost, for the sender's daily budget. */
-  reportUsage(tokens: number): void;
+  /**
+   * Tokens this call cost, for the sender's daily budget; `prompt`, when the backend reported it, is the
+   * size of the prompt it ran (the smallest one becomes the prompt floor).
+   */
+  reportUsage(tokens: number, prompt?: number): void;
+  /** The smallest prompt the backend reported so far (what any turn costs at least), 0 until one is known. */
+  promptFloor: number;
 }
 
 /**
@@ -44,5 +49,11 @@ export interface SkillContext {
  */
 export interface Skill<R = unknown> extends SkillDef {
   streamStyle?: 'generic' | 'named';
+  /**
+   * What a call may cost in tokens, held against its sender's daily budget while it runs (then replaced by
+   * what it reported): concurrent calls cannot all pass a budget none of them is charged to yet. None: the
+   * skill's calls reserve nothing.
+   */
+  budgetEstimate?(payload: Record<string, unknown>, promptFloor: number): number;
   handler(context: SkillContext): Promise<R>;
 }

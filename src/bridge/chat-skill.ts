@@ -36,6 +36,15 @@ function estimateTokens(chars: number): number {
   return Math.ceil(chars / CHARS_PER_TOKEN);
 }
 
+/**
+ * What a turn's prompt is taken to cost until the gateway has reported one (a fresh data dir or Redis): a
+ * small OpenClaw agent's system prompt and tools (a usual one is several times this). Without it, a caller
+ * who hangs up before the usage frame would pay only its own words on a fresh agent (review of issue 15).
+ */
+export const DEFAULT_PROMPT_TOKENS = 2000;
+/** The reply a call is taken to produce while it runs, on top of its prompt (settled when it ends). */
+export const REPLY_ALLOWANCE_TOKENS = 500;
+
 // A channel can never contain '#', and neither can an agent id: `sender#channel` keys are unambiguous.
 const CHANNEL_PATTERN = '^[A-Za-z0-9._:@/-]{1,64}$';
 
@@ -44,9 +53,6 @@ const CHANNEL_PATTERN = '^[A-Za-z0-9._:@/-]{1,64}$';
  * reply. Each (verified sender, channel) pair is its own conversation on the gateway.
  */
 export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
-  // The smallest prompt the gateway reported: what every turn costs it before the caller's words (its
-  // system prompt, the tools), so a call cut short is not charged less than its prompt really cost.
-  let basePrompt = 0;
   return {
     id: 'chat',
     name: 'Chat',
@@ -79,6 +85,10 @@ export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
     trust: options.trust ?? 'public',
     ...(options.trust === 'trusted-peers' ? { allowedPeers: options.allowedPeers ?? [] } : {}),
     streamStyle: 'named',
+    budgetEstimate(payload, promptFloor) {
+      const words = typeof payload.message === 'string' ? estimateTokens(payload.message.length) : 0;
+      return (promptFloor || DEFAULT_PROMPT_TOKENS) + words + REPLY_ALLOWANCE_TOKENS;
+    },
     async handler(context) {
       const message = context.payload.message as string;
       const channel = (context.payload.channel as string | undefined) ?? options.defaultChannel();
@@ -105,20 +115,23 @@ export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
         });
         options.onGatewayOutcome?.({ ok: true, durationMs: performance.now() - started });
         const { usage } = reply;
-        if (usage && usage.promptTokens > 0 && (basePrompt === 0 || usage.promptTokens < basePrompt))
-          basePrompt = usage.promptTokens;
         // Without usage from the gateway, the sizes stand in (about 4 characters a token), so the daily
-        // budget still bounds what a sender can make the gateway produce.
-        context.reportUsage(usage?.totalTokens ?? estimateTokens(message.length + reply.reply.length));
+        // budget still bounds what a sender can make the gateway produce. The prompt it reported may lower
+        // the prompt floor: what every turn costs it before the caller's words (its system prompt, tools).
+        if (usage) context.reportUsage(usage.totalTokens, usage.promptTokens);
+        else context.reportUsage(estimateTokens(message.length + reply.reply.length));
         return { reply: reply.reply, channel };
       } catch (error) {
         // A call the gateway had costs its sender even when it did not complete: otherwise a caller who
         // hangs up at 97 % of every stream gets its replies free (issue 15). The gateway's count if it
-        // came, else the prompt and the text passed on.
+        // came, else the prompt (at least the smallest the gateway reported, or the default until it has
+        // reported one) and the text passed on.
         const spent = partialCost(error);
-        if (spent) {
-          const prompt = Math.max(basePrompt, estimateTokens(message.length));
-          context.reportUsage(spent.usage?.totalTokens ?? prompt + estimateTokens(spent.deliveredChars));
+        if (spent?.usage) context.reportUsage(spent.usage.totalTokens, spent.usage.promptTokens);
+        else if (spent) {
+          const floor = context.promptFloor || DEFAULT_PROMPT_TOKENS;
+          const prompt = Math.max(floor, estimateTokens(message.length));
+          context.reportUsage(prompt + estimateTokens(spent.deliveredChars));
         }
         if (!(error instanceof GatewayError)) throw error;
         // A caller leaving is not a gateway problem: do not report it as one.

@@ -352,6 +352,15 @@ function classify(config: unknown, agentId: string): ToolExposureView {
     ...(searchCode ? ['tools.toolSearch in "code" mode'] : []),
   ].join(', ');
   const name = agent.id === normalizeAgentId(agentId) ? `"${agent.id}"` : `"${agent.id}" (the default agent)`;
+  if (tools.length === 0 && ownerless(root, agents)) {
+    // The gateway keeps the last config it accepted: a restriction in one it refuses is not what runs.
+    const notLoaded = 'the file lists several agents and none owns the fleet';
+    return {
+      verdict: 'unknown',
+      notLoaded,
+      detail: `The OpenClaw config lists several agents without agents.ownership: "explicit" (or one of them marked default: true), which OpenClaw refuses, so it is not what the gateway runs and the restriction of agent ${name} in it may not be either. Run openclaw config validate where the gateway runs and fix what it reports: the gateway reloads a valid file by itself.`,
+    };
+  }
   if (tools.length === 0) {
     return {
       verdict: 'restricted',
@@ -500,6 +509,17 @@ function roster(config: unknown): Agent[] {
     });
   }
   return [{ id: 'main', path: 'agents.entries.main', entry: {} }];
+}
+
+/**
+ * A roster of `agents.entries` OpenClaw 2026.9 refuses (its AgentsSchema; its hot reload then skips the file):
+ * several agents, and neither `agents.ownership: "explicit"` nor exactly one marked `default: true`. The
+ * legacy `agents.list` is not judged.
+ */
+export function ownerless(root: Record<string, unknown>, agents: Agent[]): boolean {
+  const section = record(root.agents, 'agents');
+  if (section?.entries === undefined || agents.length < 2 || section.ownership === 'explicit') return false;
+  return agents.filter((agent) => agent.entry.default === true).length !== 1;
 }
 
 /** The first agent with this id; `default` (as in `openclaw/default`) is the marked or the sole agent. */

@@ -30,6 +30,8 @@ export function baseUrlFor(agentId: string, options: BaseUrlOptions = {}): strin
 function defaultBaseUrl(agentId: string, options: BaseUrlOptions): string {
   const base = agentBaseUrl(agentId, options.devHttp);
   if (!base)
-    throw new ClientError(`"${agentId}" is not an agent id: expected agent://host or agent://host:port`);
+    throw new ClientError(
+      `"${agentId}" is not an agent id: expected agent://host or agent://host:port (a port from 1 to 65535)`,
+    );
   return base;
 }

@@ -32,7 +32,8 @@ export type BeforeRequest = (request: { method: string; url: string }) => void;
  * GET {base}/.well-known/agent.json with a 5 s timeout and a 64 KiB cap, following only redirects that
  * stay on the same origin (a redirect elsewhere would let a card fetch probe other hosts: SSRF), then
  * validates the card and checks it describes the agent that was asked for. Messages name the card's URL as
- * derived from the id asked for, never a path or an id the other host sent.
+ * derived from the id asked for, never a URL, path, host or id the other host sent (a redirect's target is
+ * on `redirectedTo`).
  */
 export async function fetchCardFrom(agentId: string, options: CardFetchOptions = {}): Promise<AgentCard> {
   const fail = (message: string, cause?: unknown) => new CardFetchError(message, agentId, { cause });
@@ -55,7 +56,9 @@ export async function fetchCardFrom(agentId: string, options: CardFetchOptions =
         headers: { accept: 'application/json' },
         ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
       } as RequestInit;
-      response = await fetchOrExplain(url, init, CARD_TIMEOUT_MS);
+      // After a redirect the URL is the other host's choice (its path may be words): named as the card's URL.
+      const shown = hop === 0 ? cardUrl : `${cardUrl} (after its redirect)`;
+      response = await fetchOrExplain(url, init, CARD_TIMEOUT_MS, shown);
     } catch (error) {
       throw fail(`Could not fetch the card of ${agentId}: ${(error as Error).message}`, error);
     }
@@ -68,8 +71,13 @@ export async function fetchCardFrom(agentId: string, options: CardFetchOptions =
         throw fail(`${cardUrl} redirects to something that is not a URL`);
       }
       if (next.origin !== new URL(url).origin) {
-        // The origin as the URL parser writes it back: a scheme and a host name, nothing free-form.
-        throw fail(`${cardUrl} redirects to ${next.origin}: a card must be served by the agent's own origin`);
+        // Its host name is the other host's choice, words included: on the error, not in its message.
+        throw new CardFetchError(
+          `${cardUrl} redirects to another origin: a card must be served by the agent's own origin`,
+          agentId,
+          undefined,
+          next.origin,
+        );
       }
       url = next.href;
       continue;

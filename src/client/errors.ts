@@ -49,6 +49,8 @@ export class CardFetchError extends ClientError {
     message: string,
     readonly agentId: string,
     options?: ErrorOptions,
+    /** Where the card fetch was redirected to another origin: the other host's text, never in the message. */
+    readonly redirectedTo?: string,
   ) {
     super(message, options);
     this.name = 'CardFetchError';

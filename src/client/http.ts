@@ -18,20 +18,29 @@ export function deadline(ms: number, outer?: AbortSignal): AbortSignal {
   return outer ? AbortSignal.any([timeout, outer]) : timeout;
 }
 
-/** fetch, with network failures reworded: `fetch failed` alone does not say what to check. */
-export async function fetchOrExplain(url: string, init: RequestInit, timeoutMs: number): Promise<Response> {
+/**
+ * fetch, with network failures reworded: `fetch failed` alone does not say what to check. The messages name
+ * `shown`, by default the URL fetched: after a redirect, pass the URL derived from the id instead (the
+ * redirected one is the other host's text).
+ */
+export async function fetchOrExplain(
+  url: string,
+  init: RequestInit,
+  timeoutMs: number,
+  shown = url,
+): Promise<Response> {
   try {
     return (await appFetch(url, init as Parameters<typeof appFetch>[1])) as unknown as Response;
   } catch (error) {
     if (init.signal?.aborted) {
       const reason: unknown = init.signal.reason;
       if (reason instanceof Error && reason.name === 'TimeoutError') {
-        throw new ClientError(`No answer from ${url} within ${timeoutMs} ms`, { cause: error });
+        throw new ClientError(`No answer from ${shown} within ${timeoutMs} ms`, { cause: error });
       }
       throw reason instanceof Error ? reason : error;
     }
     throw new ClientError(
-      `Cannot reach ${url} (${describeFetchError(error)}): is the agent running and the id right?`,
+      `Cannot reach ${shown} (${describeFetchError(error)}): is the agent running and the id right?`,
       { cause: error },
     );
   }

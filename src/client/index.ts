@@ -18,6 +18,8 @@ export {
 export {
   CARD_CACHE_MAX_ENTRIES,
   CARD_MAX_BYTES,
+  CARD_MAX_TTL_S,
+  CARD_MIN_TTL_S,
   CARD_TIMEOUT_MS,
   CardCache,
   fetchCardFrom,

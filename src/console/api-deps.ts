@@ -1,4 +1,5 @@
 import type { AgentBridgeApp } from '../app.js';
+import type { A2ACredentials } from '../mcp/a2a-credentials.js';
 import type { ConsoleTokenResponse, StatusResponse } from '../protocol/console-api.js';
 import type { EventStreams } from './events-stream.js';
 import type { McpConsole } from './mcp-console.js';
@@ -12,6 +13,8 @@ export interface ApiDeps {
   events: EventStreams;
   settings: ConsoleSettings;
   mcp: McpConsole;
+  /** Credentials kept for A2A agents the operator's agent calls (write-only). */
+  credentials: A2ACredentials;
   /** Replaces the console token (the old one stops working at once) and answers the new one. */
   consoleToken(): ConsoleTokenResponse;
   status(): StatusResponse;

@@ -5,6 +5,7 @@ import { accessRoutes } from './access-routes.js';
 import { agentRoutes } from './agent-routes.js';
 import type { ApiDeps } from './api-deps.js';
 import { checkDeclaredLength } from './body.js';
+import { credentialRoutes } from './credential-routes.js';
 import { gatewayRoutes } from './gateway-routes.js';
 import { ConsoleError } from './errors.js';
 import { settingsRoutes } from './settings-routes.js';
@@ -25,6 +26,7 @@ export function consoleApi(deps: ApiDeps): (ctx: Context) => Promise<void> {
   accessRoutes(router, deps);
   a2aKeyRoutes(router, deps);
   settingsRoutes(router, deps);
+  credentialRoutes(router, deps);
 
   const routes = router.routes();
   return async (ctx: Context): Promise<void> => {

@@ -16,6 +16,7 @@ import { McpConsole } from './mcp-console.js';
 import { METRICS_PATH, metricsRoute } from './metrics-route.js';
 import type { BridgeMetrics } from '../metrics/metrics.js';
 import { AGENT_VERSION } from '../app.js';
+import { A2ACredentials } from '../mcp/a2a-credentials.js';
 import { MCP_PATH } from '../mcp/openclaw-setup.js';
 import { securityHeaders } from './security-headers.js';
 import { ConsoleSettings } from './settings-api.js';
@@ -76,13 +77,19 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
   // The port the settings ask for: the gateway's config holds the MCP URL on it.
   const configuredPort = app.currentSettings.consolePort;
   const mcp = new McpConsole(app, dataDir);
+  // Credentials for A2A agents the operator's agent calls: write-only here, sent only by the MCP tools.
+  const credentials = new A2ACredentials(dataDir);
 
   const events = new EventStreams(options.events);
   const log = new TrafficLog({
     ...options.traffic,
     dataDir,
     // Masked wherever they might appear (a diagnosis, a preview): the log must never hold them.
-    secrets: () => [app.currentSettings.gatewayToken ?? '', ...app.currentSettings.bearerTokens],
+    secrets: () => [
+      app.currentSettings.gatewayToken ?? '',
+      ...app.currentSettings.bearerTokens,
+      ...credentials.secrets(),
+    ],
   });
   const settings = new ConsoleSettings(app, options.store, () => events.state('settings'), options.origins);
   // A tunnel that fails to start leaves no supervisor behind: remember the failure so the status shows it.
@@ -128,6 +135,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     events,
     settings,
     mcp,
+    credentials,
     consoleToken: () => ({ token: token.regenerate(), file: token.path }),
     tunnel: () => tunnelView(app, tunnel()),
     status: () =>
@@ -146,10 +154,14 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
   // The MCP SDK (and its schemas) load with the first MCP request: a console whose agent never calls out
   // never holds them.
   const mcpRoute = once(async () => {
-    const { mcpHandler } = await import('../mcp/mcp-handler.js');
+    const [{ mcpHandler }, { A2ACalls }] = await Promise.all([
+      import('../mcp/mcp-handler.js'),
+      import('../mcp/a2a-outbound.js'),
+    ]);
     return mcpHandler({
       token: () => mcp.token.token,
       calls: app.outbound,
+      a2a: new A2ACalls({ frame: app.outbound.frame, credentials }),
       version: AGENT_VERSION,
       tokenFile: mcp.token.path,
       onError,

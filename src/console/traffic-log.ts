@@ -235,6 +235,7 @@ const FIELDS: { [K in keyof EnvelopeEvent]-?: Keep<NonNullable<EnvelopeEvent[K]>
   callee: text,
   replySignature: same,
   onBehalfOf: text,
+  protocol: same,
 };
 const FIELD_NAMES = Object.keys(FIELDS) as (keyof EnvelopeEvent)[];
 

@@ -1,11 +1,21 @@
 // Text that came from a remote party (a card's name, a message preview, a sender id in a refusal) shown to
 // the operator, written to a terminal, or put in front of the gateway agent.
 
-// C0 and C1 controls (newlines, escape sequences, OSC titles), DEL, bidi overrides and isolates (text that
-// reads backwards), zero-width and other invisible format characters.
-const UNSAFE_CLASS = '[\\u0000-\\u001f\\u007f-\\u009f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u2069\\ufeff]';
-const UNSAFE_RUN = new RegExp(`${UNSAFE_CLASS}+`, 'g');
-const UNSAFE_CHAR = new RegExp(UNSAFE_CLASS, 'g');
+/**
+ * Characters that end a line, drive a terminal, reorder text or show nothing, in one definition for every
+ * place remote text is shown (the operator's log and terminal here, the MCP untrusted blocks): controls
+ * (C0, DEL, C1), format characters (zero-width, bidi marks, overrides and isolates, U+061C included, the
+ * invisible operators, interlinear annotation, tag characters: "ASCII smuggling"), line and paragraph
+ * separators, variation selectors (U+180B-180F, U+FE00-FE0F, U+E0100-E01EF), the combining grapheme joiner,
+ * and the blank letters (Hangul fillers, the Braille blank). A RegExp character class for the `u` flag.
+ */
+export const HIDDEN_CHARS =
+  '[\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}\\u034f\\u115f\\u1160\\u180b-\\u180f\\u2800\\u3164\\ufe00-\\ufe0f\\uffa0\\u{e0000}-\\u{e0fff}]';
+// Combining marks alone in the class on purpose: each one is to be found, whatever it follows.
+// eslint-disable-next-line no-misleading-character-class
+const UNSAFE_RUN = new RegExp(`${HIDDEN_CHARS}+`, 'gu');
+// eslint-disable-next-line no-misleading-character-class
+const UNSAFE_CHAR = new RegExp(HIDDEN_CHARS, 'gu');
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /**
@@ -14,8 +24,9 @@ const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
  */
 export function printable(text: string): string {
   return text.replace(UNSAFE_CHAR, (char) => {
-    const code = char.charCodeAt(0);
+    const code = char.codePointAt(0) as number;
     const hex = code.toString(16).padStart(code <= 0xff ? 2 : 4, '0');
+    if (code > 0xffff) return `\\u{${hex}}`;
     return NAMED[char] ?? (code <= 0xff ? `\\x${hex}` : `\\u${hex}`);
   });
 }

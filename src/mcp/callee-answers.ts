@@ -157,8 +157,8 @@ export function calleeRefusal(
 
 export interface FailureContext {
   agent: string;
-  signal: AbortSignal | undefined;
-  timeoutMs: number;
+  /** The failures any HTTP call meets (an address refused after DNS, out of time, cancelled): outbound-frame.ts. */
+  transport: (error: unknown) => OutboundError | undefined;
   /** Uses one more reply of the call (a refusal): its signature note, or why it may not be used. */
   useReply: (check: ReplyCheck) => UsedReply | OutboundError;
 }
@@ -168,7 +168,7 @@ export interface FailureContext {
  * words; anything else is unexpected and goes back as it is (the tool says so, the operator's log says why).
  */
 export function toOutboundError(error: unknown, context: FailureContext): OutboundError | undefined {
-  const { agent, signal, timeoutMs } = context;
+  const { agent } = context;
   if (error instanceof OutboundError) return error;
   if (error instanceof ResponseVerificationError) {
     return new OutboundError(
@@ -179,7 +179,19 @@ export function toOutboundError(error: unknown, context: FailureContext): Outbou
     );
   }
   if (error instanceof CardFetchError) {
-    return new OutboundError('handler', 502, `Could not use the card of ${agent}: ${error.message}`);
+    if (error.redirectedTo === undefined) {
+      return new OutboundError('handler', 502, `Could not use the card of ${agent}: ${error.message}`);
+    }
+    return new OutboundError(
+      'handler',
+      502,
+      `Could not use the card of ${agent}: ${error.message} (where it redirects is shown below).`,
+      {
+        untrusted: [
+          { what: 'where its card fetch was redirected', value: error.redirectedTo, maxChars: 300 },
+        ],
+      },
+    );
   }
   if (error instanceof AgentCallError) {
     // A refusal the client checked: signed and verified, or unsigned.
@@ -187,34 +199,10 @@ export function toOutboundError(error: unknown, context: FailureContext): Outbou
     if (reply instanceof OutboundError) return reply;
     return calleeRefusal(agent, error.status, readRefusal(error.body), reply);
   }
-  if (refusedAddress(error)) {
-    return new OutboundError(
-      'access',
-      403,
-      `${agent} resolves to an address the bridge may not reach (private, link-local or loopback): agents are reached at public addresses only.`,
-    );
-  }
-  if (signal?.aborted) {
-    const reason: unknown = signal.reason;
-    const timedOut = reason instanceof Error && reason.name === 'TimeoutError';
-    return new OutboundError(
-      'handler',
-      timedOut ? 504 : 499,
-      timedOut
-        ? `No complete answer from ${agent} within ${timeoutMs} ms (setting outboundTimeoutMs).`
-        : `The call to ${agent} was cancelled.`,
-    );
-  }
+  const transport = context.transport(error);
+  if (transport) return transport;
   if (error instanceof ClientError) {
     return new OutboundError('handler', 502, `The call to ${agent} failed: ${error.message}`);
   }
   return undefined;
-}
-
-function refusedAddress(error: unknown): boolean {
-  for (let cause: unknown = error, depth = 0; cause && depth < 5; depth++) {
-    if ((cause as { code?: unknown }).code === 'ENOTPUBLIC') return true;
-    cause = (cause as { cause?: unknown }).cause;
-  }
-  return false;
 }

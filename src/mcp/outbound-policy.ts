@@ -4,6 +4,7 @@
  */
 import { unfetchableReason } from '../agent/card-fetch.js';
 import {
+  agentBaseUrl,
   agentHost,
   isLoopbackHost,
   normalizeAgentId,
@@ -11,6 +12,7 @@ import {
   type ReplySignature,
   type Verdict,
 } from '../protocol/index.js';
+import { outboundTargetId } from '../settings/agent-ids.js';
 import type { OutboundPolicy } from '../settings/schema.js';
 import type { UntrustedPart } from './untrusted.js';
 
@@ -79,15 +81,65 @@ export function parseAgentRef(input: string, devHttpPeers: boolean): string {
       );
     return normalizeAgentId(`agent://${host}`);
   }
+  return baseUrlHost(
+    text,
+    devHttpPeers,
+    '/.well-known/agent.json',
+    `"${clip(text)}" is neither an agent id nor a URL: use agent://host (for example agent://example.com) or https://host.`,
+    (origin, host) =>
+      `SAMVAD agents live at the root of their host: use ${origin} (or agent://${host}), not a path.`,
+  );
+}
+
+/** An A2A agent as the bridge names it: its origin (what requests go to) and the agent:// id of its host. */
+export interface A2AAgentRef {
+  /** `https://host[:port]`; `http://` for a loopback host under devHttpPeers. */
+  origin: string;
+  /** The same host as an agent:// id: what the outbound policy and `outboundAllowed` compare. */
+  agentId: string;
+}
+
+/**
+ * The A2A agent a model named by its https base URL (or its card's URL, /.well-known/agent-card.json): the
+ * card and every call are found from there. Plain http only for loopback, and only with devHttpPeers.
+ */
+export function parseA2AAgent(input: string, devHttpPeers: boolean): A2AAgentRef {
+  const text = input.trim();
+  if (text.toLowerCase().startsWith('agent://')) {
+    throw refuse(
+      'shape',
+      400,
+      'A2A agents are named by their https base URL (https://host), not by an agent:// id: agent:// ids name ' +
+        'SAMVAD agents (samvad_agent_card, samvad_call).',
+    );
+  }
+  const agentId = baseUrlHost(
+    text,
+    devHttpPeers,
+    '/.well-known/agent-card.json',
+    `"${clip(text)}" is not a URL: name an A2A agent by its https base URL, for example https://agent.example.com.`,
+    (origin) =>
+      `An A2A agent's card is at the root of its host (/.well-known/agent-card.json): use ${origin}, not a path.`,
+  );
+  return { origin: agentBaseUrl(agentId, devHttpPeers) as string, agentId };
+}
+
+/**
+ * The agent:// id of an agent's base URL: https (plain http for loopback with devHttpPeers), no credentials,
+ * query or fragment, and no path but the root or `cardPath`.
+ */
+function baseUrlHost(
+  text: string,
+  devHttpPeers: boolean,
+  cardPath: string,
+  notUrl: string,
+  notRoot: (origin: string, host: string) => string,
+): string {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw refuse(
-      'shape',
-      400,
-      `"${clip(text)}" is neither an agent id nor a URL: use agent://host (for example agent://example.com) or https://host.`,
-    );
+    throw refuse('shape', 400, notUrl);
   }
   const plainLoopback = url.protocol === 'http:' && devHttpPeers && isLoopbackHost(url.hostname);
   if (url.protocol !== 'https:' && !plainLoopback) {
@@ -101,13 +153,7 @@ export function parseAgentRef(input: string, devHttpPeers: boolean): string {
     );
   }
   const path = url.pathname.replace(/\/+$/, '');
-  if (path !== '' && path !== '/.well-known/agent.json') {
-    throw refuse(
-      'shape',
-      400,
-      `SAMVAD agents live at the root of their host: use ${url.origin} (or agent://${url.host}), not a path.`,
-    );
-  }
+  if (path !== '' && path !== cardPath) throw refuse('shape', 400, notRoot(url.origin, url.host));
   const id = `agent://${url.host.toLowerCase()}`;
   if (!agentHost(id)) throw refuse('shape', 400, `"${clip(text)}" does not name an agent host.`);
   return normalizeAgentId(id);
@@ -117,7 +163,7 @@ export function parseAgentRef(input: string, devHttpPeers: boolean): string {
  * The operator's policy for one target: outbound off, not on the allowlist, or an address the bridge must
  * never reach (private, link-local, loopback without devHttpPeers: SSRF through the operator's agent).
  */
-export function checkOutboundPolicy(settings: OutboundSettings, agentId: string): void {
+export function checkOutboundPolicy(settings: OutboundSettings, agentId: string, name = agentId): void {
   if (settings.outbound === 'off') {
     throw refuse(
       'access',
@@ -128,12 +174,12 @@ export function checkOutboundPolicy(settings: OutboundSettings, agentId: string)
   }
   if (
     settings.outbound === 'allowlist' &&
-    !settings.outboundAllowed.some((allowed) => normalizeAgentId(allowed) === agentId)
+    !settings.outboundAllowed.some((allowed) => outboundTargetId(allowed) === agentId)
   ) {
     throw refuse(
       'access',
       403,
-      `${agentId} is not on the operator's list of agents this agent may call (setting outbound: allowlist). ` +
+      `${name} is not on the operator's list of agents this agent may call (setting outbound: allowlist). ` +
         'Tell the operator if you need it; they can add it on the console (Access > Calls out).',
     );
   }
@@ -142,7 +188,7 @@ export function checkOutboundPolicy(settings: OutboundSettings, agentId: string)
     throw refuse(
       'access',
       403,
-      `${agentId} cannot be called: ${unreachable}. Agents are reached at public https addresses only.`,
+      `${name} cannot be called: ${unreachable}. Agents are reached at public https addresses only.`,
     );
   }
 }

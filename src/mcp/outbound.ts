@@ -9,11 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnvelopeEvent } from '../agent/events.js';
 import { AgentCallError, AgentClient, type CallOptions } from '../client/index.js';
 import { publicOnlyDispatcher } from '../lib/public-dispatcher.js';
-import { oneLine } from '../lib/text.js';
 import {
   DEFAULT_ENDPOINTS,
   type AgentCard,
-  type ErrorCode,
   type Mode,
   type ReplySignature,
   type Signer,
@@ -28,15 +26,15 @@ import {
   toOutboundError,
   type CheckedTask,
 } from './callee-answers.js';
+import { OutboundFrame, PREVIEW_CHARS, jsonSize, type CallLog, type EntryFields } from './outbound-frame.js';
 import {
   OutboundError,
-  OutboundRateWindow,
   checkOutboundPolicy,
   parseAgentRef,
   type OutboundSettings,
 } from './outbound-policy.js';
 import { signatureNote, withReply, type ReplyCheck, type UsedReply } from './reply-signature.js';
-import { oneLineJson, type UntrustedPart } from './untrusted.js';
+import { oneLineJson } from './untrusted.js';
 
 export interface OutboundOptions {
   /** Our agent:// id and signer, read per call: the id follows the tunnel and the key rotates. */
@@ -81,19 +79,21 @@ export interface TaskOutcome {
 
 const POLL_FIRST_MS = 250;
 const POLL_MAX_MS = 2000;
-const PREVIEW_CHARS = 500;
-// The log's message (the operator's console and logs/traffic.jsonl): one line, whatever the callee sent.
-const LOG_MESSAGE_CHARS = 1000;
-const LOG_PART_CHARS = 300;
 
 export class OutboundCalls {
-  private readonly window: OutboundRateWindow;
+  /** What calls out share with the other protocol's tools: settings, the per-minute cap, the log. */
+  readonly frame: OutboundFrame;
   private readonly now: () => number;
   private cached: { key: string; client: AgentClient } | undefined;
 
   constructor(private readonly options: OutboundOptions) {
-    this.now = options.now ?? Date.now;
-    this.window = new OutboundRateWindow(this.now);
+    this.frame = new OutboundFrame({
+      ownId: () => options.identity().id,
+      settings: options.settings,
+      onEvent: options.onEvent,
+      now: options.now,
+    });
+    this.now = this.frame.now;
   }
 
   /** Our own agent id: what callees see as `from`. */
@@ -112,11 +112,11 @@ export class OutboundCalls {
     signal?: AbortSignal,
   ): Promise<{ agent: string; card: AgentCard; cardUrl: string; durationMs: number }> {
     return this.run({ agent, endpoint: '/.well-known/agent.json' }, async (ctx) => {
-      const card = await this.withDeadline(ctx, signal, () => ctx.client.fetchCard(ctx.id));
+      const card = await this.withDeadline(ctx, signal, () => ctx.client.fetchCard(ctx.callee));
       ctx.bytesIn = jsonSize(card);
       // Where the bridge fetched it, from the id it parsed: never the url the card claims.
-      const cardUrl = `${ctx.client.baseUrl(ctx.id)}/.well-known/agent.json`;
-      return { agent: ctx.id, card, cardUrl, durationMs: this.now() - ctx.started };
+      const cardUrl = `${ctx.client.baseUrl(ctx.callee)}/.well-known/agent.json`;
+      return { agent: ctx.callee, card, cardUrl, durationMs: this.now() - ctx.started };
     });
   }
 
@@ -133,8 +133,8 @@ export class OutboundCalls {
       ctx.preview.payload = JSON.stringify(input.payload);
       const outcome = await this.withDeadline(ctx, input.signal, async (signal) => {
         // The card first: a callee whose card does not validate is never sent anything.
-        const card = await ctx.client.fetchCard(ctx.id);
-        checkSkill(ctx.id, card, input.skill, mode);
+        const card = await ctx.client.fetchCard(ctx.callee);
+        checkSkill(ctx.callee, card, input.skill, mode);
         // Our trace id, so the log entry and the callee's own log name the same call.
         const opts: CallOptions = { envelope: { traceId: ctx.traceId }, signal };
         if (input.delegationToken) opts.delegationToken = input.delegationToken;
@@ -142,7 +142,7 @@ export class OutboundCalls {
         if (mode === 'stream') return this.stream(ctx, input, opts);
         return this.async(ctx, input, opts);
       });
-      return { ...outcome, agent: ctx.id, skill: input.skill, mode };
+      return { ...outcome, agent: ctx.callee, skill: input.skill, mode };
     });
   }
 
@@ -152,11 +152,11 @@ export class OutboundCalls {
     return this.run({ agent, endpoint, mode: 'async' }, async (ctx) => {
       ctx.taskId = taskId;
       const { task: record, response } = await this.withDeadline(ctx, signal, (s) =>
-        ctx.client.getTaskReply(ctx.id, taskId, { signal: s }),
+        ctx.client.getTaskReply(ctx.callee, taskId, { signal: s }),
       );
       const reply = this.useReply(ctx, response);
       ctx.bytesIn = jsonSize(record);
-      const task = checkTask(ctx.id, taskId, record);
+      const task = checkTask(ctx.callee, taskId, record);
       if (task.result !== undefined) ctx.preview.reply = oneLineJson(task.result, PREVIEW_CHARS).text;
       // A verified answer about a failed task: the poll succeeded; the log says why the task failed.
       if (task.error) {
@@ -166,7 +166,7 @@ export class OutboundCalls {
           parts: task.error.parts,
         };
       }
-      return { agent: ctx.id, task, reply, durationMs: this.now() - ctx.started };
+      return { agent: ctx.callee, task, reply, durationMs: this.now() - ctx.started };
     });
   }
 
@@ -175,13 +175,13 @@ export class OutboundCalls {
     input: CallInput,
     opts: CallOptions,
   ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs' | 'reply'>> {
-    const response = await ctx.client.call(ctx.id, input.skill, input.payload, opts);
+    const response = await ctx.client.call(ctx.callee, input.skill, input.payload, opts);
     ctx.status = response.status;
     const reply = this.useReply(ctx, response);
     ctx.bytesIn = jsonSize(response.body);
     const body = response.body as { status?: unknown; result?: unknown } | null;
     if (response.status !== 200 || body?.status !== 'ok')
-      throw calleeRefusal(ctx.id, response.status, readRefusal(response.body), reply);
+      throw calleeRefusal(ctx.callee, response.status, readRefusal(response.body), reply);
     ctx.preview.reply = oneLineJson(body.result, PREVIEW_CHARS).text;
     return { state: 'done', result: body.result, reply, durationMs: this.now() - ctx.started };
   }
@@ -197,14 +197,14 @@ export class OutboundCalls {
     let size = 0;
     let final: { result?: unknown; error?: unknown } | undefined;
     try {
-      for await (const event of ctx.client.stream(ctx.id, input.skill, input.payload, opts)) {
+      for await (const event of ctx.client.stream(ctx.callee, input.skill, input.payload, opts)) {
         ctx.status = 200;
         size += event.raw.length;
         if (size > max) {
           throw new OutboundError(
             'size',
             502,
-            `The stream from ${ctx.id} is larger than the ${max} bytes allowed (setting outboundMaxReplyBytes).`,
+            `The stream from ${ctx.callee} is larger than the ${max} bytes allowed (setting outboundMaxReplyBytes).`,
           );
         }
         const data = event.data as {
@@ -235,7 +235,7 @@ export class OutboundCalls {
       throw new OutboundError(
         'handler',
         502,
-        `The stream from ${ctx.id} ${why}, so its reply was discarded.`,
+        `The stream from ${ctx.callee} ${why}, so its reply was discarded.`,
         {
           replySignature: 'failed',
           discarded: true,
@@ -243,7 +243,7 @@ export class OutboundCalls {
       );
     }
     const reply = this.useReply(ctx, finals);
-    if (final.error !== undefined) throw calleeRefusal(ctx.id, 200, readRefusal(final.error), reply);
+    if (final.error !== undefined) throw calleeRefusal(ctx.callee, 200, readRefusal(final.error), reply);
     const result = final.result !== undefined ? final.result : { text: chunks.join('') };
     ctx.preview.reply = oneLineJson(result, PREVIEW_CHARS).text;
     return { state: 'done', result, reply, durationMs: this.now() - ctx.started };
@@ -256,10 +256,10 @@ export class OutboundCalls {
   ): Promise<Pick<CallOutcome, 'state' | 'result' | 'durationMs' | 'taskId' | 'capReached' | 'reply'>> {
     const { outboundTimeoutMs } = this.options.settings();
     const signal = opts.signal as AbortSignal;
-    const submitted = await ctx.client.submitTask(ctx.id, input.skill, input.payload, opts);
+    const submitted = await ctx.client.submitTask(ctx.callee, input.skill, input.payload, opts);
     ctx.status = 202;
     let reply = this.useReply(ctx, submitted.response);
-    const taskId = acceptedTaskId(ctx.id, submitted.taskId);
+    const taskId = acceptedTaskId(ctx.callee, submitted.taskId);
     ctx.taskId = taskId;
     // Follow the task for most of the time allowed, and keep the rest to hand its id back in any case.
     const pollUntil = ctx.started + outboundTimeoutMs * 0.8;
@@ -269,9 +269,9 @@ export class OutboundCalls {
       let task: CheckedTask;
       try {
         await sleep(wait, undefined, { signal });
-        const polled = await ctx.client.getTaskReply(ctx.id, taskId, { signal });
+        const polled = await ctx.client.getTaskReply(ctx.callee, taskId, { signal });
         reply = this.useReply(ctx, polled.response);
-        task = checkTask(ctx.id, taskId, polled.task);
+        task = checkTask(ctx.callee, taskId, polled.task);
       } catch (error) {
         // Out of time, cancelled, or out of requests: the task was accepted, so its id goes back.
         if (signal.aborted) break;
@@ -288,7 +288,7 @@ export class OutboundCalls {
         return { state: 'done', result: task.result, taskId, reply, durationMs: this.now() - ctx.started };
       }
       if (task.status === 'failed') {
-        throw calleeRefusal(ctx.id, 200, task.error ?? { parts: [] }, reply, taskId);
+        throw calleeRefusal(ctx.callee, 200, task.error ?? { parts: [] }, reply, taskId);
       }
     }
     return { state: stateOf(state), taskId, reply, durationMs: this.now() - ctx.started };
@@ -297,9 +297,9 @@ export class OutboundCalls {
   /** One more reply of the call used (or refused): the call's signature so far and the tool's note on it. */
   private useReply(ctx: RunContext, check: ReplyCheck): UsedReply {
     const { outboundRequireSignedReplies } = this.options.settings();
-    const signature = withReply(ctx.id, ctx.reply, check, outboundRequireSignedReplies);
+    const signature = withReply(ctx.callee, ctx.reply, check, outboundRequireSignedReplies);
     ctx.reply = signature;
-    return { signature, note: signatureNote(signature, ctx.id, ctx.client.baseUrl(ctx.id)) };
+    return { signature, note: signatureNote(signature, ctx.callee, ctx.client.baseUrl(ctx.callee)) };
   }
 
   /**
@@ -309,27 +309,21 @@ export class OutboundCalls {
   private async run<T>(target: Target, work: (ctx: RunContext) => Promise<T>): Promise<T> {
     const settings = this.options.settings();
     const ctx: RunContext = {
-      id: target.agent,
+      ...this.frame.begin(target.agent),
       client: undefined as unknown as AgentClient,
-      started: this.now(),
       traceId: randomBytes(16).toString('hex'),
-      status: 200,
-      bytesIn: 0,
-      bytesOut: 0,
-      preview: {},
     };
     try {
-      ctx.id = parseAgentRef(target.agent, settings.devHttpPeers);
-      checkOutboundPolicy(settings, ctx.id);
+      ctx.callee = parseAgentRef(target.agent, settings.devHttpPeers);
+      checkOutboundPolicy(settings, ctx.callee);
       ctx.client = this.client(settings);
       const value = await work(ctx);
-      this.record(target, ctx, settings, undefined);
+      this.record(target, ctx, undefined);
       return value;
     } catch (error) {
       const failure = toOutboundError(error, {
-        agent: ctx.id,
-        signal: ctx.signal,
-        timeoutMs: ctx.timeoutMs ?? settings.outboundTimeoutMs,
+        agent: ctx.callee,
+        transport: (cause) => this.frame.transportFailure(cause, ctx),
         useReply: (check) => {
           try {
             return this.useReply(ctx, check);
@@ -343,13 +337,12 @@ export class OutboundCalls {
         this.record(
           target,
           ctx,
-          settings,
-          new OutboundError('handler', 500, `The call to ${ctx.id} failed unexpectedly.`),
+          new OutboundError('handler', 500, `The call to ${ctx.callee} failed unexpectedly.`),
         );
         throw error;
       }
-      failure.details.agent ??= ctx.id;
-      this.record(target, ctx, settings, failure);
+      failure.details.agent ??= ctx.callee;
+      this.record(target, ctx, failure);
       throw failure;
     }
   }
@@ -360,12 +353,7 @@ export class OutboundCalls {
     outer: AbortSignal | undefined,
     work: (signal: AbortSignal) => Promise<T>,
   ): Promise<T> {
-    const { outboundTimeoutMs } = this.options.settings();
-    const timeout = AbortSignal.timeout(outboundTimeoutMs);
-    const signal = outer ? AbortSignal.any([timeout, outer]) : timeout;
-    ctx.signal = signal;
-    ctx.timeoutMs = outboundTimeoutMs;
-    return work(signal);
+    return work(this.frame.deadline(ctx, outer));
   }
 
   private client(settings: OutboundSettings): AgentClient {
@@ -392,72 +380,27 @@ export class OutboundCalls {
       acceptUnsigned: true,
       dispatcher: publicOnlyDispatcher(settings.devHttpPeers),
       // Every request the bridge sends counts against the cap: card fetches, calls, submissions, polls.
-      beforeRequest: () => this.window.take(this.options.settings().outboundPerMinute),
+      beforeRequest: () => this.frame.takeRequest(),
     });
     this.cached = { key, client };
     return client;
   }
 
-  private record(
-    target: Target,
-    ctx: RunContext,
-    settings: OutboundSettings,
-    failure: OutboundError | undefined,
-  ): void {
-    const event: EnvelopeEvent = {
-      time: new Date(ctx.started).toISOString(),
+  private record(target: Target, ctx: RunContext, failure: OutboundError | undefined): void {
+    const fields: EntryFields = {
       endpoint: target.endpoint,
-      sender: this.options.identity().id,
       skill: target.skill,
       mode: target.mode,
       signatureForm: target.skill ? 'headers' : 'none',
-      verdict: failure ? failure.verdict : 'accepted',
-      status: failure ? failure.status : ctx.status,
-      durationMs: Math.max(0, this.now() - ctx.started),
-      bytesIn: ctx.bytesIn,
-      bytesOut: ctx.bytesOut,
-      direction: 'out',
-      // Before parsing, what the model passed: one line for the console and the log file.
-      callee: oneLine(ctx.id, 300) ?? '',
     };
-    if (target.skill) event.traceId = ctx.traceId;
-    const taskId = ctx.taskId ?? failure?.details.taskId;
-    if (taskId) event.taskId = taskId;
+    if (target.skill) fields.traceId = ctx.traceId;
     const signature = failure?.details.replySignature ?? ctx.reply;
-    if (signature) event.replySignature = signature;
-    const note = failure
-      ? { code: failure.details.code, message: failure.message, parts: failure.details.untrusted }
-      : ctx.note;
-    if (note?.code) event.code = note.code;
-    if (note) event.message = logMessage(note.message, note.parts);
-    if (settings.keepMessageContents && (ctx.preview.payload || ctx.preview.reply)) {
-      event.preview = {};
-      if (ctx.preview.payload) event.preview.payload = ctx.preview.payload.slice(0, PREVIEW_CHARS);
-      if (ctx.preview.reply) event.preview.reply = ctx.preview.reply;
-    }
-    this.options.onEvent(event);
-  }
-}
-
-/** A callee value's size as JSON, for the log; 0 when it cannot be written (nested too deeply for the stack). */
-function jsonSize(value: unknown): number {
-  try {
-    return JSON.stringify(value ?? null).length;
-  } catch {
-    return 0;
+    if (signature) fields.replySignature = signature;
+    this.frame.record(ctx, fields, failure);
   }
 }
 
 const stateOf = (status: TaskStatus): 'pending' | 'running' => (status === 'running' ? 'running' : 'pending');
-
-/**
- * The operator's log line: the bridge's message, then what the callee said (quoted, one line, short), so
- * the console and logs/traffic.jsonl show why without a line a callee could forge.
- */
-function logMessage(message: string, parts: UntrustedPart[] = []): string {
-  const quoted = parts.map((part) => `${part.what}: ${oneLineJson(part.value, LOG_PART_CHARS).text}`);
-  return oneLine([message, ...quoted].join(' '), LOG_MESSAGE_CHARS) ?? message;
-}
 
 interface Target {
   agent: string;
@@ -466,22 +409,10 @@ interface Target {
   mode?: Mode;
 }
 
-interface RunContext {
-  /** The callee's agent:// id once parsed (before that, what the model passed). */
-  id: string;
+/** One SAMVAD tool call: what the log gathers (CallLog, `callee` the agent:// id once parsed) and the client. */
+interface RunContext extends CallLog {
   client: AgentClient;
-  started: number;
   traceId: string;
-  status: number;
-  bytesIn: number;
-  bytesOut: number;
   /** The signature of the call's replies so far: `unsigned` once any of them was. */
   reply?: ReplySignature;
-  /** A checked task id (the model's, or one a 202 sent that passed its shape). */
-  taskId?: string;
-  /** What the log says of a call that succeeded (samvad_task found a failed task). */
-  note?: { code?: ErrorCode; message: string; parts?: UntrustedPart[] };
-  preview: { payload?: string; reply?: string };
-  signal?: AbortSignal;
-  timeoutMs?: number;
 }

@@ -1,15 +1,14 @@
 /**
- * The three MCP tools, written for a model: what each does, when to use it, what comes back. Whatever
+ * The SAMVAD MCP tools, written for a model: what each does, when to use it, what comes back. Whatever
  * another agent wrote (its card's text, its reply, its error message) reaches the model only inside
  * untrusted blocks (untrusted.ts); the bridge's own sentences hold only values that passed a tight shape.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { CARD_MAX_BYTES } from '../client/index.js';
 import type { AgentCard, SkillDef } from '../protocol/index.js';
 import type { OutboundCalls } from './outbound.js';
-import { OutboundError } from './outbound-policy.js';
+import type { ToolGuard } from './tool-guard.js';
 import { TOKEN_PATTERN, toolResult } from './untrusted.js';
 
 export const TOOL_NAMES = ['samvad_agent_card', 'samvad_call', 'samvad_task'] as const;
@@ -23,26 +22,9 @@ const agentField = z
       '(https://weather.example.com).',
   );
 
-/** Registers the tools on a server made for one request; `onError` hears what no tool result may say. */
-export function registerTools(
-  server: McpServer,
-  calls: OutboundCalls,
-  onError: (error: unknown) => void,
-): void {
+/** Registers the tools on a server made for one request; `guard` ends each call (tool-guard.ts). */
+export function registerTools(server: McpServer, calls: OutboundCalls, guard: ToolGuard): void {
   const ownId = calls.ownId;
-  const guard = async (work: () => Promise<CallToolResult>): Promise<CallToolResult> => {
-    try {
-      return await work();
-    } catch (error) {
-      if (error instanceof OutboundError) return failure(error);
-      onError(error);
-      return toolResult({
-        said: 'The bridge failed unexpectedly; the operator can see why in its log.',
-        source: '',
-        isError: true,
-      });
-    }
-  };
 
   server.registerTool(
     'samvad_agent_card',
@@ -225,22 +207,6 @@ function whoMayCall(skill: SkillDef, ownId: string): string {
     : `only its listed peers, and ${ownId} is not one of them: a call will be refused`;
 }
 
-/**
- * The refusal in the bridge's words, with what it says of the reply's signature; the callee's own words in
- * blocks, unless its reply was discarded (a signature that did not check, or unsigned when refused).
- */
-function failure(error: OutboundError): CallToolResult {
-  const { discarded, replyNote, taskId, untrusted, agent } = error.details;
-  const reply = discarded ? ' Nothing from the reply is shown.' : replyNote ? ` ${replyNote}` : '';
-  const task = taskId ? ` taskId: ${taskId}.` : '';
-  return toolResult({
-    said: `${error.message}${reply}${task}`,
-    source: agent ?? 'the other agent',
-    parts: discarded ? [] : untrusted,
-    isError: true,
-  });
-}
-
-function seconds(ms: number): string {
+export function seconds(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }

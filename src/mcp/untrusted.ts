@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { HIDDEN_CHARS } from '../lib/text.js';
 
 // ---- Tight shapes: what passes may stand in the bridge's own sentences. ----
 
@@ -74,10 +75,11 @@ export function untrustedBlock(source: string, part: UntrustedPart): string {
   );
 }
 
-// C1 controls and DEL, zero-width and bidi controls, line and paragraph separators: JSON.stringify leaves
-// them as they are (it escapes only C0), yet they end lines or make text read backwards.
-const UNSAFE = /[\u007f-\u009f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/g;
-const escape = (char: string) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+// Characters that end a line or hide text (lib/text.ts): JSON.stringify escapes only C0. Each UTF-16 unit
+// is escaped, so a character beyond U+FFFF becomes its surrogate pair and the text stays JSON.
+const UNSAFE = new RegExp(HIDDEN_CHARS, 'gu');
+const unit = (char: string, i: number) => `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`;
+const escape = (char: string) => (char.length === 1 ? unit(char, 0) : unit(char, 0) + unit(char, 1));
 
 /**
  * The value as one line of JSON (a string becomes a quoted JSON string) with every character that could end

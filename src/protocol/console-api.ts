@@ -62,6 +62,8 @@ export interface TrafficEntry {
   replySignature?: ReplySignature;
   /** The agent a delegation token says the caller acts for (its `iss`), after the token verified. */
   onBehalfOf?: string;
+  /** The protocol the call spoke; absent: SAMVAD. */
+  protocol?: 'samvad' | 'a2a';
 }
 
 /**
@@ -346,6 +348,37 @@ export interface McpStatusView {
   toolGlob: string;
   /** JSON5 that denies these tools to the agent strangers reach (`gatewayAgent`). */
   policySnippet: string;
+}
+
+/** How a credential goes to an A2A agent: `Authorization: Bearer <value>`, or `<header>: <value>`. */
+export type OutboundCredentialScheme = 'bearer' | 'apiKey';
+
+/** A credential the bridge sends to one A2A agent for the operator's agent: never its value. */
+export interface OutboundCredentialView {
+  /** The agent's origin (`https://host[:port]`): the credential goes with requests to exactly this origin. */
+  url: string;
+  scheme: OutboundCredentialScheme;
+  /** With `apiKey`: the header it goes in. */
+  header?: string;
+  addedAt: string;
+}
+
+/** GET /api/outbound/credentials, and the answer to each change. */
+export interface OutboundCredentialsResponse {
+  credentials: OutboundCredentialView[];
+  /** The file could not be read (none of it is used meanwhile), and what to do. */
+  problem?: string;
+}
+
+/**
+ * POST /api/outbound/credentials: keeps the credential for `url` (replacing the one it had). The value is
+ * write-only: no answer, log or view ever holds it. POST /api/outbound/credentials/remove takes `{url}`.
+ */
+export interface OutboundCredentialRequest {
+  url: string;
+  scheme: OutboundCredentialScheme;
+  header?: string;
+  value: string;
 }
 
 /** GET /api/mcp and POST /api/mcp/token: what connecting OpenClaw needs, the token included. */

@@ -106,17 +106,24 @@ export const DEFAULT_ENDPOINTS: AgentEndpoints = {
   health: '/agent/health',
 };
 
-/** `agent://host[:port]` -> host[:port]; null when the text is not an agent id. */
+/**
+ * `agent://host[:port]` -> host[:port], the port as a number writes it (`:0443` is `:443`: one host, one
+ * sender); null when the text is not an agent id or its port is outside 1-65535.
+ */
 export function agentHost(id: string): string | null {
-  const match = /^agent:\/\/([A-Za-z0-9.-]+(?::\d{1,5})?|\[[0-9A-Fa-f:.]+\](?::\d{1,5})?)$/.exec(id);
-  return match?.[1]?.toLowerCase() ?? null;
+  const match = /^agent:\/\/([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/.exec(id);
+  if (!match) return null;
+  const host = (match[1] as string).toLowerCase();
+  if (match[2] === undefined) return host;
+  const port = Number(match[2]);
+  return port >= 1 && port <= 65535 ? `${host}:${port}` : null;
 }
 
 /**
- * One spelling per agent id: the host in lower case, without the default https port (`agent://Evil.com:443`
- * is `agent://evil.com`) or a trailing dot (`evil.com.`, the same DNS name), and an IP address in its
- * standard form (`agent://2130706433` is `agent://127.0.0.1`, as a URL reads it). Ids that are not agent ids
- * come back unchanged.
+ * One spelling per agent id: the host in lower case, without a trailing dot (`evil.com.`, the same DNS
+ * name), the port as a number without the default https port (`agent://Evil.com:0443` is `agent://evil.com`),
+ * and an IP address in its standard form (`agent://2130706433` is `agent://127.0.0.1`, as a URL reads it).
+ * Ids that are not agent ids (a port outside 1-65535 included) come back unchanged.
  */
 export function normalizeAgentId(id: string): string {
   const host = agentHost(id);

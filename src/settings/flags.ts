@@ -246,7 +246,7 @@ const FLAGS: FlagSpec[] = [
     setting: 'outboundAllowed',
     value: 'IDS',
     convert: toList,
-    help: 'comma-separated agent:// ids your agent may call with --outbound allowlist',
+    help: 'comma-separated agents your agent may call with --outbound allowlist: agent:// ids or A2A https:// URLs',
   },
   {
     flag: 'outbound-per-minute',

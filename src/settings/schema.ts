@@ -65,7 +65,10 @@ export type Settings = {
   keepMessageContents: boolean;
   taskRetentionHours: number;
   shutdownGraceSeconds: number;
-  /** Calls out, through the MCP tools: to any agent, only to `outboundAllowed`, or none. */
+  /**
+   * Calls out, through the MCP tools: to any agent, only to `outboundAllowed` (agent:// ids and https:// base
+   * URLs, each naming a host for either protocol), or none.
+   */
   outbound: OutboundPolicy;
   outboundAllowed: string[];
   /** Outbound HTTP requests per minute, all agents together: each card fetch, call, submission and poll. */
@@ -176,7 +179,10 @@ interface Field {
   rule: string;
 }
 
-const AGENT_ID = '^agent://([A-Za-z0-9.-]+(:[0-9]{1,5})?|\\[[0-9A-Fa-f:.]+\\](:[0-9]{1,5})?)$';
+const HOST = '([A-Za-z0-9.-]+(:[0-9]{1,5})?|\\[[0-9A-Fa-f:.]+\\](:[0-9]{1,5})?)';
+const AGENT_ID = `^agent://${HOST}$`;
+// An agent to call: a SAMVAD agent:// id, or an A2A agent's https base URL; either names the host.
+const OUTBOUND_TARGET = `^(agent://${HOST}|https://${HOST}/?)$`;
 // Standard base64 of exactly 32 bytes: 43 characters and one '=' of padding.
 const ED25519_KEY = '^[A-Za-z0-9+/]{43}=$';
 
@@ -286,8 +292,8 @@ const FIELDS: { [K in SettingName]-?: Field } = {
   shutdownGraceSeconds: integer(0, 600, 'seconds'),
   outbound: oneOf('any', 'allowlist', 'off'),
   outboundAllowed: {
-    schema: { type: 'array', maxItems: 1000, items: { type: 'string', pattern: AGENT_ID } },
-    rule: 'must be a list of agent ids like agent://example.com',
+    schema: { type: 'array', maxItems: 1000, items: { type: 'string', pattern: OUTBOUND_TARGET } },
+    rule: 'must be a list of agent ids like agent://example.com or A2A base URLs like https://example.com',
   },
   outboundPerMinute: integer(1, 10_000),
   outboundTimeoutMs: integer(1000, 600_000, 'milliseconds'),

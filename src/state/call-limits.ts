@@ -12,13 +12,21 @@ export interface CallCheck {
   /** 0: no daily token budget. */
   tokensPerDay: number;
   /**
+   * Tokens held against the daily budget from this check until the call's `release` (an estimate of what it
+   * will cost): calls a sender starts together cannot all pass a budget none of them is charged to yet.
+   */
+  reserve?: number;
+  /**
    * A sender the operator has not decided on yet (pairing): charged to the strangers' bucket instead of the
    * agent-wide one, so that new senders cannot use up an approved sender's service (issue 15).
    */
   stranger?: boolean;
 }
 
-export type CallRefusal = 'global' | 'strangers' | 'sender' | 'budget' | 'replay' | 'full';
+export type CallRefusal = 'global' | 'strangers' | 'sender' | 'budget' | 'budget-held' | 'replay' | 'full';
+
+/** A sender whose calls in flight hold the rest of its budget may try again this soon (they may end). */
+export const HELD_BUDGET_WAIT_S = 5;
 
 /** The strangers' bucket holds a tenth of the card's requests per minute (at least one). */
 export function strangersPerMinute(perMinute: number): number {
@@ -38,6 +46,19 @@ export interface CallLimits {
   check(call: CallCheck): CallVerdict | Promise<CallVerdict>;
   /** Tokens a sender spent (as the gateway reported them, or estimated from the reply's size). */
   addTokens(sender: string, tokens: number): void;
+  /**
+   * A call is over (its usage added): the `tokens` its check reserved at `reservedAt` are given back. A
+   * reservation of a UTC day that has ended went with that day's budget.
+   */
+  release(sender: string, tokens: number, reservedAt: number): void;
+  /**
+   * The smallest prompt the gateway reported for a turn (the agent's system prompt and tools, which every
+   * turn costs before the caller's words): 0 until one is known. Kept with the budgets (in the data dir, or
+   * shared by the replicas), so a restart does not forget it.
+   */
+  promptFloor(): number;
+  /** A prompt size the gateway reported: the floor if it is the smallest so far. */
+  notePrompt(tokens: number): void;
   setLimits(perMinute: number, perSender: number): void;
   /** Seconds until the daily budget resets (UTC midnight). */
   secondsUntilReset(): number;
@@ -79,19 +100,36 @@ export class LocalCallLimits implements CallLimits {
       return { ok: false, refusal: call.stranger ? 'strangers' : 'global', waitSeconds: sharedWait };
     const senderWait = this.senderLimit.wait(call.sender);
     if (senderWait > 0) return { ok: false, refusal: 'sender', waitSeconds: senderWait };
-    if (call.tokensPerDay > 0 && this.ledger.spent(call.sender) >= call.tokensPerDay)
-      return { ok: false, refusal: 'budget', waitSeconds: this.ledger.secondsUntilReset() };
+    if (call.tokensPerDay > 0 && this.ledger.committed(call.sender) >= call.tokensPerDay) {
+      if (this.ledger.spent(call.sender) >= call.tokensPerDay)
+        return { ok: false, refusal: 'budget', waitSeconds: this.ledger.secondsUntilReset() };
+      return { ok: false, refusal: 'budget-held', waitSeconds: HELD_BUDGET_WAIT_S };
+    }
     shared.take('*');
     this.senderLimit.take(call.sender);
-    if (call.nonce === undefined) return OK;
-    if (this.nonces.full) return { ok: false, refusal: 'full', waitSeconds: 5 };
-    if (!this.nonces.record(call.sender, call.nonce, call.nonceExpiresAt))
-      return { ok: false, refusal: 'replay', waitSeconds: 0 };
+    if (call.nonce !== undefined) {
+      if (this.nonces.full) return { ok: false, refusal: 'full', waitSeconds: 5 };
+      if (!this.nonces.record(call.sender, call.nonce, call.nonceExpiresAt))
+        return { ok: false, refusal: 'replay', waitSeconds: 0 };
+    }
+    if (call.reserve) this.ledger.reserve(call.sender, call.reserve);
     return OK;
   }
 
   addTokens(sender: string, tokens: number): void {
     this.ledger.add(sender, tokens);
+  }
+
+  release(sender: string, tokens: number, reservedAt: number): void {
+    this.ledger.release(sender, tokens, reservedAt);
+  }
+
+  promptFloor(): number {
+    return this.ledger.promptFloor;
+  }
+
+  notePrompt(tokens: number): void {
+    this.ledger.notePrompt(tokens);
   }
 
   setLimits(perMinute: number, perSender: number): void {

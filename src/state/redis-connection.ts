@@ -27,6 +27,8 @@ export interface RedisConnectionOptions {
    * id that it restarted, even across a restart of ours.
    */
   memoryFile?: string;
+  /** How often the persistence settings are read again while connected; default 30 s. */
+  persistenceCheckMs?: number;
   now?: () => number;
 }
 
@@ -42,6 +44,12 @@ const CHANNEL = `${KEY_PREFIX}changes`;
 export const SENTINEL = `${KEY_PREFIX}sentinel`;
 /** Set, with an expiry, while calls wait out the nonce window after a loss: every replica reads it (and why). */
 export const HOLD = `${KEY_PREFIX}hold`;
+/**
+ * A count of the call checks that wrote (a nonce, the buckets), raised by the very script that writes them:
+ * one atomic unit, so a Redis replica has both or neither. Lower than a replica of ours saw means the data
+ * lost writes (a failover to a replica that was behind), whatever the process or its fsync.
+ */
+export const WRITES = `${KEY_PREFIX}writes`;
 
 /**
  * After a loss (or a restart that lost nothing, with no hold): a new sentinel and the hold, once (the first
@@ -57,15 +65,22 @@ end
 return redis.call('PTTL', KEYS[2])
 `;
 
-/** Why calls are held: Redis came back empty, or restarted without writing every change to disk first. */
-const LOSS_REASONS = ['wiped', 'restarted', 'restarted-unknown'] as const;
+/**
+ * Why calls are held: Redis came back empty, restarted without writing every change to disk first, or came
+ * back with fewer writes than a replica saw.
+ */
+const LOSS_REASONS = ['wiped', 'restarted', 'restarted-unknown', 'behind'] as const;
 type LossReason = (typeof LOSS_REASONS)[number];
 const isLossReason = (value: unknown): value is LossReason => LOSS_REASONS.includes(value as LossReason);
 
-/** The sentinel id and Redis run id a replica saw last; the run id is missing from an older version's file. */
+/**
+ * The sentinel id and Redis run id a replica saw last, and the highest count of writes it saw with that
+ * sentinel; the run id and the count are missing from an older version's file.
+ */
 interface Memory {
   id: string;
   runId?: string;
+  writes: number;
 }
 
 /** The Redis process that answers: its run id (new at every start) and whether it fsyncs every write. */
@@ -77,10 +92,15 @@ interface ServerFacts {
 
 /** Retry-After while Redis is down: it usually comes back within seconds. */
 const DOWN_RETRY_SECONDS = 2;
+/** The count of writes seen is written to the memory file at most this often (calls raise it all the time). */
+const WRITES_SAVE_MS = 1000;
 
 /** What replicas announce they changed: the access lists, the registration, the signing keys, the A2A keys. */
 const TOPICS = ['access', 'registration', 'keys', 'a2a-keys'] as const;
 export type ChangeTopic = (typeof TOPICS)[number];
+/** A message for whichever replica it concerns (not a change to reload): its topic and subject. */
+export type SignalTopic = 'a2a-cancel';
+const SIGNAL = /^(a2a-cancel) (\S{1,200})$/;
 
 /**
  * The connection to Redis shared by every replica, and its health. Commands never queue while Redis is
@@ -90,7 +110,11 @@ export type ChangeTopic = (typeof TOPICS)[number];
  * forgotten nonces of the last five minutes: calls stay refused until that window has passed, so no envelope
  * sent before can be replayed.
  */
-export class RedisConnection extends EventEmitter<{ health: [StateHealth]; change: [ChangeTopic] }> {
+export class RedisConnection extends EventEmitter<{
+  health: [StateHealth];
+  change: [ChangeTopic];
+  signal: [SignalTopic, string];
+}> {
   readonly client: Redis;
   private readonly subscriber: Redis;
   private readonly now: () => number;
@@ -103,6 +127,8 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
   private holdTimer: NodeJS.Timeout | undefined;
   /** What this process saw last (also kept in `memoryFile`). */
   private memory: Memory | undefined;
+  private saveTimer: NodeJS.Timeout | undefined;
+  private persistenceTimer: NodeJS.Timeout | undefined;
   private checkedEviction = false;
 
   constructor(private readonly options: RedisConnectionOptions) {
@@ -132,7 +158,9 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
     this.subscriber.on('error', () => undefined);
     this.subscriber.on('ready', () => void this.subscriber.subscribe(CHANNEL).catch(() => undefined));
     this.subscriber.on('message', (_channel: string, topic: string) => {
+      const signal = SIGNAL.exec(topic);
       if ((TOPICS as readonly string[]).includes(topic)) this.emit('change', topic as ChangeTopic);
+      else if (signal) this.emit('signal', signal[1] as SignalTopic, signal[2]!);
     });
   }
 
@@ -184,6 +212,25 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
     return unavailable(Math.ceil(holdMs / 1000));
   }
 
+  /**
+   * The count of writes a call's check left (its own included): no higher than one seen before, and Redis
+   * lost writes since (a failover to a replica that was behind); then `lostWrites`. No round trip.
+   */
+  writesLost(writes: number): boolean {
+    const memory = this.memory;
+    if (!memory) return false;
+    if (writes <= memory.writes) return true;
+    this.noteWrites(memory, writes);
+    return false;
+  }
+
+  /** After `writesLost`: every replica holds for the nonce window. Returns the refusal to throw. */
+  async lostWrites(): Promise<ProtocolError> {
+    const holdMs = await this.markBehind().catch(() => this.wipeHoldMs);
+    this.hold(holdMs, 'behind');
+    return unavailable(Math.ceil(holdMs / 1000));
+  }
+
   /** Throws the refusal a call gets while Redis is down or its wipe is waited out. */
   assertUp(): void {
     if (this.connected && this.heldUntil <= this.now()) return;
@@ -200,8 +247,16 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
     await this.client.publish(CHANNEL, topic).catch(() => undefined);
   }
 
+  /** Tells every replica `topic` about `subject` (e.g. cancel this task); rejects while Redis is down. */
+  async signal(topic: SignalTopic, subject: string): Promise<void> {
+    this.assertUp();
+    await this.client.publish(CHANNEL, `${topic} ${subject}`);
+  }
+
   disconnect(): void {
     clearTimeout(this.holdTimer);
+    clearInterval(this.persistenceTimer);
+    if (this.saveTimer) this.saveWrites();
     this.client.disconnect();
     this.subscriber.disconnect();
     this.setConnected(false);
@@ -214,13 +269,16 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
    * fsync every write (an RDB snapshot, or `appendfsync everysec`, forgets the newest nonces: a replay of an
    * envelope accepted after them would pass). Then calls wait out the nonce window. A plain reconnection (a
    * network blip) finds the same process and holds nothing. A replica that never saw this Redis trusts an
-   * empty one (a first start).
+   * empty one (a first start). Whatever the process, fewer writes than this replica saw with the same
+   * sentinel say that Redis lost the newest ones (a failover to a replica that was behind: fsync on the old
+   * primary does not cover what replication had not sent yet).
    */
   private async onReady(): Promise<void> {
     try {
       const server = await this.serverFacts();
       const remembered = this.remembered();
-      const current = await this.client.get(SENTINEL);
+      const [current, writesText] = await this.client.mget(SENTINEL, WRITES);
+      const writes = Number(writesText ?? 0);
       if (!current) {
         const created = stamp(randomUUID(), this.now(), server);
         if (remembered) await this.replaceSentinel('', created, this.wipeHoldMs, 'wiped');
@@ -230,11 +288,15 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
         // A sentinel from a version of the bridge that kept no run id (a snapshot from before an upgrade):
         // the run this replica saw with it, if any.
         const lastRun = found.runId ?? (remembered?.id === found.id ? remembered.runId : undefined);
+        const behind = remembered?.id === found.id && writes < remembered.writes;
         // The same process (a reconnection), a restart that lost nothing, or a run never seen (stamped now,
-        // as at a first start): the stamp is brought up to date.
+        // as at a first start): the stamp is brought up to date, unless writes this replica saw are gone.
         if (lastRun === undefined || lastRun === server.runId || (found.always && server.always)) {
-          const restamped = stamp(found.id, found.createdAt, server);
-          if (restamped !== current) await this.replaceSentinel(current, restamped, 0, 'wiped');
+          const restamped = behind
+            ? stamp(randomUUID(), this.now(), server)
+            : stamp(found.id, found.createdAt, server);
+          if (restamped !== current)
+            await this.replaceSentinel(current, restamped, behind ? this.wipeHoldMs : 0, 'behind');
         } else {
           const why = server.always === undefined ? 'restarted-unknown' : 'restarted';
           await this.replaceSentinel(current, stamp(randomUUID(), this.now(), server), this.wipeHoldMs, why);
@@ -242,15 +304,38 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
       }
       const seen = parseSentinel((await this.client.get(SENTINEL)) ?? '');
       if (remembered && seen.id !== remembered.id) await this.holdRestOfWindow(seen.createdAt);
-      this.remember(seen.id, server.runId);
+      this.remember(seen.id, server.runId, writes);
       const { ms, reason } = await this.readHold();
       this.hold(ms, reason);
       await this.checkEviction();
+      this.persistenceTimer ??= setInterval(
+        () => void this.recheckPersistence(),
+        this.options.persistenceCheckMs ?? 30_000,
+      ).unref();
       this.lastError = undefined;
       this.setConnected(true);
     } catch (error) {
       this.lastError = (error as Error).message;
       this.report();
+    }
+  }
+
+  /**
+   * The stamp says the process fsynced every write since it was stamped; an operator may turn that off while
+   * it runs (CONFIG SET appendfsync everysec), and a crash then loses writes: the stamp follows, never back
+   * for the same process. Seen within `persistenceCheckMs`, not sooner.
+   */
+  private async recheckPersistence(): Promise<void> {
+    if (!this.connected) return;
+    try {
+      const server = await this.serverFacts();
+      const current = await this.client.get(SENTINEL);
+      if (!current) return; // gone: the next call finds out
+      const found = parseSentinel(current);
+      if (found.runId !== server.runId || !found.always || server.always === true) return;
+      await this.replaceSentinel(current, stamp(found.id, found.createdAt, server), 0, 'wiped');
+    } catch {
+      // Not answering now: the next check, or the reconnection, reads them again.
     }
   }
 
@@ -263,7 +348,25 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
       this.wipeHoldMs,
       'wiped',
     );
-    this.remember(parseSentinel((await this.client.get(SENTINEL)) ?? '').id, server.runId);
+    this.remember(parseSentinel((await this.client.get(SENTINEL)) ?? '').id, server.runId, 0);
+    return left;
+  }
+
+  /**
+   * A call's check found fewer writes than this replica saw: a new sentinel and the hold, once (so that the
+   * replicas that saw nothing of it hold too); the count Redis has now is the one to compare with from now.
+   */
+  private async markBehind(): Promise<number> {
+    const server = await this.serverFacts();
+    const [current, writesText] = await this.client.mget(SENTINEL, WRITES);
+    const left = await this.replaceSentinel(
+      current ?? '',
+      stamp(randomUUID(), this.now(), server),
+      this.wipeHoldMs,
+      'behind',
+    );
+    const seen = parseSentinel((await this.client.get(SENTINEL)) ?? '');
+    this.remember(seen.id, server.runId, Number(writesText ?? 0));
     return left;
   }
 
@@ -325,6 +428,7 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
     this.report();
   }
 
+  /** What this replica saw: in memory, or (a restart since) in its file; the higher count of the two. */
   private remembered(): Memory | undefined {
     if (!this.options.memoryFile) return this.memory;
     let text: string;
@@ -333,15 +437,46 @@ export class RedisConnection extends EventEmitter<{ health: [StateHealth]; chang
     } catch {
       return this.memory;
     }
-    // `<sentinel id> <run id>`; a file an older version wrote holds the id alone.
-    const [id, runId] = text.trim().split(' ');
-    return id ? { id, runId } : undefined;
+    // `<sentinel id> <run id> <writes>`; a file an older version wrote holds the id alone, or the two first.
+    const [id, runId, writes] = text.trim().split(' ');
+    if (!id) return undefined;
+    const saved = { id, runId, writes: Number(writes) || 0 };
+    if (this.memory?.id === id) saved.writes = Math.max(saved.writes, this.memory.writes);
+    return saved;
   }
 
-  private remember(id: string, runId: string): void {
-    if (!id || (id === this.memory?.id && runId === this.memory.runId)) return;
-    this.memory = { id, runId };
-    if (this.options.memoryFile) writeFileAtomic(this.options.memoryFile, `${id} ${runId}\n`);
+  /** The data this replica works with now; with another sentinel, counting writes starts from `writes`. */
+  private remember(id: string, runId: string, writes: number): void {
+    if (!id) return;
+    const same = id === this.memory?.id;
+    const counted = same ? Math.max(writes, this.memory?.writes ?? 0) : writes;
+    if (same && runId === this.memory?.runId && counted === this.memory?.writes) return;
+    this.memory = { id, runId, writes: counted };
+    this.saveMemory();
+  }
+
+  /** A higher count of writes seen: kept in memory at once, in the file within WRITES_SAVE_MS. */
+  private noteWrites(memory: Memory, writes: number): void {
+    memory.writes = writes;
+    if (!this.options.memoryFile || this.saveTimer) return;
+    this.saveTimer = setTimeout(() => this.saveWrites(), WRITES_SAVE_MS).unref();
+  }
+
+  // Off a call's path: a disk that refuses the write is reported, and the next count tries again.
+  private saveWrites(): void {
+    try {
+      this.saveMemory();
+    } catch (error) {
+      console.error(`Agent: could not write ${this.options.memoryFile}: ${(error as Error).message}`);
+    }
+  }
+
+  private saveMemory(): void {
+    clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
+    const memory = this.memory;
+    if (!memory || !this.options.memoryFile) return;
+    writeFileAtomic(this.options.memoryFile, `${memory.id} ${memory.runId ?? ''} ${memory.writes}\n`);
   }
 
   // Nonces expire by TTL: a Redis that evicts keys with a TTL under memory pressure forgets nonces early.
@@ -379,6 +514,8 @@ function holdProblem(reason: LossReason, until: string): string {
     return `Redis came back without its data (restarted without persistence, or flushed), so it forgot which nonces were used: ${wait}. Run Redis with appendonly yes and appendfsync always to avoid this.`;
   if (reason === 'restarted')
     return `Redis restarted, and it did not (or does not now) write every change to disk before answering (appendonly yes with appendfsync always), so it may have come back without the nonces used since its last save: ${wait}. Run Redis with appendonly yes and appendfsync always to avoid this.`;
+  if (reason === 'behind')
+    return `Redis came back with fewer writes than this replica saw (a failover to a replica that was behind?), so it may have forgotten nonces used since: ${wait}. Replication is asynchronous: a failover can lose the newest writes, whatever the fsync settings.`;
   return `Redis restarted and its persistence settings cannot be read (CONFIG is disabled, as on many managed services), so it may have come back without the nonces used since its last save: ${wait}. If it runs appendonly yes with appendfsync always, allow CONFIG GET to the bridge's Redis user to avoid this.`;
 }
 

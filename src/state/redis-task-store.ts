@@ -1,14 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import { ProtocolError, type Envelope, type TaskRecord } from '../protocol/index.js';
 import { KEY_PREFIX, unavailable, type RedisConnection } from './redis-connection.js';
 import {
   TASK_ID,
+  applyOutcome,
+  isFinished,
+  pageA2A,
+  protocolOf,
   senderAtCap,
   storeFull,
   taskView,
+  type A2AIndexEntry,
+  type A2AListQuery,
+  type A2APart,
+  type PushConfigEntry,
   type StoredTask,
+  type TaskMeta,
   type TaskOutcome,
+  type TaskProtocol,
   type TaskState,
 } from './tasks.js';
 
@@ -22,10 +32,20 @@ const UNFINISHED = 1e15;
 
 const taskKey = (id: string) => `${KEY_PREFIX}task:${id}`;
 const senderKey = (sender: string) => `${KEY_PREFIX}tasks:sender:${sender}`;
+/**
+ * An A2A task's push configs, beside its value (a field per config): any replica adds or deletes one while
+ * another writes the running task, so neither overwrites the other. It expires with the task.
+ */
+const pushKey = (id: string) => `${KEY_PREFIX}task:${id}:push`;
+/** An A2A caller's tasks: a field per task holding what its lists filter and sort by (A2AIndexEntry). */
+const ownerIndexKey = (owner: string) => `${KEY_PREFIX}tasks:a2a:${owner}`;
+/** How long an owner's index outlives its last new task (its finished entries expire sooner). */
+const INDEX_SLACK_MS = 24 * 3600_000;
 
 /**
  * Writes the task only while it has not finished (a late progress report, or a replica that lost its lease,
- * never overwrites a result). KEYS: task. ARGV: json, ttl ms (0: none). Returns 1 when written.
+ * never overwrites a result), and with it, for an A2A task, its owner's index entry. KEYS: task [, index].
+ * ARGV: json, ttl ms (0: none) [, id, index entry]. Returns 1 when written.
  */
 const SAVE_ACTIVE = `
 local current = redis.call('GET', KEYS[1])
@@ -34,6 +54,22 @@ local status = cjson.decode(current).status
 if status == 'done' or status == 'failed' then return 0 end
 if tonumber(ARGV[2]) > 0 then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 else redis.call('SET', KEYS[1], ARGV[1]) end
+if KEYS[2] then redis.call('HSET', KEYS[2], ARGV[3], ARGV[4]) end
+return 1
+`;
+
+/**
+ * Adds or replaces a push config of a task that exists, up to `max` per task; it expires with the task.
+ * KEYS: task, push. ARGV: config id, json, max. Returns 1 when saved, 0 when full, -1 without the task.
+ */
+const SAVE_PUSH = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 and redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[3]) then
+  return 0
+end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
 return 1
 `;
 
@@ -63,8 +99,8 @@ return 1
 /**
  * Finishes a task once: the first replica to finish it wins, and only the winner takes the lease for the
  * callback it owes (a late replica never touches the lease of one that is delivering). KEYS: task, all,
- * sender, held, leases, owners. ARGV: json, ttl ms, id, expiry score, owes a callback ('1'), replica, lease
- * ms. Returns 1 when finished.
+ * sender, held, leases, owners [, A2A owner index]. ARGV: json, ttl ms, id, expiry score, owes a callback
+ * ('1'), replica, lease ms [, index entry]. Returns 1 when finished.
  */
 const FINISH = `
 ${NOW}
@@ -78,6 +114,7 @@ redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[3])
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
 redis.call('SREM', KEYS[4], ARGV[3])
+if KEYS[7] then redis.call('HSET', KEYS[7], ARGV[3], ARGV[8]) end
 if ARGV[5] == '1' then
   redis.call('ZADD', KEYS[5], now + tonumber(ARGV[7]), ARGV[3])
   redis.call('HSET', KEYS[6], ARGV[3], ARGV[6])
@@ -127,10 +164,16 @@ return 1
 `;
 
 type Script = (...keysThenArgs: (string | number)[]) => Promise<number>;
+type ScriptedMulti = ChainableCommander & {
+  agentBridgeFinishA2A(...keysThenArgs: (string | number)[]): ChainableCommander;
+};
 interface ScriptedRedis extends Redis {
   agentBridgeSaveActive: Script;
+  agentBridgeSaveActiveA2A: Script;
+  agentBridgeSavePush: Script;
   agentBridgeStart: Script;
   agentBridgeFinish: Script;
+  agentBridgeFinishA2A: Script;
   agentBridgeRelease: Script;
   agentBridgeLapsed: (...keysThenArgs: (string | number)[]) => Promise<string[]>;
   agentBridgeClaim: Script;
@@ -148,10 +191,13 @@ export interface RedisTaskStoreOptions {
 }
 
 /**
- * Async tasks on Redis, shared by every replica: one JSON value per task (result and held envelope in it),
- * a sorted set per sender and one in all for the caps, and leases. A replica that runs a task (or owes its
- * callback) renews its lease every third of it; when one stops, another claims the lapsed lease, fails the
- * task and delivers the callback, once: finishing is atomic and only the first finish counts.
+ * Async tasks (SAMVAD's and A2A's) on Redis, shared by every replica: one JSON value per task (result, held
+ * envelope or A2A document in it), a sorted set per sender and one in all for the caps, leases, and for A2A
+ * an index per owner and the push configs beside each task. A replica that runs a task (or owes its
+ * callback or final push notification) renews its lease every third of it; when one stops, another claims
+ * the lapsed lease, fails the task and delivers what is owed, once: finishing is atomic and only the first
+ * finish counts. Each A2A write carries its index entry in the same script, so a list never disagrees with
+ * the task.
  */
 export class RedisTaskStore implements TaskState {
   private readonly client: ScriptedRedis;
@@ -175,8 +221,11 @@ export class RedisTaskStore implements TaskState {
     this.leaseMs = options.leaseMs ?? 30_000;
     const client = redis.client;
     client.defineCommand('agentBridgeSaveActive', { numberOfKeys: 1, lua: SAVE_ACTIVE });
+    client.defineCommand('agentBridgeSaveActiveA2A', { numberOfKeys: 2, lua: SAVE_ACTIVE });
+    client.defineCommand('agentBridgeSavePush', { numberOfKeys: 2, lua: SAVE_PUSH });
     client.defineCommand('agentBridgeStart', { numberOfKeys: 4, lua: START });
     client.defineCommand('agentBridgeFinish', { numberOfKeys: 6, lua: FINISH });
+    client.defineCommand('agentBridgeFinishA2A', { numberOfKeys: 7, lua: FINISH });
     client.defineCommand('agentBridgeRelease', { numberOfKeys: 2, lua: RELEASE });
     client.defineCommand('agentBridgeLapsed', { numberOfKeys: 1, lua: LAPSED });
     client.defineCommand('agentBridgeClaim', { numberOfKeys: 2, lua: CLAIM });
@@ -207,12 +256,11 @@ export class RedisTaskStore implements TaskState {
     }
   }
 
-  async create(
-    meta: Pick<StoredTask, 'sender' | 'skill' | 'traceId' | 'spanId' | 'callbackUrl' | 'held'>,
-    taskId: string = randomUUID(),
-  ): Promise<StoredTask> {
+  async create(meta: TaskMeta, taskId: string = randomUUID()): Promise<StoredTask> {
     if (!TASK_ID.test(taskId)) throw new Error('A task id must be a random UUIDv4.');
+    const { push = [], ...part } = meta.a2a ?? {};
     const task: StoredTask = { taskId, status: 'pending', createdAt: this.now(), ...meta };
+    if (meta.a2a) task.a2a = structuredClone(part as A2APart);
     if (meta.callbackUrl) task.callback = { state: 'pending', attempts: 0 };
     await this.run((c) => {
       const write = c
@@ -220,6 +268,13 @@ export class RedisTaskStore implements TaskState {
         .set(taskKey(taskId), JSON.stringify(task), 'NX')
         .zadd(ALL, UNFINISHED, taskId)
         .zadd(senderKey(task.sender), UNFINISHED, taskId);
+      if (task.a2a) {
+        const index = ownerIndexKey(task.sender);
+        write
+          .hset(index, taskId, indexEntry(task))
+          .pexpire(index, this.options.retentionMs() + INDEX_SLACK_MS);
+        for (const entry of push) write.hset(pushKey(taskId), entry.id, JSON.stringify(entry));
+      }
       // A held task waits for the operator, not for a replica: no lease until it runs. Any other is this
       // replica's from now: if it stops before the task starts, the others fail it once the lease lapses.
       if (task.held) write.sadd(HELD, taskId);
@@ -231,9 +286,76 @@ export class RedisTaskStore implements TaskState {
   }
 
   async get(taskId: string): Promise<StoredTask | undefined> {
-    if (!TASK_ID.test(taskId)) return undefined;
-    const json = await this.run((c) => c.get(taskKey(taskId)));
-    return json ? (JSON.parse(json) as StoredTask) : undefined;
+    const task = await this.load(taskId);
+    return task && protocolOf(task) === 'samvad' ? task : undefined;
+  }
+
+  async getA2A(taskId: string): Promise<StoredTask | undefined> {
+    const task = await this.load(taskId);
+    return task && protocolOf(task) === 'a2a' ? task : undefined;
+  }
+
+  /** Written through (another replica may answer a poll or a list); dropped once the task finished. */
+  async saveA2A(task: StoredTask, part: A2APart): Promise<boolean> {
+    if (isFinished(task)) return false;
+    task.a2a = part;
+    const written = await this.run((c) =>
+      c.agentBridgeSaveActiveA2A(
+        taskKey(task.taskId),
+        ownerIndexKey(task.sender),
+        JSON.stringify(task),
+        0,
+        task.taskId,
+        indexEntry(task),
+      ),
+    );
+    return written === 1;
+  }
+
+  async listA2A(owner: string, query: A2AListQuery): Promise<{ tasks: StoredTask[]; total: number }> {
+    const index = ownerIndexKey(owner);
+    const fields = await this.run((c) => c.hgetall(index));
+    const now = this.now();
+    const entries: A2AIndexEntry[] = [];
+    const gone: string[] = [];
+    for (const [id, json] of Object.entries(fields)) {
+      const entry = parseIndexEntry(id, json);
+      if (entry && (entry.expiresAt === undefined || entry.expiresAt > now)) entries.push(entry);
+      else gone.push(id);
+    }
+    const { page, total } = pageA2A(entries, query);
+    const values = page.length > 0 ? await this.run((c) => c.mget(page.map((e) => taskKey(e.id)))) : [];
+    const tasks: StoredTask[] = [];
+    values.forEach((json, i) => {
+      const task = json ? (JSON.parse(json) as StoredTask) : undefined;
+      if (task && protocolOf(task) === 'a2a' && task.sender === owner) tasks.push(task);
+      else gone.push(page[i]!.id);
+    });
+    // Tasks Redis expired (or never finished writing): their entries go too.
+    if (gone.length > 0) await this.run((c) => c.hdel(index, ...gone));
+    return { tasks, total };
+  }
+
+  async pushConfigs(taskId: string): Promise<PushConfigEntry[]> {
+    if (!TASK_ID.test(taskId)) return [];
+    const fields = await this.run((c) => c.hvals(pushKey(taskId)));
+    return fields.map((json) => JSON.parse(json) as PushConfigEntry);
+  }
+
+  async savePushConfig(
+    taskId: string,
+    entry: PushConfigEntry,
+    max: number,
+  ): Promise<'saved' | 'full' | 'missing'> {
+    if (!TASK_ID.test(taskId)) return 'missing';
+    const saved = await this.run((c) =>
+      c.agentBridgeSavePush(taskKey(taskId), pushKey(taskId), entry.id, JSON.stringify(entry), max),
+    );
+    return saved === 1 ? 'saved' : saved === 0 ? 'full' : 'missing';
+  }
+
+  async deletePushConfig(taskId: string, configId: string): Promise<void> {
+    if (TASK_ID.test(taskId)) await this.run((c) => c.hdel(pushKey(taskId), configId));
   }
 
   view(task: StoredTask): TaskRecord {
@@ -284,36 +406,32 @@ export class RedisTaskStore implements TaskState {
    * failed it after this one's lease lapsed): the callback is then theirs.
    */
   async finish(task: StoredTask, outcome: TaskOutcome): Promise<boolean> {
-    if ('result' in outcome) {
-      task.status = 'done';
-      task.result = outcome.result;
-    } else {
-      task.status = 'failed';
-      task.error = outcome.error;
-    }
-    delete task.progress;
-    delete task.held;
-    task.finishedAt = this.now();
+    const a2a = protocolOf(task) === 'a2a';
+    const owesPush = a2a && (await this.persist(() => this.client.hlen(pushKey(task.taskId)))) > 0;
+    applyOutcome(task, outcome, this.now(), owesPush);
     const retention = Math.max(1000, this.options.retentionMs());
     const owesCallback = task.callback?.state === 'pending';
     const json = JSON.stringify(task);
-    const finished = await this.persist(() =>
-      this.client.agentBridgeFinish(
-        taskKey(task.taskId),
-        ALL,
-        senderKey(task.sender),
-        HELD,
-        LEASES,
-        OWNERS,
-        json,
-        retention,
-        task.taskId,
-        task.finishedAt! + retention,
-        owesCallback ? '1' : '0',
-        this.replica,
-        this.leaseMs,
-      ),
-    );
+    const keys = [taskKey(task.taskId), ALL, senderKey(task.sender), HELD, LEASES, OWNERS];
+    const args = [
+      json,
+      retention,
+      task.taskId,
+      task.finishedAt! + retention,
+      owesCallback ? '1' : '0',
+      this.replica,
+      this.leaseMs,
+    ];
+    const finished = await this.persist(async () => {
+      if (!a2a) return this.client.agentBridgeFinish(...keys, ...args);
+      // The push configs expire with the task.
+      const [finish] = (await (this.client.multi() as ScriptedMulti)
+        .agentBridgeFinishA2A(...keys, ownerIndexKey(task.sender), ...args, indexEntry(task, retention))
+        .pexpire(pushKey(task.taskId), retention)
+        .exec()) as [Error | null, number][];
+      if (finish?.[0]) throw finish[0];
+      return finish?.[1];
+    });
     if (finished === 1 && owesCallback) this.held.add(task.taskId);
     else this.held.delete(task.taskId);
     return finished === 1;
@@ -337,16 +455,19 @@ export class RedisTaskStore implements TaskState {
     this.held.delete(task.taskId);
   }
 
-  async recover(): Promise<StoredTask[]> {
+  async recover(protocol: TaskProtocol = 'samvad'): Promise<StoredTask[]> {
     const lapsed = await this.run((c) => c.agentBridgeLapsed(LEASES, 100));
     const owed: StoredTask[] = [];
     for (const id of lapsed) {
+      // The other protocol's recovery takes it: what is owed is its to deliver.
+      const found = await this.load(id);
+      if (found && protocolOf(found) !== protocol) continue;
       const claimed = await this.run((c) =>
         c.agentBridgeClaim(LEASES, OWNERS, id, this.replica, this.leaseMs),
       );
       if (claimed !== 1) continue;
       this.held.add(id);
-      const task = await this.get(id);
+      const task = await this.load(id);
       if (!task) {
         await this.release(id);
         continue;
@@ -379,6 +500,13 @@ export class RedisTaskStore implements TaskState {
     this.closed = true;
     clearInterval(this.renewTimer);
     this.held.clear();
+  }
+
+  /** Any task, whichever its protocol. */
+  private async load(taskId: string): Promise<StoredTask | undefined> {
+    if (!TASK_ID.test(taskId)) return undefined;
+    const json = await this.run((c) => c.get(taskKey(taskId)));
+    return json ? (JSON.parse(json) as StoredTask) : undefined;
   }
 
   private async release(id: string): Promise<void> {
@@ -415,5 +543,22 @@ export class RedisTaskStore implements TaskState {
       if (error instanceof ProtocolError) throw error;
       throw unavailable();
     }
+  }
+}
+
+/** What an A2A list filters and sorts by, and (once finished) when Redis forgets the task. */
+function indexEntry(task: StoredTask, retentionMs?: number): string {
+  const { contextId, state, updatedAt } = task.a2a!;
+  const expiresAt =
+    retentionMs !== undefined && task.finishedAt !== undefined ? task.finishedAt + retentionMs : undefined;
+  return JSON.stringify({ contextId, state, updatedAt, expiresAt });
+}
+
+function parseIndexEntry(id: string, json: string): (A2AIndexEntry & { expiresAt?: number }) | undefined {
+  try {
+    const entry = JSON.parse(json) as Omit<A2AIndexEntry, 'id'> & { expiresAt?: number };
+    return typeof entry.updatedAt === 'string' ? { ...entry, id } : undefined;
+  } catch {
+    return undefined;
   }
 }

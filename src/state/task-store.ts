@@ -5,11 +5,20 @@ import type { Envelope, TaskRecord, TaskStatus } from '../protocol/index.js';
 import { ensureDir, readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
 import {
   TASK_ID,
+  applyOutcome,
+  isFinished,
+  pageA2A,
+  protocolOf,
   senderAtCap,
   storeFull,
   taskView,
+  type A2AListQuery,
+  type A2APart,
+  type PushConfigEntry,
   type StoredTask,
+  type TaskMeta,
   type TaskOutcome,
+  type TaskProtocol,
   type TaskState,
 } from './tasks.js';
 
@@ -22,10 +31,11 @@ export interface TaskStoreOptions {
 }
 
 /**
- * Async tasks, one file each in `<dataDir>/tasks`, written atomically at every change of status, so a
- * result survives a restart and a task cut short by one is reported `failed`, never lost. Results live on
- * disk only (read back when polled), and the number of tasks kept is capped per sender and in all, so a
- * caller cannot grow memory or disk by submitting tasks (whatever the gateway reports as usage).
+ * Async tasks (SAMVAD's and A2A's), one file each in `<dataDir>/tasks`, written atomically at every change
+ * of status, so a result survives a restart and a task cut short by one is reported `failed`, never lost.
+ * Results and A2A documents live on disk only (read back when asked for), and the number of tasks kept is
+ * capped per sender and in all, so a caller cannot grow memory or disk by submitting tasks (whatever the
+ * gateway reports as usage).
  */
 export class TaskStore implements TaskState {
   private readonly tasks = new Map<string, StoredTask>();
@@ -67,12 +77,10 @@ export class TaskStore implements TaskState {
   }
 
   /** A UUIDv4 has 122 random bits: the id is the caller's only credential for polling. */
-  create(
-    meta: Pick<StoredTask, 'sender' | 'skill' | 'traceId' | 'spanId' | 'callbackUrl' | 'held'>,
-    taskId: string = randomUUID(),
-  ): StoredTask {
+  create(meta: TaskMeta, taskId: string = randomUUID()): StoredTask {
     if (!TASK_ID.test(taskId)) throw new Error('A task id must be a random UUIDv4.');
     const task: StoredTask = { taskId, status: 'pending', createdAt: this.now(), ...meta };
+    if (meta.a2a) task.a2a = structuredClone(meta.a2a);
     if (meta.callbackUrl) task.callback = { state: 'pending', attempts: 0 };
     this.save(task);
     this.remember(lean(task));
@@ -80,7 +88,51 @@ export class TaskStore implements TaskState {
   }
 
   get(taskId: string): StoredTask | undefined {
-    return TASK_ID.test(taskId) ? this.tasks.get(taskId) : undefined;
+    return this.known(taskId, 'samvad');
+  }
+
+  /** A copy, with its document read from the file. */
+  getA2A(taskId: string): StoredTask | undefined {
+    const task = this.known(taskId, 'a2a');
+    return task && this.withDocument(task);
+  }
+
+  saveA2A(task: StoredTask, part: A2APart): boolean {
+    const own = this.own(task);
+    if (isFinished(own)) return false;
+    own.a2a = { ...part, push: own.a2a?.push };
+    this.save(own);
+    return true;
+  }
+
+  listA2A(owner: string, query: A2AListQuery): { tasks: StoredTask[]; total: number } {
+    const mine = [...this.tasks.values()].filter((task) => task.sender === owner && task.a2a);
+    const { page, total } = pageA2A(
+      mine.map((task) => ({ id: task.taskId, ...task.a2a! })),
+      query,
+    );
+    return { tasks: page.map((entry) => this.withDocument(this.tasks.get(entry.id)!)), total };
+  }
+
+  pushConfigs(taskId: string): PushConfigEntry[] {
+    return structuredClone(this.known(taskId, 'a2a')?.a2a?.push ?? []);
+  }
+
+  savePushConfig(taskId: string, entry: PushConfigEntry, max: number): 'saved' | 'full' | 'missing' {
+    const task = this.known(taskId, 'a2a');
+    if (!task?.a2a) return 'missing';
+    const others = (task.a2a.push ?? []).filter((kept) => kept.id !== entry.id);
+    if (others.length >= max) return 'full';
+    task.a2a.push = [...others, structuredClone(entry)];
+    this.save(task);
+    return 'saved';
+  }
+
+  deletePushConfig(taskId: string, configId: string): void {
+    const task = this.known(taskId, 'a2a');
+    if (!task?.a2a?.push?.some((kept) => kept.id === configId)) return;
+    task.a2a.push = task.a2a.push.filter((kept) => kept.id !== configId);
+    this.save(task);
   }
 
   /** The exact public shape of PROTOCOL.md §6: no other fields. A result is read back from its file. */
@@ -102,12 +154,7 @@ export class TaskStore implements TaskState {
 
   /** A held task's verified envelope, from its file (memory keeps none: see `held`). */
   heldEnvelope(task: StoredTask): Envelope | undefined {
-    if (!task.held) return undefined;
-    try {
-      return readJsonFile<StoredTask>(this.file(task.taskId))?.held?.envelope;
-    } catch {
-      return undefined;
-    }
+    return task.held ? this.read(task.taskId)?.held?.envelope : undefined;
   }
 
   /** Tasks waiting for the operator's approval of their sender. */
@@ -121,46 +168,34 @@ export class TaskStore implements TaskState {
   }
 
   finish(task: StoredTask, outcome: TaskOutcome): boolean {
-    // The first outcome stands (the contract Redis keeps across replicas).
-    if (task.status === 'done' || task.status === 'failed') return false;
-    if ('result' in outcome) {
-      task.status = 'done';
-      task.result = outcome.result;
-    } else {
-      task.status = 'failed';
-      task.error = outcome.error;
-    }
-    delete task.progress;
-    delete task.held;
-    task.finishedAt = this.now();
-    this.save(task);
-    // Written with the file; the copy in memory goes (a result may be megabytes, and thousands are kept).
-    delete task.result;
+    // The first outcome stands (the contract Redis keeps across replicas), whichever copy is finished.
+    const own = this.own(task);
+    if (isFinished(own)) return false;
+    applyOutcome(own, outcome, this.now(), (own.a2a?.push?.length ?? 0) > 0);
+    this.save(own);
+    if (own !== task) Object.assign(task, own);
     return true;
   }
 
   /** A finished task's result, from its file. */
   result(task: StoredTask): unknown {
-    if (task.status !== 'done') return undefined;
-    try {
-      return readJsonFile<StoredTask>(this.file(task.taskId))?.result;
-    } catch {
-      return undefined;
-    }
+    return task.status === 'done' ? this.read(task.taskId)?.result : undefined;
   }
 
   setCallback(task: StoredTask, state: 'pending' | 'delivered' | 'failed', attempts: number): void {
-    task.callback = { state, attempts };
-    this.save(task);
+    const own = this.own(task);
+    own.callback = task.callback = { state, attempts };
+    this.save(own);
   }
 
   /**
-   * Tasks that were pending or running when the agent stopped become `failed` (PROTOCOL.md §6); tasks held
-   * for the operator's approval keep waiting.
+   * `protocol`'s tasks that were pending or running when the agent stopped become `failed` (PROTOCOL.md
+   * §6); tasks held for the operator's approval keep waiting.
    */
-  failInterrupted(): StoredTask[] {
+  failInterrupted(protocol: TaskProtocol = 'samvad'): StoredTask[] {
     const interrupted: StoredTask[] = [];
     for (const task of this.tasks.values()) {
+      if (protocolOf(task) !== protocol) continue;
       if (task.status !== 'pending' && task.status !== 'running') continue;
       if (task.status === 'pending' && task.held) continue;
       this.finish(task, {
@@ -174,17 +209,17 @@ export class TaskStore implements TaskState {
     return interrupted;
   }
 
-  /** Finished tasks whose callback still has to be delivered (e.g. after a restart). */
-  undeliveredCallbacks(): StoredTask[] {
+  /** `protocol`'s finished tasks whose callback still has to be delivered (e.g. after a restart). */
+  undeliveredCallbacks(protocol: TaskProtocol = 'samvad'): StoredTask[] {
     return [...this.tasks.values()].filter(
-      (t) => t.finishedAt !== undefined && t.callback?.state === 'pending',
+      (t) => protocolOf(t) === protocol && t.finishedAt !== undefined && t.callback?.state === 'pending',
     );
   }
 
   /** At start: interrupted tasks fail, and the callbacks still owed are handed back to be delivered. */
-  recover(): StoredTask[] {
-    this.failInterrupted();
-    return this.undeliveredCallbacks();
+  recover(protocol: TaskProtocol = 'samvad'): StoredTask[] {
+    this.failInterrupted(protocol);
+    return this.undeliveredCallbacks(protocol);
   }
 
   close(): void {}
@@ -230,8 +265,43 @@ export class TaskStore implements TaskState {
     return Math.max(1, Math.ceil((oldest + retentionMs - this.now()) / 1000));
   }
 
+  /**
+   * Writes the task's file; what memory does not keep (a result, an A2A document) is kept from the file
+   * unless given, and leaves memory once written (a result may be megabytes, and thousands are kept).
+   */
   private save(task: StoredTask): void {
-    writeFileAtomic(this.file(task.taskId), JSON.stringify(task));
+    const keepResult = task.status === 'done' && !('result' in task);
+    const keepDocument = task.a2a !== undefined && task.a2a.doc === undefined;
+    const onDisk = keepResult || keepDocument ? this.read(task.taskId) : undefined;
+    const written: StoredTask = { ...task };
+    if (keepResult) written.result = onDisk?.result;
+    if (keepDocument) written.a2a = { ...task.a2a!, doc: onDisk?.a2a?.doc };
+    writeFileAtomic(this.file(task.taskId), JSON.stringify(written));
+    lean(task);
+  }
+
+  private read(taskId: string): StoredTask | undefined {
+    try {
+      return readJsonFile<StoredTask>(this.file(taskId));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The task as memory holds it (a caller may hold a copy, as getA2A hands out). */
+  private own(task: StoredTask): StoredTask {
+    return this.tasks.get(task.taskId) ?? task;
+  }
+
+  private known(taskId: string, protocol: TaskProtocol): StoredTask | undefined {
+    const task = TASK_ID.test(taskId) ? this.tasks.get(taskId) : undefined;
+    return task && protocolOf(task) === protocol ? task : undefined;
+  }
+
+  private withDocument(task: StoredTask): StoredTask {
+    const copy = structuredClone(task);
+    copy.a2a = { ...copy.a2a!, doc: this.read(task.taskId)?.a2a?.doc };
+    return copy;
   }
 
   private file(taskId: string): string {
@@ -239,12 +309,14 @@ export class TaskStore implements TaskState {
   }
 }
 
-// What memory keeps of a task: no result and no held envelope (both on disk), so thousands stay small.
+// What memory keeps of a task: no result, no held envelope and no A2A document (all on disk), so
+// thousands stay small.
 function lean(task: StoredTask): StoredTask {
   delete task.result;
   if (task.held) {
     const { envelope: _onDisk, ...facts } = task.held;
     task.held = facts;
   }
+  if (task.a2a) delete task.a2a.doc;
   return task;
 }

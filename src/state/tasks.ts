@@ -2,10 +2,69 @@ import { ProtocolError, type Envelope, type ErrorCode, type TaskRecord } from '.
 
 export type Awaitable<T> = T | Promise<T>;
 
+/**
+ * How a task ends. SAMVAD: a result or an error. A2A: its final document (`completed`: it ended in A2A's
+ * completed state, `done`; any other terminal state is `failed`). An error ends an A2A task too (cut short
+ * by a restart or a stopped replica): its A2A state becomes A2A_INTERRUPTED_STATE.
+ */
+export type TaskOutcome =
+  | { result: unknown }
+  | { error: { code: ErrorCode; message: string } }
+  | { a2a: A2APart; completed: boolean };
+
+/** Which protocol a task was accepted through: each is served by its own door only. */
+export type TaskProtocol = 'samvad' | 'a2a';
+
+/** What an A2A task adds to the shared task: what its lists filter and sort by, and its document. */
+export interface A2APart {
+  contextId: string;
+  /** A2A's state name (`TASK_STATE_WORKING`...). */
+  state: string;
+  /** Its status timestamp (ISO 8601, UTC): lists sort on it, newest first. */
+  updatedAt: string;
+  /**
+   * A2A's Task in ProtoJSON (status, history, artifacts, metadata), read by src/a2a only. The data dir's
+   * memory holds none (it is read from the file when asked for).
+   */
+  doc?: unknown;
+  /** Push notification configs (the data dir keeps them here; Redis beside the task, see its store). */
+  push?: PushConfigEntry[];
+}
+
+/** The A2A state a task cut short ends in (the first terminal state stands, as for any other). */
+export const A2A_INTERRUPTED_STATE = 'TASK_STATE_FAILED';
+
+/** One push notification config of an A2A task, as registered (secrets included), with its wire version. */
+export interface PushConfigEntry {
+  id: string;
+  /** A2A's TaskPushNotificationConfig in ProtoJSON. */
+  config: unknown;
+  /** The A2A version it was registered in ('1.0', '0.3'): notifications take that version's shapes. */
+  wireVersion: string;
+}
+
+export interface A2AListQuery {
+  contextId?: string;
+  state?: string;
+  /** Only tasks whose status changed after this instant (ISO 8601). */
+  updatedAfter?: string;
+  /** Continue after this task (the last of the previous page). */
+  after?: { updatedAt: string; id: string };
+  limit: number;
+}
+
+/** What an A2A list is built from, per task. */
+export type A2AIndexEntry = Pick<A2APart, 'contextId' | 'state' | 'updatedAt'> & { id: string };
+
 /** One async task as every task store keeps it (the data dir's task-store.ts, Redis's redis-task-store.ts). */
 export interface StoredTask extends TaskRecord {
+  /** Absent: SAMVAD (tasks written before A2A existed have no tag). */
+  protocol?: TaskProtocol;
+  /** A2A tasks only: their document and what they are listed by. */
+  a2a?: A2APart;
   createdAt: number;
   finishedAt?: number;
+  /** Who submitted it: a SAMVAD sender's id, or the A2A caller that owns it (`a2a-key:<id>`). */
   sender: string;
   skill: string;
   traceId: string;
@@ -24,10 +83,15 @@ export interface StoredTask extends TaskRecord {
     /** A delegation token verified when the task arrived: the caller acts for this agent. */
     onBehalfOf?: string;
     delegationScope?: string[];
+    /**
+     * The raw public keys that signed it, and whether the operator pinned the sender's key: approval runs it
+     * only if it covers them (the id may have changed hands while it waited). Absent in tasks held by
+     * earlier releases: then only an approval bound to no key yet covers it.
+     */
+    keys?: string[];
+    pinned?: true;
   };
 }
-
-export type TaskOutcome = { result: unknown } | { error: { code: ErrorCode; message: string } };
 
 /**
  * Where async tasks live: one file each in the data dir, or on Redis, where every replica can answer a poll
@@ -39,11 +103,34 @@ export interface TaskState {
   readonly maxTotal: number;
   /** Throws when `sender` may not submit another task now (429 at its own cap, 503 at the store's). */
   admit(sender: string, retentionMs: number): Awaitable<void>;
-  create(
-    meta: Pick<StoredTask, 'sender' | 'skill' | 'traceId' | 'spanId' | 'callbackUrl' | 'held'>,
-    taskId?: string,
-  ): Awaitable<StoredTask>;
+  /** A2A tasks (`protocol: 'a2a'`) come with their part (document, push configs) and are never held. */
+  create(meta: TaskMeta, taskId?: string): Awaitable<StoredTask>;
+  /** A SAMVAD task (never an A2A one: each protocol serves its own tasks only). */
   get(taskId: string): Awaitable<StoredTask | undefined>;
+  /** An A2A task with its document (never a SAMVAD one). */
+  getA2A(taskId: string): Awaitable<StoredTask | undefined>;
+  /**
+   * Writes a running A2A task's new part (its push configs stay as they are); false once it has finished
+   * (a late write, or a replica that lost its lease, never overwrites the outcome).
+   */
+  saveA2A(task: StoredTask, part: A2APart): Awaitable<boolean>;
+  /**
+   * `owner`'s A2A tasks matching `query`, newest status first (the id breaks ties, descending), with their
+   * documents, and how many match in all.
+   */
+  listA2A(owner: string, query: A2AListQuery): Awaitable<{ tasks: StoredTask[]; total: number }>;
+  /** An A2A task's push notification configs. */
+  pushConfigs(taskId: string): Awaitable<PushConfigEntry[]>;
+  /**
+   * Adds (or replaces, same id) a push config: `full` when the task holds `max` others, `missing` when
+   * there is no such task. A finished task with push configs owes its final notification (`callback`).
+   */
+  savePushConfig(
+    taskId: string,
+    entry: PushConfigEntry,
+    max: number,
+  ): Awaitable<'saved' | 'full' | 'missing'>;
+  deletePushConfig(taskId: string, configId: string): Awaitable<void>;
   /** The exact public shape of PROTOCOL.md §6. */
   view(task: StoredTask): Awaitable<TaskRecord>;
   /**
@@ -59,14 +146,85 @@ export interface TaskState {
   result(task: StoredTask): Awaitable<unknown>;
   setCallback(task: StoredTask, state: 'pending' | 'delivered' | 'failed', attempts: number): Awaitable<void>;
   /**
-   * Tasks cut short (by this process's restart, or on Redis by a replica whose lease ran out) become
-   * `failed`; returns the finished tasks whose callback is owed and now this process's to deliver.
+   * `protocol`'s tasks cut short (by this process's restart, or on Redis by a replica whose lease ran out)
+   * become `failed`, once; returns its finished tasks whose callback (SAMVAD) or final push notification
+   * (A2A) is owed and now this process's to deliver. Each protocol recovers its own: the delivery is its.
    */
-  recover(): Awaitable<StoredTask[]>;
+  recover(protocol?: TaskProtocol): Awaitable<StoredTask[]>;
   /** Tasks waiting or running here. */
   readonly activeCount: number;
   sweep(retentionMs: number): Awaitable<void>;
   close(): Awaitable<void>;
+}
+
+/** What a task is created with. */
+export type TaskMeta = Pick<
+  StoredTask,
+  'sender' | 'skill' | 'traceId' | 'spanId' | 'callbackUrl' | 'held' | 'protocol' | 'a2a'
+>;
+
+/** A task's protocol; a task written before A2A existed has no tag, and is SAMVAD's. */
+export function protocolOf(task: Pick<StoredTask, 'protocol'>): TaskProtocol {
+  return task.protocol ?? 'samvad';
+}
+
+/** Whether the task has its outcome (the first one stands). */
+export function isFinished(task: Pick<StoredTask, 'status'>): boolean {
+  return task.status === 'done' || task.status === 'failed';
+}
+
+/**
+ * Records `outcome` on `task` (in memory; the store writes it). An A2A task with push configs owes its
+ * final notification from now on, as a SAMVAD task with a callbackUrl owes its callback.
+ */
+export function applyOutcome(task: StoredTask, outcome: TaskOutcome, now: number, owesPush: boolean): void {
+  if ('a2a' in outcome) {
+    task.status = outcome.completed ? 'done' : 'failed';
+    task.a2a = { ...outcome.a2a, push: task.a2a?.push };
+  } else if ('result' in outcome) {
+    task.status = 'done';
+    task.result = outcome.result;
+  } else {
+    task.status = 'failed';
+    task.error = outcome.error;
+    if (task.a2a) task.a2a = { ...task.a2a, state: A2A_INTERRUPTED_STATE, updatedAt: iso(now) };
+  }
+  if (protocolOf(task) === 'a2a' && owesPush) task.callback = { state: 'pending', attempts: 0 };
+  delete task.progress;
+  delete task.held;
+  task.finishedAt = now;
+}
+
+/**
+ * One page of an owner's A2A tasks, the same in every store: filtered, newest status first (the id
+ * breaks ties, so a page boundary is exact), after the cursor.
+ */
+export function pageA2A(
+  entries: A2AIndexEntry[],
+  query: A2AListQuery,
+): { page: A2AIndexEntry[]; total: number } {
+  const after = query.updatedAfter === undefined ? undefined : Date.parse(query.updatedAfter);
+  const matching = entries
+    .filter(
+      (entry) =>
+        (!query.contextId || entry.contextId === query.contextId) &&
+        (!query.state || entry.state === query.state) &&
+        (after === undefined || Date.parse(entry.updatedAt) > after),
+    )
+    .sort(newestFirst);
+  const cursor = query.after;
+  const start = cursor ? matching.findIndex((entry) => newestFirst(entry, cursor) > 0) : 0;
+  return { page: start < 0 ? [] : matching.slice(start, start + query.limit), total: matching.length };
+}
+
+function newestFirst(a: Pick<A2AIndexEntry, 'updatedAt' | 'id'>, b: Pick<A2AIndexEntry, 'updatedAt' | 'id'>) {
+  const at = Date.parse(a.updatedAt) - Date.parse(b.updatedAt);
+  if (at !== 0) return at < 0 ? 1 : -1;
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
 }
 
 /** A UUIDv4 (122 random bits): the id is the caller's only credential for polling. */

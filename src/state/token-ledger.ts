@@ -4,15 +4,20 @@ import { readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
 interface LedgerFile {
   day: string;
   used: Record<string, number>;
+  /** The smallest prompt the gateway reported (any day): see CallLimits.promptFloor. */
+  promptFloor?: number;
 }
 
 /**
- * Tokens each sender spent today (UTC), as the gateway reported them. Persisted, so a restart does not
- * hand every sender a fresh budget; writes are batched because every accepted call adds to it.
+ * Tokens each sender spent today (UTC), as the gateway reported them, and the tokens held for its calls in
+ * flight (in memory: a call does not outlive its process). Persisted, so a restart does not hand every
+ * sender a fresh budget; writes are batched because every accepted call adds to it.
  */
 export class TokenLedger {
   private day: string;
   private used = new Map<string, number>();
+  private readonly reserved = new Map<string, number>();
+  private floor = 0;
   private readonly path: string;
   private dirty = false;
   private timer: NodeJS.Timeout | undefined;
@@ -27,11 +32,43 @@ export class TokenLedger {
     this.dayEndsAt = nextUtcMidnight(this.now());
     const saved = readJsonFile<LedgerFile>(this.path);
     if (saved?.day === this.day) this.used = new Map(Object.entries(saved.used));
+    if (typeof saved?.promptFloor === 'number' && saved.promptFloor > 0) this.floor = saved.promptFloor;
   }
 
   spent(sender: string): number {
     this.rollOver();
     return this.used.get(sender) ?? 0;
+  }
+
+  /** What counts against the sender's budget now: spent, and held for its calls in flight. */
+  committed(sender: string): number {
+    this.rollOver();
+    return (this.used.get(sender) ?? 0) + (this.reserved.get(sender) ?? 0);
+  }
+
+  reserve(sender: string, tokens: number): void {
+    this.rollOver();
+    this.reserved.set(sender, (this.reserved.get(sender) ?? 0) + tokens);
+  }
+
+  /** Gives back a reservation made at `reservedAt`; one of an earlier day went with that day's counts. */
+  release(sender: string, tokens: number, reservedAt: number): void {
+    this.rollOver();
+    if (reservedAt < this.dayEndsAt - DAY_MS) return;
+    const left = (this.reserved.get(sender) ?? 0) - tokens;
+    if (left > 0) this.reserved.set(sender, left);
+    else this.reserved.delete(sender);
+  }
+
+  get promptFloor(): number {
+    return this.floor;
+  }
+
+  notePrompt(tokens: number): void {
+    if (!(tokens > 0) || (this.floor > 0 && tokens >= this.floor)) return;
+    this.floor = tokens;
+    this.dirty = true;
+    this.timer ??= setTimeout(() => this.flush(), 1000).unref();
   }
 
   add(sender: string, tokens: number): void {
@@ -52,7 +89,9 @@ export class TokenLedger {
     this.timer = undefined;
     if (!this.dirty) return;
     this.dirty = false;
-    writeFileAtomic(this.path, JSON.stringify({ day: this.day, used: Object.fromEntries(this.used) }));
+    const file: LedgerFile = { day: this.day, used: Object.fromEntries(this.used) };
+    if (this.floor > 0) file.promptFloor = this.floor;
+    writeFileAtomic(this.path, JSON.stringify(file));
   }
 
   // Cheap on every request: a comparison, until the day actually ends.
@@ -62,9 +101,12 @@ export class TokenLedger {
     this.day = utcDay(now);
     this.dayEndsAt = nextUtcMidnight(now);
     this.used.clear();
+    this.reserved.clear();
     this.dirty = true;
   }
 }
+
+const DAY_MS = 86_400_000;
 
 /** Seconds until the daily budgets reset at UTC midnight (at least one). */
 export function secondsUntilUtcMidnight(now: number): number {

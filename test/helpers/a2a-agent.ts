@@ -14,14 +14,14 @@ import {
   RestTransportFactory,
   type Client,
 } from '@a2a-js/sdk/client';
-import { CallbackSender, CallbackUrlError } from '../../src/agent/callbacks.js';
+import type { CallbackEvent } from '../../src/agent/events.js';
+import { createA2ATasks, type A2ATasks, type A2ATasksOptions } from '../../src/a2a/a2a-tasks.js';
 import type { A2ACaller, A2AGate, ChatCore, ChatTurn, ChatTurnRequest } from '../../src/a2a/chat-core.js';
 import { A2AFrontDoor, type A2AFrontDoorOptions } from '../../src/a2a/front-door.js';
-import type { PushNotification } from '../../src/a2a/push-sender.js';
-import { A2ATaskStore } from '../../src/a2a/task-store.js';
 import { KeyStore } from '../../src/keys/keystore.js';
-import { A2ATaskFiles, type A2ATaskRecords } from '../../src/state/a2a-task-store.js';
 import { authFailed, ProtocolError } from '../../src/protocol/index.js';
+import { TaskStore as DataDirTasks } from '../../src/state/task-store.js';
+import type { TaskState } from '../../src/state/tasks.js';
 
 /**
  * The real caller-admission core and gateway come later (the lead wires them): this fake core streams a
@@ -103,14 +103,16 @@ export class FakeGate implements A2AGate {
 
 export interface A2AAgent {
   url: string;
-  /** The durable task records under the SDK-facing store (unless the test passed its own `tasks`). */
-  records: A2ATaskRecords;
-  store: A2ATaskStore;
+  /** What createA2ATasks gave the front door (unless the test passed its own `tasks`). */
+  a2a: A2ATasks;
+  /** The task state under it (SAMVAD's too). */
+  taskState: TaskState;
   door: A2AFrontDoor<A2ACaller>;
   keys: KeyStore;
   core: FakeCore;
   gate: FakeGate;
-  pushes: PushNotification[];
+  /** Every push delivery attempt (the operator's callback log). */
+  deliveries: CallbackEvent[];
   dataDir: string;
   close(): Promise<void>;
 }
@@ -118,27 +120,38 @@ export interface A2AAgent {
 export interface StartOptions extends Partial<A2AFrontDoorOptions<A2ACaller>> {
   tasks?: TaskStore;
   dataDir?: string;
-  /** The task records (default: the data-dir store in `dataDir`). */
-  records?: A2ATaskRecords;
+  /** The task state (default: the data dir's, in `dataDir`); a Redis one for replicas. */
+  taskState?: TaskState;
+  /** With replicas: the Redis connection its task state uses (createA2ATasks' `replicas`). */
+  redis?: A2ATasksOptions['replicas'];
+  push?: Partial<A2ATasksOptions['push']>;
+  cancelWaitMs?: number;
 }
 
 /**
  * The front door mounted in a Koa app (as the agent port will), on an ephemeral loopback port, with its
- * tasks in the data dir (tasks unfinished by an earlier agent on the same dir end failed at start).
+ * tasks in the project's task state as createA2ATasks wires them (tasks unfinished by an earlier agent on
+ * the same dir, or a stopped replica, end failed at start).
  */
 export async function startA2AAgent(options: StartOptions = {}): Promise<A2AAgent> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'a2a-test-'));
   const keys = KeyStore.open(dataDir, { cardTTLSeconds: 300 });
-  const records = options.records ?? new A2ATaskFiles(dataDir);
-  const store = new A2ATaskStore(records, { retentionMs: () => 24 * 3600_000 });
-  await store.recover();
+  const taskState = options.taskState ?? new DataDirTasks(dataDir);
+  const deliveries: CallbackEvent[] = [];
+  const a2a = createA2ATasks({
+    taskState,
+    replicas: options.redis,
+    retentionMs: () => 24 * 3600_000,
+    push: { devHttpPeers: false, onEvent: (event) => deliveries.push(event), ...options.push },
+    cancelWaitMs: options.cancelWaitMs,
+    onError: options.onError,
+  });
+  await a2a.recover();
   const core = new FakeCore();
   const gate = new FakeGate();
-  const pushes: PushNotification[] = [];
-  // The SAMVAD callback rule, as the lead will wire it (loopback stays refused: no --dev-http-peers here).
-  const callbacks = new CallbackSender({ signer: () => keys.signer });
   let url = '';
   const door = new A2AFrontDoor<A2ACaller>({
+    ...a2a.door,
     card: () => ({
       baseUrl: url,
       name: 'Test agent',
@@ -152,18 +165,6 @@ export async function startA2AAgent(options: StartOptions = {}): Promise<A2AAgen
     cardTTLSeconds: () => 300,
     gate,
     core,
-    tasks: options.tasks ?? store,
-    taskCapacity: (owner) => store.admit(owner),
-    deliverPush: async (notification) => void pushes.push(notification),
-    pushUrlProblem: (raw) => {
-      try {
-        callbacks.check(raw);
-        return undefined;
-      } catch (error) {
-        if (error instanceof CallbackUrlError) return error.message.replace('callbackUrl', 'the URL');
-        throw error;
-      }
-    },
     bodyLimitBytes: () => 64 * 1024,
     sse: { keepAliveMs: 50 },
     onError: () => undefined,
@@ -182,17 +183,18 @@ export async function startA2AAgent(options: StartOptions = {}): Promise<A2AAgen
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,
-    records,
-    store,
+    a2a,
+    taskState,
     door,
     keys,
     core,
     gate,
-    pushes,
+    deliveries,
     dataDir,
     close: async () => {
       door.close();
       core.release();
+      a2a.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });

@@ -15,6 +15,8 @@ export interface McpBridge {
   events: EnvelopeEvent[];
   /** Calls a tool through the official MCP client; the text parts joined by newlines. */
   tool(name: string, args: Record<string, unknown>): Promise<{ isError: boolean; text: string }>;
+  /** The tools the server lists, with their input schemas. */
+  listTools(): ReturnType<Client['listTools']>;
   close(): Promise<void>;
 }
 
@@ -48,6 +50,7 @@ export async function startMcpBridge(settings: Partial<Settings> = {}): Promise<
       const text = (result.content as { text?: string }[]).map((part) => part.text ?? '').join('\n');
       return { isError: result.isError === true, text };
     },
+    listTools: () => client.listTools(),
     async close() {
       await client.close();
       await con.close();

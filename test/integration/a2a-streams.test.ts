@@ -5,8 +5,8 @@ import { asTask, send } from '../helpers/a2a-messages.js';
 import { until } from '../helpers/polling.js';
 import { readSse, type SseBlock } from '../helpers/sse.js';
 
-// The wire under the SDK client: SSE framing and the agent's SSE conventions, and what push notifications
-// carry. The chat core is a fake (tests/helpers/a2a-agent.ts): the real core and gateway come later.
+// The wire under the SDK client: SSE framing and the agent's SSE conventions (push notifications:
+// a2a-push.test.ts). The chat core is a fake (tests/helpers/a2a-agent.ts): the real core and gateway come later.
 let agent: A2AAgent;
 
 beforeAll(async () => {
@@ -83,79 +83,5 @@ describe('streams', () => {
     });
     const next = asTask(await client.sendMessage(send('hi')));
     expect(next.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-  });
-});
-
-describe('push notifications', () => {
-  const config = {
-    tenant: '',
-    id: '',
-    taskId: '',
-    url: 'https://hooks.example.com/a2a',
-    token: 'receiver-token',
-    authentication: { scheme: 'Bearer', credentials: 'receiver-secret' },
-  };
-
-  it('posts the task, the whole reply and each status change, not every delta, authenticated per config', async () => {
-    agent.pushes.length = 0;
-    const client = await a2aClient(agent.url, KEYS.alice, 'HTTP+JSON');
-    const task = asTask(
-      await client.sendMessage(send('hi', { configuration: { taskPushNotificationConfig: config } })),
-    );
-    await until(() => agent.pushes.length >= 3, 5000, 'three push notifications');
-    expect(agent.pushes.map((p) => Object.keys(JSON.parse(p.body) as object)[0])).toEqual([
-      'task',
-      'artifactUpdate',
-      'statusUpdate',
-    ]);
-    const [, reply, done] = agent.pushes.map(
-      (p) => JSON.parse(p.body) as Record<string, Record<string, unknown>>,
-    );
-    expect(reply?.artifactUpdate).toMatchObject({
-      lastChunk: true,
-      artifact: { parts: [{ text: 'Hello, alice.' }] },
-    });
-    expect(done?.statusUpdate).toMatchObject({ taskId: task.id, status: { state: 'TASK_STATE_COMPLETED' } });
-    for (const push of agent.pushes) {
-      expect(push).toMatchObject({ taskId: task.id, url: config.url, contentType: 'application/a2a+json' });
-      expect(push.headers).toEqual({
-        Authorization: 'Bearer receiver-secret',
-        'X-A2A-Notification-Token': 'receiver-token',
-      });
-    }
-  });
-
-  it('posts v0.3 shapes to a webhook a v0.3 caller registered', async () => {
-    agent.pushes.length = 0;
-    await fetch(`${agent.url}/a2a/jsonrpc`, {
-      method: 'POST',
-      headers: { ...auth, 'Content-Type': 'application/json', 'A2A-Version': '0.3' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 3,
-        method: 'message/send',
-        params: {
-          message: {
-            kind: 'message',
-            messageId: 'v03-push',
-            role: 'user',
-            parts: [{ kind: 'text', text: 'hi' }],
-          },
-          configuration: { blocking: true, pushNotificationConfig: { url: config.url, token: 'v03-token' } },
-        },
-      }),
-    });
-    await until(() => agent.pushes.length >= 3, 5000, 'three push notifications');
-    // The SDK's v0.3 serializer sends the whole task each time (the v0.3 webhook convention).
-    const bodies = agent.pushes.map((p) => JSON.parse(p.body) as { kind: string; status: { state: string } });
-    expect(bodies.map((b) => b.kind)).toEqual(['task', 'task', 'task']);
-    expect(bodies.at(-1)).toMatchObject({
-      status: { state: 'completed' },
-      artifacts: [{ parts: [{ text: 'Hello, alice.' }] }],
-    });
-    expect(agent.pushes[0]).toMatchObject({
-      contentType: 'application/json',
-      headers: { 'X-A2A-Notification-Token': 'v03-token' },
-    });
   });
 });

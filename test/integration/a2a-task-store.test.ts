@@ -3,9 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskState } from '@a2a-js/sdk';
-import { A2ATaskFiles, type A2ATaskRecord } from '../../src/state/a2a-task-store.js';
+import { TaskStore } from '../../src/state/task-store.js';
+import type { A2APart, TaskOutcome, TaskState as Tasks } from '../../src/state/tasks.js';
 import { a2aClient, KEYS, startA2AAgent, type A2AAgent } from '../helpers/a2a-agent.js';
 import { asTask, collect, replyText, send } from '../helpers/a2a-messages.js';
+import { startGatewayDouble } from '../fixtures/gateway-double.js';
+import { startAgent } from '../helpers/agents.js';
+import { envelope, post, sign } from '../helpers/envelopes.js';
 import { until } from '../helpers/polling.js';
 
 // A2A tasks in the data dir, through the SDK's client: what survives a restart, what a stream costs the
@@ -13,8 +17,11 @@ import { until } from '../helpers/polling.js';
 const agents: A2AAgent[] = [];
 const dirs: string[] = [];
 
+const cleanups: (() => Promise<unknown>)[] = [];
+
 afterEach(async () => {
   for (const agent of agents.splice(0)) await agent.close();
+  for (const cleanup of cleanups.splice(0)) await cleanup();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -60,17 +67,53 @@ describe('A2A tasks in the data dir', () => {
     await expect(bob.getTask({ tenant: '', id: done.id })).rejects.toThrow(/not found/i);
   });
 
+  it('share the task store with SAMVAD, each door serving its own tasks only', async () => {
+    const gateway = await startGatewayDouble({ token: 'gw-token' });
+    const samvad = await startAgent({ env: { GATEWAY_URL: gateway.url, GATEWAY_TOKEN: 'gw-token' } });
+    const peer = await startAgent();
+    cleanups.push(
+      () => gateway.close(),
+      () => samvad.close(),
+      () => peer.close(),
+    );
+    const door = await start({ taskState: samvad.app.server.tasks });
+    const alice = await a2aClient(door.url, KEYS.alice);
+    const a2aTask = asTask(await alice.sendMessage(send('hi')));
+    const polled = await fetch(`${samvad.url}/agent/task/${a2aTask.id}`);
+    expect(polled.status).toBe(404);
+    const accepted = await post(
+      samvad.url,
+      '/agent/task',
+      sign(envelope(peer.id, samvad.id, 'async', { message: 'hi' }), peer.app.keys.signer),
+    );
+    expect(accepted.status, accepted.text).toBe(202);
+    const samvadId = accepted.json.taskId as string;
+    expect((await fetch(`${samvad.url}/agent/task/${samvadId}`)).status).toBe(200);
+    await expect(alice.getTask({ tenant: '', id: samvadId })).rejects.toThrow(/not found/i);
+    await expect(alice.cancelTask({ tenant: '', id: samvadId, metadata: undefined })).rejects.toThrow(
+      /not found/i,
+    );
+  });
+
   it('write a streamed task on its changes of state, not on each reply token', async () => {
     const dir = dataDir();
-    const writes: A2ATaskRecord[] = [];
-    const files = new A2ATaskFiles(dir);
-    const counting = Object.assign(Object.create(files) as A2ATaskFiles, {
-      put: (record: A2ATaskRecord) => {
-        writes.push(record);
-        return files.put(record);
+    const writes: A2APart[] = [];
+    const tasks = new TaskStore(dir);
+    const counting = Object.assign(Object.create(tasks) as Tasks, {
+      create: (meta: Parameters<Tasks['create']>[0], id?: string) => {
+        writes.push(meta.a2a!);
+        return tasks.create(meta, id);
+      },
+      saveA2A: (task: Parameters<Tasks['saveA2A']>[0], part: A2APart) => {
+        writes.push(part);
+        return tasks.saveA2A(task, part);
+      },
+      finish: (task: Parameters<Tasks['finish']>[0], outcome: TaskOutcome) => {
+        if ('a2a' in outcome) writes.push(outcome.a2a);
+        return tasks.finish(task, outcome);
       },
     });
-    const agent = await start({ dataDir: dir, records: counting });
+    const agent = await start({ dataDir: dir, taskState: counting });
     const alice = await a2aClient(agent.url, KEYS.alice);
     const events = await collect(alice.sendMessageStream(send('hi')));
     expect(events.length).toBe(7);
@@ -81,7 +124,7 @@ describe('A2A tasks in the data dir', () => {
 
   it('refuse a task past the caller’s cap with 429, before the core runs', async () => {
     const dir = dataDir();
-    const agent = await start({ dataDir: dir, records: new A2ATaskFiles(dir, { maxPerOwner: 2 }) });
+    const agent = await start({ dataDir: dir, taskState: new TaskStore(dir, { maxPerSender: 2 }) });
     const alice = await a2aClient(agent.url, KEYS.alice, 'HTTP+JSON');
     await alice.sendMessage(send('hi'));
     await alice.sendMessage(send('hi'));

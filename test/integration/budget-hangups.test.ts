@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EnvelopeEvent } from '../../src/agent/events.js';
+import { DEFAULT_PROMPT_TOKENS } from '../../src/bridge/chat-skill.js';
 import type { LocalCallLimits } from '../../src/state/call-limits.js';
 import { startGatewayDouble, type GatewayDouble, type Usage } from '../fixtures/gateway-double.js';
 import { startRedisServer, type RedisServer } from '../fixtures/redis-server.js';
@@ -152,9 +153,10 @@ describe('stream: a caller who closes at 97 % pays like one who reads to the end
 describe('sync: a caller who closes before the reply still pays the prompt', () => {
   it('is charged for every call the gateway had, and the gateway call is aborted', async () => {
     gateway.set({ behaviour: 'slow-first-byte', firstByteDelayMs: 5000, usage: null });
-    const agent = await agents.start({ settings: { tokensPerDay: 350 } });
+    // No call has reported a prompt here: each costs the default prompt (more than its 100 tokens of words).
+    const agent = await agents.start({ settings: { tokensPerDay: 4 * DEFAULT_PROMPT_TOKENS - 50 } });
     const peer = await newPeer();
-    const message = 'x'.repeat(400); // about 100 tokens of prompt
+    const message = 'x'.repeat(400); // about 100 tokens of words
     let hungUp = 0;
     for (; hungUp < 20; hungUp++) {
       const env = envelope(peer.id, agent.id, 'sync', { message });
@@ -184,7 +186,7 @@ describe('sync: a caller who closes before the reply still pays the prompt', () 
       await gateway.waitForAbort();
     }
     expect(hungUp).toBe(4);
-    expect(spent(agent, peer)).toBe(400);
+    expect(spent(agent, peer)).toBe(4 * DEFAULT_PROMPT_TOKENS);
   });
 });
 
@@ -218,7 +220,8 @@ describe('async: the task is charged whatever its caller does', () => {
     await agent.stop();
     await gateway.waitForAbort();
     const again = await agents.start({ dataDir: agent.dataDir, settings: { tokensPerDay: 100 } });
-    expect(spent(again, peer)).toBe(100);
+    // No call has reported a prompt here: the default prompt, more than its 100 tokens of words.
+    expect(spent(again, peer)).toBe(DEFAULT_PROMPT_TOKENS);
     expectError(
       await post(
         again.url,
@@ -269,6 +272,9 @@ describe('replicas on Redis', () => {
 
   it('a sender who hangs up at 97 % at one replica is refused at the other once its budget is spent', async () => {
     const [a, b] = await replicas(350);
+    // A call read to its end at one replica: the prompt the gateway reported is the floor at both.
+    expect(await streamCall(a, await newPeer(), 1)).toEqual({ answered: true });
+    await until(async () => (await admin.get('agent-bridge:prompt-floor')) === '15', 3000, 'the floor');
     const hangsUp = await newPeer();
     let hungUp = 0;
     for (; hungUp < 20; hungUp++) {
@@ -304,6 +310,7 @@ describe('replicas on Redis', () => {
     expect(accepted.status, accepted.text).toBe(202);
     await until(() => chats().length > asked, 3000, 'the gateway call');
     await a.stop();
-    expect(await charged(peer.id)).toBe(100);
+    // No call has reported a prompt here: the default prompt, more than its 100 tokens of words.
+    expect(await charged(peer.id)).toBe(DEFAULT_PROMPT_TOKENS);
   });
 });

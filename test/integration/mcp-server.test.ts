@@ -166,9 +166,16 @@ function raw(
 }
 
 describe('the MCP server', () => {
-  it('lists the three tools with their input schemas, described for a model', async () => {
+  it('lists the SAMVAD tools with their input schemas, described for a model (the A2A ones beside them)', async () => {
     const { tools } = await (await connect()).listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['samvad_agent_card', 'samvad_call', 'samvad_task']);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'a2a_agent_card',
+      'a2a_send',
+      'a2a_task',
+      'samvad_agent_card',
+      'samvad_call',
+      'samvad_task',
+    ]);
     const call = tools.find((t) => t.name === 'samvad_call');
     expect(call?.description).toContain(bridge.app.card().id);
     expect(call?.description).toMatch(/untrusted/);
@@ -495,7 +502,7 @@ describe('who may reach it', () => {
     });
     try {
       expect(mcpToken()).toBe(before);
-      expect((await (await connect(before, again.mcp.url)).listTools()).tools).toHaveLength(3);
+      expect((await (await connect(before, again.mcp.url)).listTools()).tools).toHaveLength(6);
     } finally {
       await again.close();
     }
@@ -505,7 +512,7 @@ describe('who may reach it', () => {
     expect(fresh.body.token).not.toBe(before);
     expect(mcpToken()).toBe(fresh.body.token);
     await expect(connect(before)).rejects.toThrow();
-    expect((await (await connect(fresh.body.token)).listTools()).tools).toHaveLength(3);
+    expect((await (await connect(fresh.body.token)).listTools()).tools).toHaveLength(6);
   });
 
   it("reports whether the gateway's config lists it, and with which token", async () => {

@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { RedisCallLimits } from '../../src/state/redis-call-limits.js';
 import { RedisConnection, maskedRedisUrl } from '../../src/state/redis-connection.js';
 import { RedisTaskStore } from '../../src/state/redis-task-store.js';
 import { TaskStore } from '../../src/state/task-store.js';
-import type { TaskState } from '../../src/state/tasks.js';
+import type { A2APart, TaskState } from '../../src/state/tasks.js';
 import { startRedisServer, type RedisServer } from '../fixtures/redis-server.js';
 import { tempDir } from '../helpers/agents.js';
 import { until } from '../helpers/polling.js';
@@ -36,6 +36,8 @@ afterAll(async () => {
   admin.disconnect();
   await redis.close();
 });
+
+const redisTtl = (key: string) => admin.pttl(key);
 
 async function connection(
   options: { wipeHoldMs?: number; memoryFile?: string } = {},
@@ -180,6 +182,43 @@ describe.each(homes)('call limits in %s', (_name, make) => {
     expect(await limits.check(call('agent://a20.example', fresh()))).toMatchObject({ refusal: 'global' });
   });
 
+  it('holds the tokens a call reserves against the budget until it is released (review of issue 15)', async () => {
+    const limits = await (await make()).limits(100, 100);
+    const reserving = (nonce: string) => ({ ...call('agent://a.example', nonce, 1000), reserve: 600 });
+    const at = Date.now();
+    // Two calls in flight: the second one still fits (the budget holds within one call's overshoot)...
+    expect(await limits.check(reserving(fresh()))).toEqual({ ok: true });
+    expect(await limits.check(reserving(fresh()))).toEqual({ ok: true });
+    // ...a third does not, though nothing is charged yet: it may try again soon, when they may have ended.
+    expect(await limits.check(reserving(fresh()))).toEqual({
+      ok: false,
+      refusal: 'budget-held',
+      waitSeconds: 5,
+    });
+    // They end: one cost 300, the other nothing (refused by the gateway); the reservations are given back.
+    limits.addTokens('agent://a.example', 300);
+    limits.release('agent://a.example', 600, at);
+    limits.release('agent://a.example', 600, at);
+    await until(async () => (await limits.check(reserving(fresh()))).ok, 2000, 'the reservations released');
+    // 300 spent and 600 held now. A release of a reservation made on a day that has ended takes nothing
+    // from today's: one more call fits, then none.
+    limits.release('agent://a.example', 600, at - 86_400_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await limits.check(reserving(fresh()))).toEqual({ ok: true });
+    expect(await limits.check(reserving(fresh()))).toMatchObject({ ok: false, refusal: 'budget-held' });
+  });
+
+  it('keeps the smallest prompt the gateway reported as the prompt floor', async () => {
+    const limits = await (await make()).limits(100, 100);
+    expect(limits.promptFloor()).toBe(0);
+    limits.notePrompt(0);
+    limits.notePrompt(3000);
+    limits.notePrompt(5000);
+    expect(limits.promptFloor()).toBe(3000);
+    limits.notePrompt(2500);
+    expect(limits.promptFloor()).toBe(2500);
+  });
+
   it('checks unsigned calls (no nonce) against the limits only', async () => {
     const limits = await (await make()).limits(100, 2);
     expect(await limits.check(call('unsigned:127.0.0.1'))).toEqual({ ok: true });
@@ -256,6 +295,206 @@ describe.each(homes)('tasks in %s', (_name, make) => {
     expect((await tasks.heldTasks()).map((task) => task.taskId)).toEqual([held.taskId]);
     expect(await tasks.start(held)).toBe(true);
     expect(await tasks.heldTasks()).toEqual([]);
+  });
+});
+
+const a2aMeta = (owner: string, part: Partial<A2APart> = {}) => ({
+  sender: owner,
+  skill: 'chat',
+  traceId: '',
+  spanId: '',
+  protocol: 'a2a' as const,
+  a2a: {
+    contextId: 'ctx-1',
+    state: 'TASK_STATE_WORKING',
+    updatedAt: new Date().toISOString(),
+    doc: { note: 'working' },
+    ...part,
+  },
+});
+
+const ended = (at: string, state = 'TASK_STATE_COMPLETED', contextId = 'ctx-1') => ({
+  a2a: { contextId, state, updatedAt: at, doc: { note: state } },
+  completed: state === 'TASK_STATE_COMPLETED',
+});
+
+const pushEntry = (id: string) => ({
+  id,
+  config: { url: `https://hooks.example.com/${id}`, token: `token-${id}` },
+  wireVersion: '1.0',
+});
+
+describe.each(homes)('A2A tasks in %s', (_name, make) => {
+  it('are served by their own door only: SAMVAD never reads an A2A task, nor A2A a SAMVAD one', async () => {
+    const tasks = await (await make()).tasks();
+    const a2a = await tasks.create(a2aMeta('a2a-key:alice'));
+    const samvad = await tasks.create(meta('agent://a.example'));
+    expect(await tasks.get(a2a.taskId)).toBeUndefined();
+    expect(await tasks.getA2A(samvad.taskId)).toBeUndefined();
+    expect(await tasks.getA2A(a2a.taskId)).toMatchObject({
+      protocol: 'a2a',
+      sender: 'a2a-key:alice',
+      a2a: { state: 'TASK_STATE_WORKING', doc: { note: 'working' } },
+    });
+    expect((await tasks.get(samvad.taskId))?.taskId).toBe(samvad.taskId);
+  });
+
+  it('write a running task until it finishes, and the first terminal write stands', async () => {
+    const tasks = await (await make()).tasks();
+    const task = await tasks.create(a2aMeta('a2a-key:alice'));
+    expect(await tasks.start(task)).toBe(true);
+    const part = { contextId: 'ctx-1', state: 'TASK_STATE_WORKING', updatedAt: new Date().toISOString() };
+    expect(await tasks.saveA2A(task, { ...part, doc: { note: 'half a reply' } })).toBe(true);
+    expect((await tasks.getA2A(task.taskId))?.a2a?.doc).toEqual({ note: 'half a reply' });
+    const late = (await tasks.getA2A(task.taskId))!;
+    expect(await tasks.finish(task, ended(new Date().toISOString(), 'TASK_STATE_CANCELED'))).toBe(true);
+    expect(await tasks.finish(late, ended(new Date().toISOString()))).toBe(false);
+    expect(await tasks.saveA2A(late, { ...part, doc: { note: 'too late' } })).toBe(false);
+    expect(await tasks.getA2A(task.taskId)).toMatchObject({
+      status: 'failed',
+      a2a: { state: 'TASK_STATE_CANCELED', doc: { note: 'TASK_STATE_CANCELED' } },
+    });
+  });
+
+  it("list an owner's tasks newest first, filtered, in pages that meet exactly", async () => {
+    const tasks = await (await make()).tasks();
+    const at = (second: string) => `2026-01-01T00:00:${second}.000Z`;
+    for (const second of ['01', '02', '03', '04', '05']) {
+      const task = await tasks.create(a2aMeta('a2a-key:alice', { updatedAt: at(second) }));
+      await tasks.finish(task, ended(at(second)));
+    }
+    await tasks.create(a2aMeta('a2a-key:bob', { updatedAt: at('09') }));
+    const other = await tasks.create(a2aMeta('a2a-key:alice', { contextId: 'ctx-2', updatedAt: at('06') }));
+    await tasks.finish(other, ended(at('06'), 'TASK_STATE_FAILED', 'ctx-2'));
+    await tasks.create(meta('a2a-key:alice')); // a SAMVAD task is never in an A2A list
+
+    const seconds = (page: { tasks: { a2a?: { updatedAt: string } }[] }) =>
+      page.tasks.map((task) => task.a2a!.updatedAt.slice(17, 19));
+    const first = await tasks.listA2A('a2a-key:alice', { contextId: 'ctx-1', limit: 2 });
+    expect(first.total).toBe(5);
+    expect(seconds(first)).toEqual(['05', '04']);
+    expect(first.tasks[0]?.a2a?.doc).toEqual({ note: 'TASK_STATE_COMPLETED' });
+    const last = first.tasks.at(-1)!;
+    const after = { updatedAt: last.a2a!.updatedAt, id: last.taskId };
+    const second = await tasks.listA2A('a2a-key:alice', { contextId: 'ctx-1', limit: 10, after });
+    expect(seconds(second)).toEqual(['03', '02', '01']);
+    const failed = await tasks.listA2A('a2a-key:alice', { state: 'TASK_STATE_FAILED', limit: 10 });
+    expect(failed.tasks.map((task) => task.taskId)).toEqual([other.taskId]);
+    expect((await tasks.listA2A('a2a-key:alice', { updatedAfter: at('04'), limit: 10 })).total).toBe(2);
+    expect((await tasks.listA2A('a2a-key:bob', { limit: 10 })).tasks.map((t) => t.sender)).toEqual([
+      'a2a-key:bob',
+    ]);
+  });
+
+  it('keep at most `max` push configs per task, and a finished task with some owes its final notification', async () => {
+    const tasks = await (await make()).tasks();
+    const task = await tasks.create(a2aMeta('a2a-key:alice', { push: [pushEntry('p0')] }));
+    for (const id of ['p1', 'p2', 'p3'])
+      expect(await tasks.savePushConfig(task.taskId, pushEntry(id), 4)).toBe('saved');
+    expect(await tasks.savePushConfig(task.taskId, pushEntry('p4'), 4)).toBe('full');
+    expect(await tasks.savePushConfig(task.taskId, { ...pushEntry('p1'), wireVersion: '0.3' }, 4)).toBe(
+      'saved',
+    );
+    await tasks.deletePushConfig(task.taskId, 'p2');
+    const kept = await tasks.pushConfigs(task.taskId);
+    expect(kept.map((entry) => entry.id).sort()).toEqual(['p0', 'p1', 'p3']);
+    expect(kept.find((entry) => entry.id === 'p1')?.wireVersion).toBe('0.3');
+    expect(await tasks.savePushConfig('9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d', pushEntry('x'), 4)).toBe(
+      'missing',
+    );
+    // The running task's writes never drop a config another replica added meanwhile.
+    await tasks.start(task);
+    await tasks.saveA2A(task, {
+      contextId: 'ctx-1',
+      state: 'TASK_STATE_WORKING',
+      updatedAt: new Date().toISOString(),
+      doc: {},
+    });
+    expect(await tasks.finish(task, ended(new Date().toISOString()))).toBe(true);
+    expect((await tasks.pushConfigs(task.taskId)).map((entry) => entry.id).sort()).toEqual([
+      'p0',
+      'p1',
+      'p3',
+    ]);
+    expect((await tasks.getA2A(task.taskId))?.callback).toEqual({ state: 'pending', attempts: 0 });
+    const quiet = await tasks.create(a2aMeta('a2a-key:alice'));
+    await tasks.finish(quiet, ended(new Date().toISOString()));
+    expect((await tasks.getA2A(quiet.taskId))?.callback).toBeUndefined();
+  });
+
+  it('count against the same caps as SAMVAD tasks', async () => {
+    const tasks = await (await make()).tasks({ maxPerSender: 1, maxTotal: 2 });
+    await tasks.create(a2aMeta('a2a-key:alice'));
+    await expect(Promise.resolve().then(() => tasks.admit('a2a-key:alice', 3600_000))).rejects.toMatchObject({
+      httpStatus: 429,
+    });
+    await tasks.create(meta('agent://a.example'));
+    await expect(Promise.resolve().then(() => tasks.admit('a2a-key:bob', 3600_000))).rejects.toMatchObject({
+      httpStatus: 503,
+    });
+  });
+});
+
+describe.each(homes)('finished tasks in %s', (_name, make) => {
+  it('keep their result after their callback is recorded', async () => {
+    const tasks = await (await make()).tasks();
+    const task = await tasks.create(meta('agent://a.example', { callbackUrl: 'https://caller.example/cb' }));
+    await tasks.start(task);
+    await tasks.finish(task, { result: { reply: 'kept' } });
+    await tasks.setCallback(task, 'delivered', 1);
+    expect(await tasks.view((await tasks.get(task.taskId))!)).toEqual({
+      taskId: task.taskId,
+      status: 'done',
+      result: { reply: 'kept' },
+    });
+  });
+});
+
+describe('the data dir across a restart', () => {
+  it('loads SAMVAD tasks written before A2A existed, and each protocol recovers its own tasks, once', async () => {
+    const dir = dataDir();
+    const before = new TaskStore(dir);
+    const legacyId = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    mkdirSync(join(dir, 'tasks'), { recursive: true });
+    writeFileSync(
+      join(dir, 'tasks', `${legacyId}.json`),
+      JSON.stringify({
+        taskId: legacyId,
+        status: 'done',
+        createdAt: 1,
+        finishedAt: 2,
+        sender: 'agent://old.example',
+        skill: 'chat',
+        traceId: 't',
+        spanId: 's',
+        result: { reply: 'old' },
+      }),
+    );
+    const running = before.create(a2aMeta('a2a-key:alice', { push: [pushEntry('p1')] }));
+    before.start(running);
+    const samvad = before.create(meta('agent://a.example'));
+    before.start(samvad);
+
+    const after = new TaskStore(dir);
+    expect(after.view(after.get(legacyId)!)).toEqual({
+      taskId: legacyId,
+      status: 'done',
+      result: { reply: 'old' },
+    });
+    expect(after.recover('samvad')).toEqual([]);
+    expect(after.get(samvad.taskId)?.status).toBe('failed');
+    expect(after.getA2A(running.taskId)?.status).toBe('running');
+    const owed = after.recover('a2a');
+    expect(owed.map((task) => task.taskId)).toEqual([running.taskId]);
+    expect(after.getA2A(running.taskId)).toMatchObject({
+      status: 'failed',
+      error: { message: expect.stringMatching(/restarted/) },
+      a2a: { state: 'TASK_STATE_FAILED', doc: { note: 'working' } },
+      callback: { state: 'pending' },
+    });
+    after.setCallback(owed[0]!, 'delivered', 1);
+    expect(new TaskStore(dir).recover('a2a')).toEqual([]);
+    expect(new TaskStore(dir).getA2A(running.taskId)?.a2a?.doc).toEqual({ note: 'working' });
   });
 });
 
@@ -384,6 +623,22 @@ describe('Redis: what replicas share', () => {
     expect(await c.verify(secret)).toMatchObject({ refusal: 'revoked' });
   });
 
+  it('the prompt floor one replica learned comes to another with its next check', async () => {
+    await admin.flushdb();
+    const shared = await connection();
+    const a = new RedisCallLimits(shared, { perMinute: 100, perSender: 100 });
+    const b = new RedisCallLimits(await connection(), { perMinute: 100, perSender: 100 });
+    a.notePrompt(4000);
+    await until(async () => (await admin.get('agent-bridge:prompt-floor')) === '4000', 2000, 'written');
+    expect(b.promptFloor()).toBe(0);
+    expect(await b.check(call('agent://a.example', fresh()))).toEqual({ ok: true });
+    expect(b.promptFloor()).toBe(4000);
+    // Never raised: a bigger prompt seen elsewhere leaves it.
+    b.notePrompt(9000);
+    a.notePrompt(3500);
+    await until(async () => (await admin.get('agent-bridge:prompt-floor')) === '3500', 2000, 'lowered');
+  });
+
   it('a nonce used at one replica is a replay at another, and the limits count both', async () => {
     await admin.flushdb();
     const a = new RedisCallLimits(await connection(), { perMinute: 100, perSender: 3 });
@@ -433,6 +688,66 @@ describe('Redis: what replicas share', () => {
     expect([...(await b.recover()), ...(await c.recover())]).toEqual([]);
     // The late replica cannot overwrite the outcome the others recorded.
     expect(await a.finish(task, { result: 'too late' })).toBe(false);
+  });
+
+  it("fails a stopped replica's A2A task once its lease runs out, and hands its final notification to one replica", async () => {
+    await admin.flushdb();
+    const lease = { retentionMs: () => 3600_000, leaseMs: 300 };
+    const a = new RedisTaskStore(await connection(), lease);
+    const b = new RedisTaskStore(await connection(), lease);
+    const c = new RedisTaskStore(await connection(), lease);
+    cleanups.push(
+      () => b.close(),
+      () => c.close(),
+    );
+    const task = await a.create(a2aMeta('a2a-key:alice', { push: [pushEntry('p1')] }));
+    expect(await a.start(task)).toBe(true);
+    a.close();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    // SAMVAD's recovery leaves it to A2A's (the final notification is A2A's to send).
+    expect(await b.recover('samvad')).toEqual([]);
+    expect((await b.getA2A(task.taskId))?.status).toBe('running');
+    const [fromB, fromC] = await Promise.all([b.recover('a2a'), c.recover('a2a')]);
+    expect([...fromB, ...fromC].map((t) => t.taskId)).toEqual([task.taskId]);
+    expect(await c.getA2A(task.taskId)).toMatchObject({
+      status: 'failed',
+      a2a: { state: 'TASK_STATE_FAILED', doc: { note: 'working' } },
+      callback: { state: 'pending' },
+    });
+    const listed = await c.listA2A('a2a-key:alice', { state: 'TASK_STATE_FAILED', limit: 10 });
+    expect(listed.tasks.map((t) => t.taskId)).toEqual([task.taskId]);
+    const owner = fromB.length > 0 ? b : c;
+    await owner.setCallback([...fromB, ...fromC][0]!, 'delivered', 1);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect([...(await b.recover('a2a')), ...(await c.recover('a2a'))]).toEqual([]);
+    expect(await redisTtl(`agent-bridge:task:${task.taskId}:push`)).toBeGreaterThan(0);
+  });
+
+  it('loads SAMVAD tasks written before A2A existed', async () => {
+    await admin.flushdb();
+    const tasks = new RedisTaskStore(await connection(), { retentionMs: () => 3600_000 });
+    cleanups.push(() => tasks.close());
+    const id = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    await admin.set(
+      `agent-bridge:task:${id}`,
+      JSON.stringify({
+        taskId: id,
+        status: 'done',
+        createdAt: 1,
+        finishedAt: 2,
+        sender: 'agent://old.example',
+        skill: 'chat',
+        traceId: 't',
+        spanId: 's',
+        result: { reply: 'old' },
+      }),
+    );
+    expect(await tasks.view((await tasks.get(id))!)).toEqual({
+      taskId: id,
+      status: 'done',
+      result: { reply: 'old' },
+    });
+    expect(await tasks.getA2A(id)).toBeUndefined();
   });
 
   it('refuses with 503 and Retry-After while Redis is down, and is back by itself, nonces kept', async () => {

@@ -142,6 +142,23 @@ describe('daily token budget', () => {
     expectError(await call(again, peer, 'chat', {}, { message: 'e' }), 429, 'TOKEN_BUDGET_EXCEEDED');
   });
 
+  it('a call refused after the limits, or held for the operator, gives its reservation back at once', async () => {
+    const agent = await agentWith({ settings: { tokensPerDay: 100_000, access: 'pairing' } });
+    const committed = () => (agent.app.server.limits as LocalCallLimits).ledger.committed(peer.id);
+    // Refused at the input step (the chat skill takes no `text`): nothing stays held.
+    expectError(await call(agent, peer, 'chat', {}, { text: 'hi' }), 400, 'SCHEMA_INVALID');
+    expect(committed()).toBe(0);
+    // Refused at the access step (pairing: the operator has not approved it yet), then held (async).
+    expectError(await call(agent, peer, 'chat', {}, { message: 'hi' }), 403, 'AUTH_FAILED');
+    const held = await post(
+      agent.url,
+      '/agent/task',
+      sign(envelope(peer.id, agent.id, 'async', { message: 'later' }), peer.app.keys.signer),
+    );
+    expect(held.status, held.text).toBe(202);
+    expect(committed()).toBe(0);
+  });
+
   it('counts the sizes (about 4 characters a token) when the gateway reports no usage', async () => {
     gateway.set({ usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } });
     try {

@@ -115,8 +115,11 @@ describe.skipIf(!available)(`the MCP server in a real openclaw ${OPENCLAW_VERSIO
     });
 
     const probed = await probe();
-    expect(probed.servers['agent-bridge']?.tools).toBe(3);
+    expect(probed.servers['agent-bridge']?.tools).toBe(6);
     expect([...probed.tools].sort()).toEqual([
+      'agent-bridge__a2a_agent_card',
+      'agent-bridge__a2a_send',
+      'agent-bridge__a2a_task',
       'agent-bridge__samvad_agent_card',
       'agent-bridge__samvad_call',
       'agent-bridge__samvad_task',
@@ -133,11 +136,11 @@ describe.skipIf(!available)(`the MCP server in a real openclaw ${OPENCLAW_VERSIO
     const fresh = await api<McpResponse>('/api/mcp/token', 'POST');
     const stale = await api<StatusResponse>('/api/status');
     expect(stale.mcp.gatewayConfigProblem).toMatch(/another token/);
-    expect((await shell('openclaw mcp probe agent-bridge --json')).out).not.toContain('"tools": 3');
+    expect((await shell('openclaw mcp probe agent-bridge --json')).out).not.toContain('"tools": 6');
 
     const set = await shell(fresh.updateCommand);
     expect(set.status, set.out).toBe(0);
     expect((await api<StatusResponse>('/api/status')).mcp.gatewayConfigProblem).toBeUndefined();
-    expect((await probe()).tools).toHaveLength(3);
+    expect((await probe()).tools).toHaveLength(6);
   });
 });

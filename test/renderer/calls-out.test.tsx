@@ -1,20 +1,46 @@
 // @vitest-environment happy-dom
-/** Calls out on the Access page: the outbound policy and the agents the operator's agent may call. */
+/**
+ * Calls out on the Access page: the outbound policy, the agents the operator's agent may call, and the
+ * credentials kept for A2A agents (write-only).
+ */
 import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createApiClient } from '../../renderer/src/api/client';
 import { CallsOutCard } from '../../renderer/src/components/CallsOutCard';
+import type { OutboundCredentialView } from '../../src/protocol/console-api.js';
 import { fakeFetch, settingsView } from './fakes';
 
 afterEach(cleanup);
 
-function show(initial: Record<string, unknown>) {
+const KEPT: OutboundCredentialView = {
+  url: 'https://kept.example',
+  scheme: 'apiKey',
+  header: 'X-Api-Key',
+  addedAt: '2026-01-02T03:04:05.000Z',
+};
+
+function show(initial: Record<string, unknown>, credentials: OutboundCredentialView[] = []) {
   let current = { outboundPerMinute: 30, outboundTimeoutMs: 45_000, ...initial };
+  let kept = credentials;
   const { fetch, calls } = fakeFetch({
     'GET /api/settings': () => ({ body: settingsView(current) }),
     'PUT /api/settings': ({ body }) => {
       current = { ...current, ...(body as Record<string, unknown>) };
       return { body: { ...settingsView(current), applied: Object.keys(body as object) } };
+    },
+    'GET /api/outbound/credentials': () => ({ body: { credentials: kept } }),
+    'POST /api/outbound/credentials': ({ body }) => {
+      const { url, scheme, header } = body as OutboundCredentialView;
+      if (!url.startsWith('https://')) {
+        const message = "The URL must be the agent's https base URL.";
+        return { status: 400, body: { error: { message, fields: [{ field: 'url', message }] } } };
+      }
+      kept = [...kept, { url, scheme, ...(header ? { header } : {}), addedAt: KEPT.addedAt }];
+      return { body: { credentials: kept } };
+    },
+    'POST /api/outbound/credentials/remove': ({ body }) => {
+      kept = kept.filter((credential) => credential.url !== (body as { url: string }).url);
+      return { body: { credentials: kept } };
     },
   });
   const onSaved = vi.fn(async () => undefined);
@@ -57,26 +83,79 @@ describe('Calls out', () => {
     expect(within(card).getByText(/every unsigned reply is refused/)).toBeTruthy();
   });
 
-  it('adds and removes agents on the list, and refuses what is not an agent id', async () => {
+  it('adds and removes agents on the list (agent:// ids and A2A https URLs), and refuses anything else', async () => {
     const { calls } = show({ outbound: 'allowlist', outboundAllowed: ['agent://a.example'] });
     const card = await screen.findByTestId('calls-out');
     const input = await within(card).findByLabelText('Add an agent');
-    fireEvent.change(input, { target: { value: 'https://b.example' } });
-    await act(async () => fireEvent.click(within(card).getByRole('button', { name: 'Add' })));
-    expect(within(card).getByTestId('field-error').textContent).toMatch(/agent:\/\//);
+    for (const wrong of ['http://b.example', 'https://b.example/a2a', 'b.example']) {
+      fireEvent.change(input, { target: { value: wrong } });
+      await act(async () => fireEvent.click(within(card).getByRole('button', { name: 'Add' })));
+      expect(within(card).getByTestId('field-error').textContent).toMatch(/agent:\/\/.*https:\/\//);
+    }
     expect(puts(calls)).toEqual([]);
+    fireEvent.change(input, { target: { value: 'https://a2a.example' } });
+    await act(async () => fireEvent.click(within(card).getByRole('button', { name: 'Add' })));
+    expect(puts(calls)).toEqual([{ outboundAllowed: ['agent://a.example', 'https://a2a.example'] }]);
+    calls.splice(0);
 
     fireEvent.change(input, { target: { value: 'agent://b.example' } });
     await act(async () => fireEvent.click(within(card).getByRole('button', { name: 'Add' })));
-    expect(puts(calls)).toEqual([{ outboundAllowed: ['agent://a.example', 'agent://b.example'] }]);
+    const all = ['agent://a.example', 'https://a2a.example', 'agent://b.example'];
+    expect(puts(calls)).toEqual([{ outboundAllowed: all }]);
     const list = within(card).getByTestId('outbound-allowed');
     expect(
       within(list)
         .getAllByRole('listitem')
         .map((item) => item.dataset.agent),
-    ).toEqual(['agent://a.example', 'agent://b.example']);
+    ).toEqual(all);
     const first = within(list).getAllByRole('listitem')[0] as HTMLElement;
     await act(async () => fireEvent.click(within(first).getByRole('button', { name: 'Remove' })));
-    expect(puts(calls)[1]).toEqual({ outboundAllowed: ['agent://b.example'] });
+    expect(puts(calls)[1]).toEqual({ outboundAllowed: all.slice(1) });
+  });
+
+  it('lists the credentials kept for A2A agents by URL and kind, never a value', async () => {
+    show({ outbound: 'any', outboundAllowed: [] }, [KEPT]);
+    const list = await screen.findByTestId('outbound-credentials');
+    const item = within(list).getByRole('listitem');
+    expect(item.dataset.url).toBe('https://kept.example');
+    expect(item.textContent).toContain('API key in X-Api-Key');
+  });
+
+  it('keeps a credential write-only: sent once, the field emptied, the list updated; removes one', async () => {
+    const { calls } = show({ outbound: 'any', outboundAllowed: [] });
+    const section = await screen.findByTestId('outbound-credentials-section');
+    expect(within(section).getByTestId('outbound-credentials-empty')).toBeTruthy();
+    fireEvent.change(within(section).getByLabelText('Agent URL'), { target: { value: 'https://b.example' } });
+    fireEvent.change(within(section).getByLabelText('Sent as'), { target: { value: 'apiKey' } });
+    fireEvent.change(within(section).getByLabelText('Header'), { target: { value: 'X-Api-Key' } });
+    const value = within(section).getByLabelText('Credential') as HTMLInputElement;
+    expect(value.type).toBe('password');
+    fireEvent.change(value, { target: { value: 'secret-value-123' } });
+    await act(async () => fireEvent.click(within(section).getByRole('button', { name: 'Keep' })));
+    expect(calls.filter((call) => call.method === 'POST').map((call) => call.body)).toEqual([
+      { url: 'https://b.example', scheme: 'apiKey', header: 'X-Api-Key', value: 'secret-value-123' },
+    ]);
+    expect(value.value).toBe('');
+    expect(section.textContent).not.toContain('secret-value-123');
+    const item = within(within(section).getByTestId('outbound-credentials')).getByRole('listitem');
+    expect(item.dataset.url).toBe('https://b.example');
+    await act(async () => fireEvent.click(within(item).getByRole('button', { name: 'Remove' })));
+    expect(calls.at(-1)).toMatchObject({
+      method: 'POST',
+      path: '/api/outbound/credentials/remove',
+      body: { url: 'https://b.example' },
+    });
+    expect(within(section).getByTestId('outbound-credentials-empty')).toBeTruthy();
+  });
+
+  it("shows the console's refusal, and does not keep the value in the page", async () => {
+    show({ outbound: 'any', outboundAllowed: [] });
+    const section = await screen.findByTestId('outbound-credentials-section');
+    fireEvent.change(within(section).getByLabelText('Agent URL'), { target: { value: 'http://b.example' } });
+    const value = within(section).getByLabelText('Credential') as HTMLInputElement;
+    fireEvent.change(value, { target: { value: 'secret-value-123' } });
+    await act(async () => fireEvent.click(within(section).getByRole('button', { name: 'Keep' })));
+    expect(within(section).getByTestId('credential-error').textContent).toMatch(/https base URL/);
+    expect(value.value).toBe('');
   });
 });

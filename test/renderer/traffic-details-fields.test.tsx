@@ -28,6 +28,7 @@ const incoming: TrafficEntry = entry(7, {
   held: true,
   direction: 'in',
   onBehalfOf: 'agent://issuer.example',
+  protocol: 'a2a',
   mode: 'async',
   signatureForm: 'both',
 });
@@ -75,6 +76,9 @@ const SHOWN: { [K in keyof TrafficEntry]-?: { check: Shown; out?: true } } = {
   callee: { check: text((e) => e.callee), out: true },
   replySignature: { check: testId('reply-signature'), out: true },
   onBehalfOf: { check: text((e) => e.onBehalfOf) },
+  protocol: {
+    check: (_pane, e) => expect(screen.getByTestId('details-protocol').dataset.protocol).toBe(e.protocol),
+  },
 };
 
 describe('the details pane', () => {

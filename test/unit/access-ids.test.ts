@@ -3,7 +3,8 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AccessControl } from '../../src/access/access-control.js';
-import { normalizeAgentId } from '../../src/protocol/index.js';
+import { agentBaseUrl, normalizeAgentId } from '../../src/protocol/index.js';
+import { validateSettings } from '../../src/settings/schema.js';
 import { tempDir } from '../helpers/agents.js';
 
 const dirs: string[] = [];
@@ -50,8 +51,31 @@ describe('agent ids', () => {
     ['agent://127.0.0.1:8787', 'agent://127.0.0.1:8787'],
     ['agent://[0:0:0:0:0:0:0:1]:8787', 'agent://[::1]:8787'],
     ['agent://a1.example', 'agent://a1.example'],
+    // A port is a number: leading zeros are the same port (review of issue 15).
+    ['agent://evil.example:0443', 'agent://evil.example'],
+    ['agent://evil.example:08443', 'agent://evil.example:8443'],
+    ['agent://[::1]:08787', 'agent://[::1]:8787'],
     ['not an id', 'not an id'],
+    // Ports outside 1-65535 name no host: not an agent id, so no spelling of it is made up.
+    ['agent://evil.example:0', 'agent://evil.example:0'],
+    ['agent://evil.example:99999', 'agent://evil.example:99999'],
   ])('%s is %s', (id, normal) => expect(normalizeAgentId(id)).toBe(normal));
+
+  it('a port outside 1-65535 is not an agent id: no base URL, and refused in settings', () => {
+    expect(agentBaseUrl('agent://evil.example:65536')).toBeNull();
+    expect(agentBaseUrl('agent://evil.example:00443')).toBe('https://evil.example:443');
+    const result = validateSettings({
+      allowedPeers: ['agent://evil.example:70000'],
+      trustedPeerKeys: { 'agent://friend.example:0': Buffer.alloc(32, 1).toString('base64') },
+    });
+    expect(result).toEqual({
+      ok: false,
+      errors: [
+        { field: 'allowedPeers', message: expect.stringMatching(/port outside 1-65535/) },
+        { field: 'trustedPeerKeys', message: expect.stringMatching(/port outside 1-65535/) },
+      ],
+    });
+  });
 
   it('a denied sender cannot come back with another spelling of its id', () => {
     const access = control();

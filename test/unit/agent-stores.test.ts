@@ -111,6 +111,36 @@ describe('TokenLedger', () => {
     expect(ledger.spent('agent://a')).toBe(0);
     expect(new TokenLedger(d, () => now).spent('agent://a')).toBe(0);
   });
+
+  it('keeps the prompt floor across restarts and days', () => {
+    const d = dir();
+    let now = Date.UTC(2026, 10, 25, 23, 59, 0);
+    const ledger = new TokenLedger(d, () => now);
+    ledger.notePrompt(2400);
+    ledger.notePrompt(3000);
+    ledger.flush();
+    expect(new TokenLedger(d, () => now).promptFloor).toBe(2400);
+    now += 120_000;
+    expect(new TokenLedger(d, () => now).promptFloor).toBe(2400);
+  });
+
+  it('holds reservations in memory only, for their day', () => {
+    const d = dir();
+    let now = Date.UTC(2026, 10, 25, 23, 59, 0);
+    const ledger = new TokenLedger(d, () => now);
+    ledger.reserve('agent://a', 900);
+    expect(ledger.committed('agent://a')).toBe(900);
+    expect(ledger.spent('agent://a')).toBe(0);
+    ledger.flush();
+    expect(new TokenLedger(d, () => now).committed('agent://a')).toBe(0);
+    // Past midnight yesterday's reservation is gone with its day, and its release takes nothing from today.
+    now += 120_000;
+    ledger.reserve('agent://a', 500);
+    ledger.release('agent://a', 900, now - 120_000);
+    expect(ledger.committed('agent://a')).toBe(500);
+    ledger.release('agent://a', 500, now);
+    expect(ledger.committed('agent://a')).toBe(0);
+  });
 });
 
 describe('isPublicAddress', () => {

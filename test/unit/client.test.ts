@@ -490,7 +490,7 @@ describe('card fetch limits', () => {
   it.each([
     ['an oversize card (Content-Length)', 'agent://big.example', /larger than the 65536 bytes/],
     ['an oversize card (chunked)', 'agent://bigchunked.example', /larger than the 65536 bytes/],
-    ['a redirect to another host', 'agent://elsewhere.example', /redirects to http:\/\/127\.0\.0\.2/],
+    ['a redirect to another host', 'agent://elsewhere.example', /redirects to another origin/],
     ['a card for another id', 'agent://wrongid.example', /describes another agent id, not agent:\/\/wrongid/],
     ['a card with fields the schema forbids', 'agent://invalid.example', /not a valid agent card/],
   ])('refuses %s', async (_name, id, reason) => {

@@ -114,6 +114,7 @@ describe('in memory', () => {
       callee: 'agent://callee.example',
       replySignature: 'unsigned',
       onBehalfOf: 'agent://issuer.example',
+      protocol: 'a2a',
     };
     const { log, dir } = openLog();
     expect(log.add(full)).toEqual({ id: 1, ...full });

@@ -8,6 +8,7 @@ import {
   OutboundError,
   OutboundRateWindow,
   checkOutboundPolicy,
+  parseA2AAgent,
   parseAgentRef,
   type OutboundSettings,
 } from '../../src/mcp/outbound-policy.js';
@@ -62,7 +63,57 @@ describe('what the model may name as an agent', () => {
   });
 });
 
+describe('what the model may name as an A2A agent', () => {
+  it('takes an https base URL (or its card URL): the origin requests go to, and the id of its host', () => {
+    expect(parseA2AAgent(' https://Agent.Example.com/ ', false)).toEqual({
+      origin: 'https://agent.example.com',
+      agentId: 'agent://agent.example.com',
+    });
+    expect(parseA2AAgent('https://a.example:443/.well-known/agent-card.json', false)).toEqual({
+      origin: 'https://a.example',
+      agentId: 'agent://a.example',
+    });
+    expect(parseA2AAgent('https://a.example:8443', false).origin).toBe('https://a.example:8443');
+    expect(parseA2AAgent('http://127.0.0.1:9000', true)).toEqual({
+      origin: 'http://127.0.0.1:9000',
+      agentId: 'agent://127.0.0.1:9000',
+    });
+  });
+
+  it('refuses agent:// ids (SAMVAD), paths, plain http, credentials and what is no URL, saying what to use', () => {
+    expect(refusal(() => parseA2AAgent('agent://a.example', false)).message).toMatch(
+      /A2A agents are named by their https base URL \(https:\/\/host\), not by an agent:\/\/ id/,
+    );
+    expect(refusal(() => parseA2AAgent('https://a.example/a2a/jsonrpc', false)).message).toBe(
+      "An A2A agent's card is at the root of its host (/.well-known/agent-card.json): use https://a.example, not a path.",
+    );
+    expect(refusal(() => parseA2AAgent('https://a.example/.well-known/agent.json', false)).message).toMatch(
+      /not a path/,
+    );
+    expect(refusal(() => parseA2AAgent('http://a.example', true)).message).toMatch(/not https/);
+    expect(refusal(() => parseA2AAgent('http://127.0.0.1:9000', false)).verdict).toBe('access');
+    expect(refusal(() => parseA2AAgent('https://k:s@a.example', false)).message).toMatch(
+      /without credentials/,
+    );
+    expect(refusal(() => parseA2AAgent('a.example', false)).message).toMatch(/is not a URL/);
+  });
+});
+
 describe('the outbound policy', () => {
+  it('allowlist entries name hosts: an https base URL and an agent:// id each allow that host, either protocol', () => {
+    const listed = settings({
+      outbound: 'allowlist',
+      outboundAllowed: ['https://A2A.example/', 'agent://samvad.example', 'https://port.example:8443'],
+    });
+    expect(() => checkOutboundPolicy(listed, 'agent://a2a.example')).not.toThrow();
+    expect(() => checkOutboundPolicy(listed, 'agent://samvad.example')).not.toThrow();
+    expect(() => checkOutboundPolicy(listed, 'agent://port.example:8443')).not.toThrow();
+    expect(refusal(() => checkOutboundPolicy(listed, 'agent://port.example')).status).toBe(403);
+    expect(
+      refusal(() => checkOutboundPolicy(listed, 'agent://b.example', 'https://b.example')).message,
+    ).toMatch(/^https:\/\/b\.example is not on the operator's list/);
+  });
+
   it('off refuses everything; allowlist only what it lists (any case)', () => {
     expect(
       refusal(() => checkOutboundPolicy(settings({ outbound: 'off' }), 'agent://a.example')),
@@ -258,7 +309,14 @@ describe('settings and filters', () => {
     expect(() => parseServeArgs(['--outbound', 'sometimes'], {})).toThrow(
       /--outbound: must be one of: any, allowlist, off/,
     );
-    expect(() => parseServeArgs(['--outbound-allowed', 'https://a.example'], {})).toThrow(/agent ids/);
+    // A2A agents are listed by their https base URL, in one spelling.
+    expect(
+      parseServeArgs(['--outbound-allowed', 'https://A.example:443/,agent://B.example'], {}).overrides,
+    ).toEqual({ outboundAllowed: ['https://a.example', 'agent://b.example'] });
+    expect(() => parseServeArgs(['--outbound-allowed', 'https://a.example/api'], {})).toThrow(
+      /agent ids like agent:\/\/example\.com or A2A base URLs like https:\/\/example\.com/,
+    );
+    expect(() => parseServeArgs(['--outbound-allowed', 'http://a.example'], {})).toThrow(/agent ids/);
   });
 
   it('filters traffic by direction (entries without one are calls in)', () => {

@@ -120,6 +120,44 @@ describe('PeerKeyResolver', () => {
     expect(n).toBe(3);
   });
 
+  it("keeps a reserve for trusted senders' expired cards that strangers cannot spend, not even in their name", async () => {
+    const now = { t: 0 };
+    const fetched: string[] = [];
+    const friend = 'agent://friend.example';
+    const resolver = new PeerKeyResolver({
+      now: () => now.t,
+      fetchesPerMinute: 2,
+      newSenderShare: 1,
+      trustedFetchesPerMinute: 1,
+      trusted: (sender) => sender === friend,
+      fetchCard: async (id) => {
+        fetched.push(id);
+        const ttl = id === friend ? 300 : 60;
+        return { ...card([{ kid: 'a', key: keyA.publicKey, active: true }], ttl), id };
+      },
+    });
+    const strangersSpendTheSharedBudget = async (first: number) => {
+      await resolver.resolve(`agent://s${first}.example`, 'a');
+      await resolver.resolve(`agent://s${first + 1}.example`, 'a');
+      await expect(resolver.resolve(`agent://s${first + 2}.example`, 'a')).rejects.toMatchObject({
+        httpStatus: 503,
+      });
+    };
+    await strangersSpendTheSharedBudget(1);
+    await expect(resolver.resolve(friend, 'a')).resolves.toMatchObject({ source: 'card' });
+    // A minute on, the reserve is full again: a re-fetch for an unknown kid in the friend's name (anyone may
+    // send one) is not served from it.
+    now.t += 61_000;
+    await strangersSpendTheSharedBudget(4);
+    await expect(resolver.resolve(friend, 'unknown')).rejects.toThrow(/Unknown key id/);
+    expect(fetched.filter((id) => id === friend)).toHaveLength(1);
+    // The friend's card has expired: fetched from the reserve, the shared budget spent.
+    now.t += 300_000;
+    await strangersSpendTheSharedBudget(7);
+    await expect(resolver.resolve(friend, 'a')).resolves.toMatchObject({ source: 'card' });
+    expect(fetched.filter((id) => id === friend)).toHaveLength(2);
+  });
+
   it('refuses an inactive key', async () => {
     const { resolver } = resolverWith([
       () =>

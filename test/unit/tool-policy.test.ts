@@ -121,7 +121,7 @@ const fleet = (tools: object, publicTools: object, publicEntry: object = {}) => 
 const bare = { profile: 'minimal', deny: ['gateway', 'session_status', PLUGINS] };
 const withCode = (tools: object, publicTools: object = bare) => ({
   tools,
-  agents: { entries: { main: {}, public: { tools: publicTools } } },
+  agents: { entries: { main: { default: true }, public: { tools: publicTools } } },
 });
 // The bridge's list of host tools before this review, which its fix text told the operator to deny.
 const OLD_HOST_TOOLS = [
@@ -496,7 +496,7 @@ const cases: [string, unknown, string, string[]][] = [
     {
       agents: {
         entries: {
-          main: {},
+          main: { default: true },
           public: { tools: { ...bare, codeMode: false }, models: { 'standin/model': { codeMode: true } } },
         },
       },
@@ -509,7 +509,7 @@ const cases: [string, unknown, string, string[]][] = [
     {
       agents: {
         defaults: { models: { 'standin/model': { codeMode: true } } },
-        entries: { main: {}, public: { tools: { ...bare, codeMode: false } } },
+        entries: { main: { default: true }, public: { tools: { ...bare, codeMode: false } } },
       },
     },
     'public',
@@ -521,7 +521,7 @@ const cases: [string, unknown, string, string[]][] = [
       tools: { codeMode: false },
       agents: {
         defaults: { models: { 'standin/model': { codeMode: true } } },
-        entries: { main: {}, public: { tools: bare } },
+        entries: { main: { default: true }, public: { tools: bare } },
       },
     },
     'public',
@@ -533,7 +533,10 @@ const cases: [string, unknown, string, string[]][] = [
       tools: { codeMode: false },
       agents: {
         defaults: { models: { 'standin/model': { codeMode: true } } },
-        entries: { main: {}, public: { tools: bare, models: { 'standin/model': { codeMode: false } } } },
+        entries: {
+          main: { default: true },
+          public: { tools: bare, models: { 'standin/model': { codeMode: false } } },
+        },
       },
     },
     'public',
@@ -543,7 +546,10 @@ const cases: [string, unknown, string, string[]][] = [
     'a model entry turning it off leaves the other models on "auto"',
     {
       agents: {
-        entries: { main: {}, public: { tools: bare, models: { 'standin/model': { codeMode: false } } } },
+        entries: {
+          main: { default: true },
+          public: { tools: bare, models: { 'standin/model': { codeMode: false } } },
+        },
       },
     },
     'public',
@@ -701,6 +707,20 @@ describe('classifyToolPolicy', () => {
     // Declaring any agent drops the implicit "main".
     expect(classifyToolPolicy({ agents: { entries: { work: {} } } }, 'main').verdict).toBe('unknown');
     expect(classifyToolPolicy({ agents: { entries: {} } }, 'main').detail).toContain('it declares no agents');
+  });
+
+  it('never reads a restriction from a roster OpenClaw refuses: several agents and no owner (review of issue 15)', () => {
+    const restricting = (agents: object) => ({
+      tools: { codeMode: false },
+      agents: { ...agents, entries: { main: {}, public: { tools: bare } } },
+    });
+    // The gateway skips such a file and keeps the config it ran before: whatever that gives "public".
+    const refused = classifyToolPolicy(restricting({}), 'public');
+    expect(refused).toMatchObject({ verdict: 'unknown', notLoaded: expect.stringMatching(/several agents/) });
+    expect(refused.detail).toMatch(/agents\.ownership: "explicit".*openclaw config validate/);
+    // An owner makes it a roster OpenClaw runs: its restriction stands.
+    expect(classifyToolPolicy(restricting({ ownership: 'explicit' }), 'public').verdict).toBe('restricted');
+    expect(classifyToolPolicy(fleet({}, bare), 'public').verdict).toBe('restricted');
   });
 
   it('cannot tell, rather than guess, when the gateway would refuse the config or it is out of reach', () => {

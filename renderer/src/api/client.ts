@@ -14,6 +14,8 @@ import type {
   ConsoleTokenResponse,
   GatewayCheckResponse,
   McpResponse,
+  OutboundCredentialRequest,
+  OutboundCredentialsResponse,
   SelfTestResponse,
   SettingsResponse,
   SettingsUpdateResponse,
@@ -139,6 +141,13 @@ export function createApiClient(options: ApiClientOptions) {
       json<GatewayCheckResponse>('POST', '/api/gateway/accept', { agent, tools }),
     /** Takes that back: callers are refused again. */
     withdrawGatewayAgent: () => json<GatewayCheckResponse>('POST', '/api/gateway/withdraw', {}),
+    /** Credentials kept for A2A agents the operator's agent calls: their URLs and kinds, never their values. */
+    credentials: () => json<OutboundCredentialsResponse>('GET', '/api/outbound/credentials'),
+    /** Keeps one (replacing the one for that URL); the value is never sent back. */
+    keepCredential: (credential: OutboundCredentialRequest) =>
+      json<OutboundCredentialsResponse>('POST', '/api/outbound/credentials', credential),
+    removeCredential: (url: string) =>
+      json<OutboundCredentialsResponse>('POST', '/api/outbound/credentials/remove', { url }),
     /** The A2A keys (never a key itself), and the per-sender limits a key without its own gets. */
     a2aKeys: () => json<A2AKeysResponse>('GET', '/api/a2a/keys'),
     /** A new A2A key: the answer holds the key itself, the only time it is ever shown. */

@@ -14,21 +14,27 @@ interface AgentIdFormProps {
   help?: string;
   /** The console's answer to the last submit, shown with its fix. */
   error?: ApiRequestError | null;
+  /** What is accepted (default: an agent:// id), and what to say of anything else. */
+  accept?: { pattern: RegExp; message: string };
   /** Resolves true when done: the field is then emptied. */
   onSubmit: (agentId: string) => Promise<boolean>;
 }
 
-/** One agent id typed by the operator (approve in advance, allow a callee), checked before it is sent. */
+/** One agent typed by the operator (approve in advance, allow a callee), checked before it is sent. */
 export function AgentIdForm(props: AgentIdFormProps) {
   const { label, placeholder, action, busyAction, busy, help, error, onSubmit } = props;
+  const accept = props.accept ?? {
+    pattern: AGENT_ID,
+    message: `An agent id looks like ${placeholder} (its host, with a port if not 443).`,
+  };
   const id = useId();
   const [value, setValue] = useState('');
   const [invalid, setInvalid] = useState<string | null>(null);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     const agentId = value.trim();
-    if (!AGENT_ID.test(agentId)) {
-      setInvalid(`An agent id looks like ${placeholder} (its host, with a port if not 443).`);
+    if (!accept.pattern.test(agentId)) {
+      setInvalid(accept.message);
       return;
     }
     setInvalid(null);

@@ -1,7 +1,8 @@
 /**
  * Calls out: which agents the operator's own agent may call through the bridge's MCP tools (settings
- * `outbound` and `outboundAllowed`) and whether their unsigned replies are used (`outboundRequireSignedReplies`),
- * on the Access page beside who may call in. The cap and the timeout are shown; Settings changes them.
+ * `outbound` and `outboundAllowed`), whether their unsigned replies are used (`outboundRequireSignedReplies`)
+ * and the credentials A2A agents require, on the Access page beside who may call in. The cap and the
+ * timeout are shown; Settings changes them.
  */
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { ApiClient, ApiRequestError } from '../api/client';
@@ -12,7 +13,12 @@ import { PolicyChoice } from './PolicyChoice';
 import { Badge } from './Badge';
 import { Card } from './Card';
 import { CopyButton } from './CopyButton';
+import { OutboundCredentials } from './OutboundCredentials';
 import { ErrorNotice, Loading, Notice } from './States';
+
+// An agent to call: a SAMVAD agent:// id, or an A2A agent's https base URL (as src/settings checks them).
+const HOST = '([A-Za-z0-9.-]+(:[0-9]{1,5})?|\\[[0-9A-Fa-f:.]+\\](:[0-9]{1,5})?)';
+const OUTBOUND_TARGET = new RegExp(`^(agent://${HOST}|https://${HOST}/?)$`);
 
 type Outbound = 'any' | 'allowlist' | 'off';
 
@@ -20,7 +26,7 @@ export const OUTBOUND_POLICIES: readonly { value: Outbound; title: string; text:
   {
     value: 'any',
     title: 'Any agent',
-    text: 'Your agent may call any SAMVAD agent at a public https address. Every call is signed as this agent, every reply verified, every call logged in Traffic.',
+    text: 'Your agent may call any SAMVAD or A2A agent at a public https address. SAMVAD calls are signed as this agent and their replies verified; every call is logged in Traffic.',
   },
   {
     value: 'allowlist',
@@ -203,7 +209,12 @@ export function CallsOutCard({ api, onSaved }: { api: ApiClient; onSaved: () => 
       ) : null}
       <AgentIdForm
         label="Add an agent"
-        placeholder="agent://weather.example.com"
+        placeholder="agent://weather.example.com or https://agent.example.com"
+        accept={{
+          pattern: OUTBOUND_TARGET,
+          message:
+            'Name a SAMVAD agent by its id (agent://weather.example.com) or an A2A agent by its https base URL (https://agent.example.com); either allows that host.',
+        }}
         action="Add"
         busyAction="Adding…"
         busy={save.busy}
@@ -212,6 +223,9 @@ export function CallsOutCard({ api, onSaved }: { api: ApiClient; onSaved: () => 
           return (await setAllowed([...saved.outboundAllowed, id])) !== undefined;
         }}
       />
+
+      <h3 className="subhead">Credentials for A2A agents</h3>
+      <OutboundCredentials api={api} />
     </Card>
   );
 }

@@ -123,9 +123,12 @@ export function McpCard({ api, mcp, mcpView, onChange }: McpCardProps) {
       }
     >
       <p className="muted small">
-        Your OpenClaw agent can look up and call other SAMVAD agents through this bridge (MCP tools{' '}
-        <code>samvad_agent_card</code>, <code>samvad_call</code>, <code>samvad_task</code>): signed with this
-        agent’s key, every reply verified, every call shown in Traffic as <strong>out</strong>.
+        Your OpenClaw agent can look up and call other agents through this bridge, every call shown in Traffic
+        as <strong>out</strong>: SAMVAD agents (MCP tools <code>samvad_agent_card</code>,{' '}
+        <code>samvad_call</code>, <code>samvad_task</code>), signed with this agent’s key and every signed
+        reply verified; and A2A agents (<code>a2a_agent_card</code>, <code>a2a_send</code>,{' '}
+        <code>a2a_task</code>), with the credentials they require kept on the Access page (<em>Calls out</em>
+        ).
       </p>
       <dl className="fields">
         <Field label="MCP URL">

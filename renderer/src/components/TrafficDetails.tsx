@@ -140,14 +140,22 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
               {out ? 'out: your agent called another agent (MCP)' : 'in: a call to this agent'}
             </span>
           </Field>
+          <Field label="Protocol">
+            <span data-testid="details-protocol" data-protocol={entry.protocol ?? 'samvad'}>
+              {entry.protocol === 'a2a' ? 'A2A' : 'SAMVAD'}
+            </span>
+          </Field>
           {out ? (
             <>
               <Field label="Called">{entry.callee ? <Address value={entry.callee} /> : 'unknown'}</Field>
-              <Field label="Reply signature">
-                <span data-testid="reply-signature" data-signature={entry.replySignature ?? 'none'}>
-                  {REPLY_SIGNATURE[entry.replySignature ?? 'none']}
-                </span>
-              </Field>
+              {/* A2A replies carry no signatures: there is nothing to say of one. */}
+              {entry.protocol === 'a2a' ? null : (
+                <Field label="Reply signature">
+                  <span data-testid="reply-signature" data-signature={entry.replySignature ?? 'none'}>
+                    {REPLY_SIGNATURE[entry.replySignature ?? 'none']}
+                  </span>
+                </Field>
+              )}
             </>
           ) : null}
           <Field label="Endpoint">

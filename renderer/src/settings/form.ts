@@ -202,7 +202,7 @@ export const SECTIONS: SettingSection[] = [
     id: 'outbound',
     title: 'Calls out',
     description:
-      'What your own agent may call through the bridge (its MCP tools): every call is signed as this agent and every signed reply verified.',
+      'What your own agent may call through the bridge (its MCP tools): SAMVAD calls are signed as this agent and every signed reply verified; A2A calls carry the credential you keep for that agent (Access > Calls out).',
     fields: [
       {
         name: 'outbound',
@@ -219,7 +219,7 @@ export const SECTIONS: SettingSection[] = [
         label: 'Agents your agent may call',
         kind: 'list',
         placeholder: 'agent://friend.example.com',
-        help: 'One agent id per line; used with “Only the agents listed below”.',
+        help: 'One per line: a SAMVAD agent id (agent://host) or an A2A agent’s https base URL (https://host); either allows that host. Used with “Only the agents listed below”.',
       },
       {
         name: 'outboundPerMinute',

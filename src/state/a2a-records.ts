@@ -1,0 +1,188 @@
+import type { StoredTask } from './tasks.js';
+import {
+  A2A_INTERRUPTED_STATE,
+  isFinished,
+  type A2AListQuery,
+  type A2APart,
+  type PushConfigEntry,
+  type TaskState,
+} from './tasks.js';
+
+/**
+ * One A2A task as src/a2a sees it: the fields A2A lists by, and the task itself as an opaque document
+ * (A2A's Task in ProtoJSON: status, history, artifacts) that only src/a2a reads.
+ */
+export interface A2ATaskRecord {
+  id: string;
+  /** The caller that created it (A2ACaller.id): nobody else reads, lists, cancels or continues it. */
+  owner: string;
+  contextId: string;
+  /** A2A's state name, e.g. `TASK_STATE_WORKING`. */
+  state: string;
+  /** Completed, failed, canceled or rejected: the first terminal write stands. */
+  terminal: boolean;
+  /** The status timestamp (ISO 8601, UTC): lists sort on it, newest first. */
+  updatedAt: string;
+  doc: unknown;
+  /**
+   * Why the agent ended it when its document cannot say: a restart or a stopped replica cut it short
+   * (its document is still the running one).
+   */
+  failure?: string;
+  /** Its final push notification, once it is owed: still to deliver (`pending`), or how it went. */
+  finalPush?: { state: 'pending' | 'delivered' | 'failed'; attempts: number };
+}
+
+/** Where A2A tasks live: the project's task state (data dir, or Redis), in A2A's terms. */
+export interface A2ATaskRecords {
+  /** Throws when `owner` may not start another task now: 429 at its own cap, 503 at the store's. */
+  admit(owner: string): Promise<void>;
+  /** A task starting here (this replica runs it), with the push configs it was sent with. */
+  create(record: A2ATaskRecord, push: PushConfigEntry[]): Promise<void>;
+  /** A running task's new form; false once it has finished (a late write changes nothing). */
+  update(record: A2ATaskRecord): Promise<boolean>;
+  /**
+   * Ends a task: `finished` when this write ended it (the first terminal write stands), `owesPush` when
+   * its final push notification is now this replica's to deliver.
+   */
+  finish(record: A2ATaskRecord): Promise<{ finished: boolean; owesPush: boolean }>;
+  get(id: string): Promise<A2ATaskRecord | undefined>;
+  /** `owner`'s tasks matching `query`, newest first, and how many match in all. */
+  list(owner: string, query: A2AListQuery): Promise<{ records: A2ATaskRecord[]; total: number }>;
+  /**
+   * Tasks cut short (a restart, or a stopped replica's lapsed lease) end failed, once; returns the finished
+   * tasks whose final push notification is now this replica's to deliver.
+   */
+  recover(): Promise<A2ATaskRecord[]>;
+  /** Records how the final push notification went (`pending`: interrupted, still owed). */
+  delivered(id: string, state: 'pending' | 'delivered' | 'failed', attempts: number): Promise<void>;
+  pushConfigs(id: string): Promise<PushConfigEntry[]>;
+  savePushConfig(id: string, entry: PushConfigEntry, max: number): Promise<'saved' | 'full' | 'missing'>;
+  deletePushConfig(id: string, configId: string): Promise<void>;
+}
+
+/**
+ * A2A records over the task state both protocols share: caps, leases, recovery, retention and the
+ * first-outcome-wins rule are the task state's, for A2A as for SAMVAD. Tasks running (or owing their final
+ * notification) here are held as the task state handed them, so their writes keep the lease's bookkeeping.
+ */
+export class A2ARecords implements A2ATaskRecords {
+  private readonly held = new Map<string, StoredTask>();
+
+  constructor(
+    private readonly tasks: TaskState,
+    private readonly options: { retentionMs(): number },
+  ) {}
+
+  async admit(owner: string): Promise<void> {
+    await this.tasks.admit(owner, this.options.retentionMs());
+  }
+
+  async create(record: A2ATaskRecord, push: PushConfigEntry[]): Promise<void> {
+    const task = await this.tasks.create(
+      {
+        sender: record.owner,
+        skill: 'chat',
+        // A2A has no trace ids: the task id is what a caller quotes.
+        traceId: '',
+        spanId: '',
+        protocol: 'a2a',
+        a2a: { ...part(record), push },
+      },
+      record.id,
+    );
+    await this.tasks.start(task);
+    this.held.set(record.id, task);
+  }
+
+  async update(record: A2ATaskRecord): Promise<boolean> {
+    const task = await this.task(record);
+    if (!task) return false;
+    const written = await this.tasks.saveA2A(task, part(record));
+    if (!written) this.held.delete(record.id);
+    return written;
+  }
+
+  async finish(record: A2ATaskRecord): Promise<{ finished: boolean; owesPush: boolean }> {
+    const task = await this.task(record);
+    if (!task) return { finished: false, owesPush: false };
+    const completed = record.state === 'TASK_STATE_COMPLETED';
+    const finished = await this.tasks.finish(task, { a2a: part(record), completed });
+    const owesPush = finished && task.callback?.state === 'pending';
+    if (owesPush) this.held.set(record.id, task);
+    else this.held.delete(record.id);
+    return { finished, owesPush };
+  }
+
+  async get(id: string): Promise<A2ATaskRecord | undefined> {
+    const task = await this.tasks.getA2A(id);
+    return task && recordOf(task);
+  }
+
+  async list(owner: string, query: A2AListQuery): Promise<{ records: A2ATaskRecord[]; total: number }> {
+    const { tasks, total } = await this.tasks.listA2A(owner, query);
+    return { records: tasks.map(recordOf), total };
+  }
+
+  async recover(): Promise<A2ATaskRecord[]> {
+    const owed = await this.tasks.recover('a2a');
+    const records: A2ATaskRecord[] = [];
+    for (const task of owed) {
+      this.held.set(task.taskId, task);
+      // The data dir's memory holds no document: the final notification is built from it.
+      const full = task.a2a?.doc === undefined ? await this.tasks.getA2A(task.taskId) : task;
+      if (full) records.push(recordOf(full));
+    }
+    return records;
+  }
+
+  async delivered(id: string, state: 'pending' | 'delivered' | 'failed', attempts: number): Promise<void> {
+    const task = this.held.get(id);
+    if (!task) return;
+    await this.tasks.setCallback(task, state, attempts);
+    if (state !== 'pending') this.held.delete(id);
+  }
+
+  async pushConfigs(id: string): Promise<PushConfigEntry[]> {
+    return this.tasks.pushConfigs(id);
+  }
+
+  async savePushConfig(
+    id: string,
+    entry: PushConfigEntry,
+    max: number,
+  ): Promise<'saved' | 'full' | 'missing'> {
+    return this.tasks.savePushConfig(id, entry, max);
+  }
+
+  async deletePushConfig(id: string, configId: string): Promise<void> {
+    await this.tasks.deletePushConfig(id, configId);
+  }
+
+  /** The task as this replica holds it, or as stored (a write for a task another process started). */
+  private async task(record: A2ATaskRecord): Promise<StoredTask | undefined> {
+    const task = this.held.get(record.id) ?? (await this.tasks.getA2A(record.id));
+    if (task && task.sender !== record.owner) throw new Error('An A2A task never changes owner.');
+    return task;
+  }
+}
+
+function part(record: A2ATaskRecord): A2APart {
+  return { contextId: record.contextId, state: record.state, updatedAt: record.updatedAt, doc: record.doc };
+}
+
+function recordOf(task: StoredTask): A2ATaskRecord {
+  const a2a = task.a2a!;
+  const record: A2ATaskRecord = {
+    id: task.taskId,
+    owner: task.sender,
+    contextId: a2a.contextId,
+    state: a2a.state,
+    terminal: isFinished(task),
+    updatedAt: a2a.updatedAt,
+    doc: a2a.doc,
+  };
+  if (task.error && a2a.state === A2A_INTERRUPTED_STATE) record.failure = task.error.message;
+  if (task.callback) record.finalPush = { ...task.callback };
+  return record;
+}
