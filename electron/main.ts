@@ -62,8 +62,8 @@ async function main(): Promise<void> {
       openConsole: () => window.show(),
       openAccess: () => window.show('access'),
       runSelfTest: () => void core.app.selfTest().then(() => window.show()),
-      startTunnel: () => core.app.startTunnel(),
-      stopTunnel: () => core.app.stopTunnel(),
+      startTunnel: () => core.app.publicAddress.startTunnel(),
+      stopTunnel: () => core.app.publicAddress.stopTunnel(),
       register: () =>
         void core.app.register().catch(() => undefined /* shown by the notifier and the console */),
       rotateKey: () => core.app.keys.rotate(),

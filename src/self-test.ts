@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import type { AgentBridgeApp } from './app.js';
 import { AgentClient, ResponseVerificationError } from './client/index.js';
 import { lookupWithLocalhost } from './lib/http.js';
+import type { AgentCard, Signer } from './protocol/index.js';
 import { checkReachable } from './tunnel/reachability.js';
 
 export type StageName = 'resolve' | 'card' | 'signature' | 'gateway' | 'reply-signature';
@@ -29,18 +29,28 @@ const LABELS: Record<StageName, string> = {
   'reply-signature': 'Reply signature verifies',
 };
 
+/** What the self-test calls, and with what. */
+export interface SelfTestTarget {
+  /** The public URL (or the local one without a tunnel). */
+  url: string;
+  card: AgentCard;
+  signer: Signer;
+  timeoutMs: number;
+  /** Why callers get no reply, as the operator reads it (the agent callers reach, else the gateway). */
+  gatewayProblem(): { diagnosis: string; fix: string } | undefined;
+}
+
 /**
  * Proves end to end that a stranger reaches the agent: a signed `chat` call to ourselves through the public
  * URL, made with the project's client and our own identity, reported stage by stage. Stops at the first
  * failed stage; the later ones are reported as not run.
  */
 export async function runSelfTest(
-  app: AgentBridgeApp,
+  target: SelfTestTarget,
   message = 'Agent Bridge self-test: please answer with a short greeting.',
 ): Promise<SelfTestReport> {
   const started = performance.now();
-  const url = app.agentUrl;
-  const card = app.card();
+  const { url, card } = target;
   const stages: SelfTestStage[] = [];
   const stage = async (name: StageName, run: () => Promise<string>): Promise<boolean> => {
     const t0 = performance.now();
@@ -65,10 +75,10 @@ export async function runSelfTest(
   let badSignature: string | undefined;
   const client = new AgentClient({
     id: card.id,
-    signer: app.keys.signer,
+    signer: target.signer,
     resolveBaseUrl: () => url,
     devHttp: new URL(url).protocol === 'http:',
-    timeoutMs: app.currentSettings.gatewayTimeoutMs + 5000,
+    timeoutMs: target.timeoutMs,
   });
   const ok =
     (await stage('resolve', async () => {
@@ -105,7 +115,7 @@ export async function runSelfTest(
       const body = reply?.body as { status?: string; result?: { reply?: string }; message?: string };
       if (reply?.status !== 200) {
         // Why, as the operator reads it: the agent callers may not reach, else the gateway's current problem.
-        const problem = app.gatewayTarget.problem() ?? app.gatewayStatus().problem;
+        const problem = target.gatewayProblem();
         const why = problem ? `${problem.diagnosis} Fix: ${problem.fix}` : (body.message ?? 'no reply');
         throw new Error(why);
       }

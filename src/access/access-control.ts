@@ -30,8 +30,12 @@ export interface AccessControlOptions {
   isOwnId(id: string): boolean;
   describe(sender: string): { name?: string; description?: string; activeKeys: string[] } | undefined;
   expiryHours(): number;
-  /** Held tasks: run them (approved) or fail them with AUTH_FAILED (denied, expired). */
-  heldTasks: { run(taskIds: string[]): void; fail(taskIds: string[], message: string): void };
+  /** Held tasks: run them (approved) or fail them with AUTH_FAILED (denied, expired); list them (task to sender). */
+  heldTasks: {
+    run(taskIds: string[]): void | Promise<void>;
+    fail(taskIds: string[], message: string): void | Promise<void>;
+    list?(): Promise<Map<string, string>>;
+  };
   onChange?(change: AccessChange): void;
   now?: () => number;
   maxPending?: number;
@@ -161,7 +165,7 @@ export class AccessControl {
     this.checkWritable();
     const sender = normalizeAgentId(id);
     const tasks = this.store.approve(sender, this.options.describe(sender)?.activeKeys ?? []);
-    this.options.heldTasks.run(tasks);
+    this.runHeld(tasks);
     this.options.onChange?.({ kind: 'changed' });
     return tasks.length;
   }
@@ -179,7 +183,7 @@ export class AccessControl {
         'Pick a sender from the pending list (GET /api/access).',
       );
     }
-    this.options.heldTasks.fail(tasks, "This agent's operator declined the sender of this task.");
+    this.failHeld(tasks, "This agent's operator declined the sender of this task.");
     this.options.onChange?.({ kind: 'changed' });
     return tasks.length;
   }
@@ -207,7 +211,7 @@ export class AccessControl {
     const expired = this.store.sweep();
     if (expired.length === 0) return;
     for (const record of expired) {
-      this.options.heldTasks.fail(
+      this.failHeld(
         record.heldTasks,
         "This task's sender was not approved by the agent's operator in time; the request expired.",
       );
@@ -236,9 +240,20 @@ export class AccessControl {
       if (this.store.pendingOf(sender)) continue;
       (this.store.isApproved(sender) ? run : fail).push(taskId);
     }
-    if (run.length > 0) this.options.heldTasks.run(run);
-    if (fail.length > 0) {
-      this.options.heldTasks.fail(fail, "This task's sender was not approved by the agent's operator.");
+    if (run.length > 0) this.runHeld(run);
+    if (fail.length > 0) this.failHeld(fail, "This task's sender was not approved by the agent's operator.");
+  }
+
+  /**
+   * `reconcile` with the held tasks as the task store lists them now: once at start, and on Redis after
+   * each reload of the lists (a replica's copy of a request may miss a task another one held meanwhile).
+   */
+  async reconcileHeld(): Promise<void> {
+    try {
+      const held = await this.options.heldTasks.list?.();
+      if (held) this.reconcile(held);
+    } catch (error) {
+      reportHeldFailure(error);
     }
   }
 
@@ -252,10 +267,22 @@ export class AccessControl {
     }
   }
 
+  private runHeld(taskIds: string[]): void {
+    Promise.resolve(this.options.heldTasks.run(taskIds)).catch(reportHeldFailure);
+  }
+
+  private failHeld(taskIds: string[], message: string): void {
+    Promise.resolve(this.options.heldTasks.fail(taskIds, message)).catch(reportHeldFailure);
+  }
+
   private checkWritable(): void {
     const problem = this.options.unwritable?.();
     if (problem) throw new AccessError(503, `Not saved: ${problem}`, 'Decide again once Redis answers.');
   }
+}
+
+function reportHeldFailure(error: unknown): void {
+  console.error(`Agent: held tasks could not be updated: ${(error as Error).message}`);
 }
 
 function checkId(sender: unknown): asserts sender is string {

@@ -19,7 +19,7 @@ import { writeSigned } from './respond.js';
 import { callerError, operatorDiagnosis, runSkill } from './run-skill.js';
 import type { AgentRuntime } from './runtime.js';
 import { SseWriter } from './sse.js';
-import type { StoredTask } from '../state/task-store.js';
+import type { StoredTask } from '../state/tasks.js';
 
 const newSpanId = () => randomHex(8);
 

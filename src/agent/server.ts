@@ -29,7 +29,7 @@ import type { AgentRuntime } from './runtime.js';
 import type { SkillRegistry } from './skill-registry.js';
 import { LocalCallLimits, type CallLimits } from '../state/call-limits.js';
 import { TaskStore } from '../state/task-store.js';
-import type { StoredTask } from '../state/task-store.js';
+import type { StoredTask } from '../state/tasks.js';
 import type { TaskState } from '../state/tasks.js';
 
 export interface AgentSettings extends PipelineSettings {

@@ -6,7 +6,7 @@ import type {
   SelfTestResponse,
   StatusResponse,
 } from '../protocol/console-api.js';
-import type { ApiDeps } from './api.js';
+import type { ApiDeps } from './api-deps.js';
 import { ConsoleError } from './errors.js';
 import { reply } from './reply.js';
 import { recordView } from './status.js';
@@ -59,14 +59,14 @@ export function agentRoutes(router: Router, deps: ApiDeps): void {
           'Choose localtunnel or command in Settings > Tunnel; that starts it.',
         );
       }
-      app.startTunnel();
+      app.publicAddress.startTunnel();
       return { tunnel: deps.tunnel() };
     }),
   );
   router.post(
     '/api/tunnel/stop',
     reply((): TunnelResponse => {
-      app.stopTunnel();
+      app.publicAddress.stopTunnel();
       return { tunnel: deps.tunnel() };
     }),
   );
@@ -74,7 +74,7 @@ export function agentRoutes(router: Router, deps: ApiDeps): void {
   router.post(
     '/api/tunnel/address-change/dismiss',
     reply((): TunnelResponse => {
-      app.tunnelAddress.dismiss();
+      app.publicAddress.memory.dismiss();
       deps.events.state('tunnel');
       return { tunnel: deps.tunnel() };
     }),

@@ -1,35 +1,15 @@
 import { Router, type RouterContext } from '@koa/router';
 import type { Context, Next } from 'koa';
-import type { AgentBridgeApp } from '../app.js';
-import type { A2ACredentials } from '../mcp/a2a-credentials.js';
-import type { ConsoleTokenResponse, StatusResponse } from '../protocol/console-api.js';
 import { a2aKeyRoutes } from './a2a-key-routes.js';
 import { accessRoutes } from './access-routes.js';
 import { agentRoutes } from './agent-routes.js';
+import type { ApiDeps } from './api-deps.js';
 import { checkDeclaredLength } from './body.js';
 import { credentialRoutes } from './credential-routes.js';
 import { gatewayRoutes } from './gateway-routes.js';
 import { ConsoleError } from './errors.js';
-import type { EventStreams } from './events-stream.js';
-import type { McpConsole } from './mcp-console.js';
-import type { ConsoleSettings } from './settings-api.js';
 import { settingsRoutes } from './settings-routes.js';
 import { trafficRoutes } from './traffic-routes.js';
-import type { TrafficLog } from './traffic-log.js';
-
-export interface ApiDeps {
-  app: AgentBridgeApp;
-  log: TrafficLog;
-  events: EventStreams;
-  settings: ConsoleSettings;
-  mcp: McpConsole;
-  /** Credentials kept for A2A agents the operator's agent calls (write-only). */
-  credentials: A2ACredentials;
-  /** Replaces the console token (the old one stops working at once) and answers the new one. */
-  consoleToken(): ConsoleTokenResponse;
-  status(): StatusResponse;
-  tunnel(): StatusResponse['tunnel'];
-}
 
 /**
  * The operator API of DESIGN.md on @koa/router. Each concern registers its routes; the handlers only

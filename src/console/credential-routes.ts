@@ -1,7 +1,7 @@
 import type { Router } from '@koa/router';
 import { CredentialError } from '../mcp/a2a-credentials.js';
 import type { OutboundCredentialsResponse } from '../protocol/console-api.js';
-import type { ApiDeps } from './api.js';
+import type { ApiDeps } from './api-deps.js';
 import { readJson } from './body.js';
 import { ConsoleError } from './errors.js';
 import { reply } from './reply.js';

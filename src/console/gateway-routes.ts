@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import type { GatewayCheckResponse } from '../protocol/console-api.js';
-import type { ApiDeps } from './api.js';
+import type { ApiDeps } from './api-deps.js';
 import { readJson } from './body.js';
 import { ConsoleError } from './errors.js';
 import { reply } from './reply.js';
@@ -21,7 +21,7 @@ export function gatewayRoutes(router: Router, deps: ApiDeps): void {
   router.post(
     '/api/gateway/check',
     reply(async () => {
-      await app.probeGatewayNow();
+      await app.gatewayWatch.probeNow();
       return answer();
     }),
   );

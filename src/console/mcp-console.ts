@@ -57,7 +57,7 @@ export class McpConsole {
       policySnippet: toolPolicySnippet(this.app.currentSettings.gatewayAgent),
     };
     if (this.movedFrom) view.movedFrom = this.movedFrom;
-    const { path, env } = this.app.openclawConfig();
+    const { path, env } = this.app.gateway.openclawConfig();
     const listing = readMcpListing(path, this.url, this.token.token, env);
     if (listing) view.listedInGatewayConfig = listing.listed;
     if (listing?.problem) view.gatewayConfigProblem = listing.problem;

@@ -83,7 +83,7 @@ export class ConsoleSettings {
       sources: this.sources(),
       secrets: {
         // The token in use, wherever it comes from (OpenClaw's config too): never its value.
-        gatewayToken: { set: Boolean(this.app.gatewayConfig().token) },
+        gatewayToken: { set: Boolean(this.app.gateway.current.config.token) },
         bearerTokens: { count: settings.bearerTokens.length },
       },
       restartNeeded: this.restartNeeded,
@@ -103,8 +103,8 @@ export class ConsoleSettings {
       overrides: this.overrides,
       savedSince: this.savedSince,
     });
-    const resolved = this.app.gatewaySource();
-    const openclaw = this.app.openclawConfig().path;
+    const resolved = this.app.gateway.current.source;
+    const openclaw = this.app.gateway.openclawConfig().path;
     const fallback = (from: 'env' | 'openclaw-config' | 'default' | 'none', env: string) =>
       from === 'env'
         ? ({ source: 'env', from: env } as const)
@@ -112,14 +112,14 @@ export class ConsoleSettings {
           ? ({ source: 'openclaw.json', from: openclaw } as const)
           : ({ source: 'default' } as const);
     if (this.app.currentSettings.gatewayUrl === undefined && resolved.url !== 'setting') {
-      const value = withoutPassword(this.app.gatewayConfig().url);
+      const value = withoutPassword(this.app.gateway.current.config.url);
       sources.gatewayUrl = { ...fallback(resolved.url, 'GATEWAY_URL or OPENCLAW_GATEWAY_URL'), value };
     }
     if (this.app.currentSettings.gatewayToken === undefined && resolved.token !== 'setting') {
       sources.gatewayToken = fallback(resolved.token, 'GATEWAY_TOKEN or OPENCLAW_GATEWAY_TOKEN');
     }
     if (this.app.currentSettings.gatewayModel === undefined) {
-      sources.gatewayModel = { ...sources.gatewayModel!, value: this.app.gatewayConfig().model };
+      sources.gatewayModel = { ...sources.gatewayModel!, value: this.app.gateway.current.config.model };
     }
     return sources;
   }
@@ -300,12 +300,12 @@ export class ConsoleSettings {
    * token in use there is nothing to send.
    */
   private gatewayAddressChanges(request: Record<string, unknown>): boolean {
-    if (!Object.hasOwn(request, 'gatewayUrl') || !this.app.gatewayConfig().token) return false;
+    if (!Object.hasOwn(request, 'gatewayUrl') || !this.app.gateway.current.config.token) return false;
     const url = request.gatewayUrl;
     if (url === null) return this.app.currentSettings.gatewayUrl !== undefined;
     const next = typeof url === 'string' ? parseUrl(url) : undefined;
     if (!next) return false; // not a URL: validation reports it
-    return next.origin !== parseUrl(this.app.gatewayConfig().url)?.origin;
+    return next.origin !== parseUrl(this.app.gateway.current.config.url)?.origin;
   }
 
   private save(values: Partial<Settings>, cleared: SettingName[]): Settings {

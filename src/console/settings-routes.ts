@@ -1,6 +1,6 @@
 import type { Router } from '@koa/router';
 import type { ConsoleTokenResponse, McpResponse } from '../protocol/console-api.js';
-import type { ApiDeps } from './api.js';
+import type { ApiDeps } from './api-deps.js';
 import { readJson } from './body.js';
 import { reply } from './reply.js';
 

@@ -72,13 +72,13 @@ export function buildStatus({
 
 /** The tunnel as the console shows it: its state, its provider, and a change of address not dismissed. */
 export function tunnelView(app: AgentBridgeApp, tunnel: TunnelStatus): StatusResponse['tunnel'] {
-  const addressChange = app.tunnelAddress.lastChange;
+  const addressChange = app.publicAddress.memory.lastChange;
   return { ...tunnel, provider: app.currentSettings.tunnel, ...(addressChange ? { addressChange } : {}) };
 }
 
 function gatewayView(app: AgentBridgeApp, now: number): GatewayView {
   const state = app.gatewayStatus();
-  const config = app.gatewayConfig();
+  const config = app.gateway.current.config;
   const view: GatewayView = {
     status: state.status,
     condition: state.condition,

@@ -1,7 +1,7 @@
 import type { Router } from '@koa/router';
 import type { Context } from 'koa';
 import type { TrafficResponse } from '../protocol/console-api.js';
-import type { ApiDeps } from './api.js';
+import type { ApiDeps } from './api-deps.js';
 import { reply } from './reply.js';
 import { parseTrafficQuery } from './traffic-filter.js';
 import type { TrafficLog } from './traffic-log.js';

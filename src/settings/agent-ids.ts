@@ -1,5 +1,4 @@
 import { agentHost, normalizeAgentId } from '../protocol/index.js';
-import type { Settings, SettingsFieldError } from './schema.js';
 
 /**
  * An entry of `outboundAllowed`: an agent:// id (SAMVAD) or an https:// base URL (A2A), in its one spelling
@@ -17,19 +16,26 @@ export function outboundTargetId(entry: string): string {
   return normalized.startsWith('https://') ? `agent://${normalized.slice('https://'.length)}` : normalized;
 }
 
+/** The settings that hold agent ids (schema.ts's `Settings` has them; this file needs nothing else of it). */
+interface IdSettings {
+  allowedPeers?: string[];
+  outboundAllowed?: string[];
+  trustedPeerKeys?: Record<string, string>;
+}
+
 /**
  * Every agent id in `settings` in its one spelling (normalizeAgentId), as senders are compared: an id typed
  * agent://LocalHost:PORT must pin, allow or list agent://localhost:PORT, never be silently ignored (issue 15,
  * finding 8). Lists lose the duplicates this makes; two spellings of one id pinned with different keys are
  * an error, since either choice would ignore one of them.
  */
-export function normalizeSettingIds<T extends Partial<Settings>>(
+export function normalizeSettingIds<T extends IdSettings>(
   settings: T,
-): { value: T; errors: SettingsFieldError[] } {
+): { value: T; errors: { field: string; message: string }[] } {
   const value = { ...settings };
-  const errors: SettingsFieldError[] = [];
+  const errors: { field: string; message: string }[] = [];
   // The schema's pattern has checked the shape: what agentHost refuses is a port outside 1-65535.
-  const checkPort = (field: SettingsFieldError['field'], id: string) => {
+  const checkPort = (field: string, id: string) => {
     if (agentHost(id) === null) errors.push({ field, message: `${field}: ${id} has a port outside 1-65535` });
   };
   if (settings.allowedPeers) {

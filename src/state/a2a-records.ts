@@ -1,4 +1,4 @@
-import type { StoredTask } from './task-store.js';
+import type { StoredTask } from './tasks.js';
 import {
   A2A_INTERRUPTED_STATE,
   isFinished,

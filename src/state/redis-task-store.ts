@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { ChainableCommander, Redis } from 'ioredis';
 import { ProtocolError, type Envelope, type TaskRecord } from '../protocol/index.js';
 import { KEY_PREFIX, unavailable, type RedisConnection } from './redis-connection.js';
-import type { StoredTask } from './task-store.js';
 import {
   TASK_ID,
   applyOutcome,
@@ -16,6 +15,7 @@ import {
   type A2AListQuery,
   type A2APart,
   type PushConfigEntry,
+  type StoredTask,
   type TaskMeta,
   type TaskOutcome,
   type TaskProtocol,

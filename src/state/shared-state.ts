@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { RedisA2AKeyRecords } from './redis-a2a-key-store.js';
 import { RedisCallLimits } from './redis-call-limits.js';
 import { RedisConnection, type StateHealth } from './redis-connection.js';
@@ -13,6 +14,15 @@ export interface SharedStateOptions {
   wipeHoldMs?: number;
   /** Where this replica remembers which Redis data it saw (RedisConnectionOptions.memoryFile). */
   memoryFile?: string;
+}
+
+/** The settings that say whether state is shared, and how. */
+export interface SharedSettings {
+  redisUrl?: string;
+  rpm: number;
+  perSender: number;
+  taskLeaseSeconds: number;
+  taskRetentionHours: number;
 }
 
 /**
@@ -43,6 +53,39 @@ export class SharedState {
     this.registration = new RedisRecords(this.connection, 'registration', ['record']);
     this.a2aKeys = new RedisA2AKeyRecords(this.connection);
     this.recoverEveryMs = Math.max(200, Math.floor(options.tasks.leaseMs / 2));
+  }
+
+  /** Shared state as the settings ask for it (read live where they may change), or none without `redisUrl`. */
+  static fromSettings(
+    settings: () => SharedSettings,
+    options: {
+      dataDir: string;
+      taskLimits?: { maxPerSender?: number; maxTotal?: number };
+      now?: () => number;
+      /** How long calls stay refused after Redis comes back without its data (tests shorten the 5 min). */
+      stateWipeHoldMs?: number;
+    },
+  ): SharedState | undefined {
+    const { redisUrl, rpm, perSender, taskLeaseSeconds } = settings();
+    if (!redisUrl) return undefined;
+    return new SharedState({
+      redisUrl,
+      limits: { perMinute: rpm, perSender },
+      tasks: {
+        ...options.taskLimits,
+        leaseMs: taskLeaseSeconds * 1000,
+        retentionMs: () => settings().taskRetentionHours * 3600_000,
+      },
+      now: options.now,
+      wipeHoldMs: options.stateWipeHoldMs,
+      memoryFile: join(options.dataDir, 'redis-sentinel'),
+    });
+  }
+
+  /** Why a change cannot be saved now (Redis does not answer), if so: made then, it would hold here only. */
+  unwritable(): string | undefined {
+    const health = this.health();
+    return health.up ? undefined : health.problem;
   }
 
   health(): StateHealth {

@@ -15,47 +15,12 @@ import {
   type A2AListQuery,
   type A2APart,
   type PushConfigEntry,
+  type StoredTask,
   type TaskMeta,
   type TaskOutcome,
   type TaskProtocol,
   type TaskState,
 } from './tasks.js';
-
-export interface StoredTask extends TaskRecord {
-  /** Absent: SAMVAD (tasks written before A2A existed have no tag). */
-  protocol?: TaskProtocol;
-  /** A2A tasks only: their document and what they are listed by. */
-  a2a?: A2APart;
-  createdAt: number;
-  finishedAt?: number;
-  /** Who submitted it: a SAMVAD sender's id, or the A2A caller that owns it (`a2a-key:<id>`). */
-  sender: string;
-  skill: string;
-  traceId: string;
-  spanId: string;
-  callbackUrl?: string;
-  callback?: { state: 'pending' | 'delivered' | 'failed'; attempts: number };
-  /**
-   * A task waiting for the operator to approve its sender: the verified envelope it runs with (without
-   * signature or credentials), kept across restarts until the operator decides or the request expires.
-   */
-  held?: {
-    /** On disk only (read back when the task runs): held tasks come from senders nobody approved yet. */
-    envelope?: Envelope;
-    code: string;
-    callerName?: string;
-    /** A delegation token verified when the task arrived: the caller acts for this agent. */
-    onBehalfOf?: string;
-    delegationScope?: string[];
-    /**
-     * The raw public keys that signed it, and whether the operator pinned the sender's key: approval runs it
-     * only if it covers them (the id may have changed hands while it waited). Absent in tasks held by
-     * earlier releases: then only an approval bound to no key yet covers it.
-     */
-    keys?: string[];
-    pinned?: true;
-  };
-}
 
 export interface TaskStoreOptions {
   now?: () => number;

@@ -1,5 +1,4 @@
 import { ProtocolError, type Envelope, type ErrorCode, type TaskRecord } from '../protocol/index.js';
-import type { StoredTask } from './task-store.js';
 
 export type Awaitable<T> = T | Promise<T>;
 
@@ -56,6 +55,43 @@ export interface A2AListQuery {
 
 /** What an A2A list is built from, per task. */
 export type A2AIndexEntry = Pick<A2APart, 'contextId' | 'state' | 'updatedAt'> & { id: string };
+
+/** One async task as every task store keeps it (the data dir's task-store.ts, Redis's redis-task-store.ts). */
+export interface StoredTask extends TaskRecord {
+  /** Absent: SAMVAD (tasks written before A2A existed have no tag). */
+  protocol?: TaskProtocol;
+  /** A2A tasks only: their document and what they are listed by. */
+  a2a?: A2APart;
+  createdAt: number;
+  finishedAt?: number;
+  /** Who submitted it: a SAMVAD sender's id, or the A2A caller that owns it (`a2a-key:<id>`). */
+  sender: string;
+  skill: string;
+  traceId: string;
+  spanId: string;
+  callbackUrl?: string;
+  callback?: { state: 'pending' | 'delivered' | 'failed'; attempts: number };
+  /**
+   * A task waiting for the operator to approve its sender: the verified envelope it runs with (without
+   * signature or credentials), kept across restarts until the operator decides or the request expires.
+   */
+  held?: {
+    /** On disk only (read back when the task runs): held tasks come from senders nobody approved yet. */
+    envelope?: Envelope;
+    code: string;
+    callerName?: string;
+    /** A delegation token verified when the task arrived: the caller acts for this agent. */
+    onBehalfOf?: string;
+    delegationScope?: string[];
+    /**
+     * The raw public keys that signed it, and whether the operator pinned the sender's key: approval runs it
+     * only if it covers them (the id may have changed hands while it waited). Absent in tasks held by
+     * earlier releases: then only an approval bound to no key yet covers it.
+     */
+    keys?: string[];
+    pinned?: true;
+  };
+}
 
 /**
  * Where async tasks live: one file each in the data dir, or on Redis, where every replica can answer a poll

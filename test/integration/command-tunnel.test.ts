@@ -255,7 +255,7 @@ describe('the app with a command tunnel', () => {
 
   it('an empty command: the tunnel event says failed with the reason; the agent keeps serving', async () => {
     const { agent, states } = await commandAgent({ tunnelCommand: '' });
-    agent.app.startTunnel(); // again, now that this test listens
+    agent.app.publicAddress.startTunnel(); // again, now that this test listens
     expect(states).toEqual([{ status: 'failed', reason: expect.stringMatching(/needs a command/) }]);
     expect(await localHealth(agent)).toBe(200);
   });
@@ -301,7 +301,7 @@ describe('the app with a command tunnel', () => {
     const before = starts(pidFile).slice(0, reconnecting().length);
     await until(() => pidsOf(before).every((pid) => !isAlive(pid)), 2000, 'failed attempts to be killed');
 
-    agent.app.stopTunnel();
+    agent.app.publicAddress.stopTunnel();
     expect(agent.app.tunnelState).toEqual({ status: 'off' });
     const all = pidsOf(starts(pidFile));
     await until(() => all.every((pid) => !isAlive(pid)), 2000, 'every tunnel process to die');

@@ -108,7 +108,7 @@ describe("the gateway URL's password", () => {
     expect(answer.status, answer.text).toBe(200);
     expect(answer.json.applied).toEqual(['rpm']);
     expect(agent.app.currentSettings.gatewayUrl).toBe(real);
-    expect(agent.app.gatewayConfig().url).toBe(real);
+    expect(agent.app.gateway.current.config.url).toBe(real);
     // Nothing was written for the echoed URL: the store never held it (it came from the flags here).
     expect(stored().gatewayUrl).toBeUndefined();
   });
@@ -164,7 +164,7 @@ describe('the gateway token when the address changes', () => {
     });
     expect(answer.status, answer.text).toBe(200);
     expect(answer.json.applied.sort()).toEqual(['gatewayToken', 'gatewayUrl']);
-    expect(agent.app.gatewayConfig()).toMatchObject({ url: elsewhere.url, token: 'another-token' });
+    expect(agent.app.gateway.current.config).toMatchObject({ url: elsewhere.url, token: 'another-token' });
     await settle();
     expect(tokenSentTo(elsewhere)).toBe(0);
   });
@@ -173,7 +173,7 @@ describe('the gateway token when the address changes', () => {
     const { api, agent } = await setup();
     const answer = await api<SettingsUpdateResponse>('PUT', { gatewayUrl: `${gateway.url}/openclaw` });
     expect(answer.status, answer.text).toBe(200);
-    expect(agent.app.gatewayConfig()).toMatchObject({ url: `${gateway.url}/openclaw`, token: TOKEN });
+    expect(agent.app.gateway.current.config).toMatchObject({ url: `${gateway.url}/openclaw`, token: TOKEN });
   });
 
   it('treats clearing the URL (back to the env, OpenClaw config or default address) as a new origin', async () => {
@@ -217,10 +217,10 @@ describe('the gateway token when the address changes', () => {
     expect(fieldsOf(refused).gatewayToken).toMatch(/clear the gateway URL too/);
     await settle();
     expect(tokenSentTo(elsewhere)).toBe(0);
-    expect(agent.app.gatewayConfig()).toMatchObject({ url: elsewhere.url, token: 'dummy' });
+    expect(agent.app.gateway.current.config).toMatchObject({ url: elsewhere.url, token: 'dummy' });
     // Both cleared: the env's token goes to the address from the same place (here the default), not elsewhere.
     expect((await put({ gatewayToken: null, gatewayUrl: null })).status).toBe(200);
-    expect(agent.app.gatewayConfig().url).not.toBe(elsewhere.url);
+    expect(agent.app.gateway.current.config.url).not.toBe(elsewhere.url);
     await settle();
     expect(tokenSentTo(elsewhere)).toBe(0);
   });

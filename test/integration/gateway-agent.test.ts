@@ -102,7 +102,7 @@ describe('the agent callers reach', () => {
       () => agent.app.gatewayTarget.view.id === 'main' && agent.app.gatewayTarget.view.check === 'present',
     );
     expect(modelChecks()).toHaveLength(2);
-    await agent.app.probeGatewayNow();
+    await agent.app.gatewayWatch.probeNow();
     expect(modelChecks()).toHaveLength(3);
   });
 

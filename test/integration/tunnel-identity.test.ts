@@ -90,7 +90,7 @@ describe('the tunnel name across restarts', () => {
     expect(second.agent.app.card().id).toBe(id);
     // Announced (the terminal prints the public URL), but not as a change.
     expect(second.addresses).toEqual([{ url, previous: undefined }]);
-    expect(second.agent.app.tunnelAddress.lastChange).toBeUndefined();
+    expect(second.agent.app.publicAddress.memory.lastChange).toBeUndefined();
   });
 
   it('gives way to the subdomain setting', async () => {
@@ -120,7 +120,7 @@ describe('the tunnel name across restarts', () => {
     const note = `asked for "${nameOf(before)}" again (this agent's address before) but the server handed out ${after} (taken by someone else meanwhile, or the server forgot it)`;
     expect(second.addresses).toEqual([{ url: after, previous: before, note }]);
     const change = { previous: before, url: after, at: expect.any(String) as unknown, note };
-    expect(second.agent.app.tunnelAddress.lastChange).toEqual(change);
+    expect(second.agent.app.publicAddress.memory.lastChange).toEqual(change);
     // The registry entry follows by itself, as within a run.
     // The registry double records the request before the registrar has read its answer: wait for both.
     await until(() => registry.records.has(after), 5000, 'the new address registered');

@@ -4,7 +4,8 @@ import Koa, { type Context } from 'koa';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AccessError } from '../../src/access/access-control.js';
 import type { AgentBridgeApp } from '../../src/app.js';
-import { consoleApi, type ApiDeps } from '../../src/console/api.js';
+import { consoleApi } from '../../src/console/api.js';
+import type { ApiDeps } from '../../src/console/api-deps.js';
 import { errorsAsJson } from '../../src/console/error-reply.js';
 import { ConsoleError } from '../../src/console/errors.js';
 import { KeyStoreError } from '../../src/keys/keystore.js';
@@ -39,15 +40,14 @@ const app = {
   register: async () =>
     answer({ id: 'agent://x', name: 'x', registeredAt: '2026-01-01T00:00:00Z', url: 'u' }),
   currentSettings: { tunnel: 'localtunnel', acceptedExposedAgent: { agent: 'main', tools: [], at: '' } },
-  startTunnel: () => answer(undefined),
-  stopTunnel: () => undefined,
+  publicAddress: { startTunnel: () => answer(undefined), stopTunnel: () => undefined },
   access: {
     view: () => answer({ policy: 'pairing', pending: [], approved: [], denied: [] }),
     approve: () => answer(2),
     deny: () => answer(1),
     revoke: () => answer(undefined),
   },
-  probeGatewayNow: async () => answer({ condition: 'up' }),
+  gatewayWatch: { probeNow: async () => answer({ condition: 'up' }) },
   gatewayTarget: {
     view: { id: 'main', check: 'present' },
     acceptance: (agent: string, tools: string[]) => answer({ agent, tools, at: '2026-01-01T00:00:00Z' }),
