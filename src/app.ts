@@ -12,6 +12,8 @@ import type { CallbackEvent, EnvelopeEvent } from './agent/events.js';
 import { SkillRegistry } from './agent/skill-registry.js';
 import type { Skill } from './agent/skill.js';
 import { createChatSkill, type GatewayOutcome } from './bridge/chat-skill.js';
+import type { GatewayTurnOptions } from './bridge/gateway-turn.js';
+import { createA2ADoor, type A2ADoor } from './calls/a2a-door.js';
 import type { GatewayProblem } from './bridge/diagnosis.js';
 import { openclawConfigPath, resolveGatewayConfig, type ResolvedGateway } from './bridge/gateway-config.js';
 import type { GatewaySnapshot, GatewayTransition } from './bridge/gateway-state.js';
@@ -130,6 +132,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   readonly gatewayWatch: GatewayWatch;
   /** Calls out to other agents for the operator's own agent (the MCP tools), under the outbound policy. */
   readonly outbound: OutboundCalls;
+  /** The A2A front door on the agent port: its card, transports and tasks. */
+  readonly a2a: A2ADoor;
   private supervisor: TunnelSupervisor | undefined;
   /** The tunnel's address, kept while it reconnects so the agent's id does not flap. */
   private tunnelUrl: string | undefined;
@@ -187,15 +191,19 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       onTransition: (transition) => this.emit('gateway', transition),
     });
 
+    // One gateway turn for both protocols: the restricted-agent rule, the call, its outcome.
+    const chatGateway: GatewayTurnOptions = {
+      gateway: () => this.gateway,
+      targetProblem: () => this.gatewayTarget.problem(),
+      onGatewayOutcome: (outcome) => this.recordGatewayOutcome(outcome),
+    };
     this.skills.register(
       createChatSkill({
-        gateway: () => this.gateway,
+        ...chatGateway,
         defaultChannel: () => this.settings.defaultChannel,
         callerInstructions: () => this.settings.callerInstructions,
-        targetProblem: () => this.gatewayTarget.problem(),
         trust: this.settings.chatTrust,
         allowedPeers: this.settings.allowedPeers,
-        onGatewayOutcome: (outcome) => this.recordGatewayOutcome(outcome),
       }),
     );
     for (const skill of options.extraSkills ?? []) this.skills.register(skill);
@@ -280,10 +288,51 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       stateUp: () => this.stateHealth().up,
       agentVersion: AGENT_VERSION,
       events: { envelope: (e) => this.emit('envelope', e), callback: (e) => this.emit('callback', e) },
+      devHttpPeers: this.settings.devHttpPeers,
       callbacks: options.callbacks,
       keepAliveMs: options.keepAliveMs,
       now: this.now,
     });
+    // The A2A front door on the agent port, on the caller core SAMVAD's calls pass too (src/calls).
+    this.a2a = createA2ADoor({
+      card: () => ({
+        baseUrl: this.agentUrl,
+        name: this.settings.agentName,
+        description: this.settings.agentDescription,
+        version: AGENT_VERSION,
+        documentationUrl: `${this.agentUrl}/agent/intro`,
+        skills: this.skills
+          .definitions()
+          .filter((skill) => skill.id === 'chat')
+          .map(({ id, name, description }) => ({ id, name, description })),
+        keylessAllowed: this.settings.access === 'open',
+      }),
+      signer: () => this.keys.signer,
+      publicKeys: () => this.keys.publicKeys(),
+      cardTTLSeconds: () => this.settings.cardTTL,
+      calls: {
+        keys: this.a2aKeys,
+        policy: () => this.settings.access,
+        limits: this.server.limits,
+        settings: () => this.settings,
+        screen: screenPayload,
+        declinedUntil: (caller) => this.access.store.deniedUntil(caller),
+        gateway: chatGateway,
+        callerInstructions: () => this.settings.callerInstructions,
+        draining: () => this.server.draining,
+        now: this.now,
+      },
+      tasks: {
+        taskState: this.server.tasks,
+        replicas: shared && { connection: shared.connection, recoverEveryMs: shared.recoverEveryMs },
+        retentionMs: () => this.settings.taskRetentionHours * 3600_000,
+        push: { devHttpPeers: this.settings.devHttpPeers, onEvent: (e) => this.emit('callback', e) },
+      },
+      bodyLimitBytes: () => this.settings.bodyLimitBytes,
+      sse: { keepAliveMs: options.keepAliveMs },
+      onError: (error) => console.error(`Agent: A2A: ${(error as Error).message}`),
+    });
+    this.server.mount(this.a2a.mounted);
     this.outbound = new OutboundCalls({
       identity: () => ({ id: this.card().id, signer: this.keys.signer }),
       settings: () => this.settings,
@@ -385,6 +434,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   /** Starts listening on the agent port, then the tunnel if one is set; resolves with the local URL. */
   async start(): Promise<string> {
     if (this.shared) await this.startShared(this.shared);
+    // A2A tasks an earlier run (or a stopped replica) left unfinished end failed; owed pushes are sent.
+    await this.a2a.tasks.recover();
     this.listenUrl = await this.server.listen(this.settings.port, this.settings.host);
     this.invalidateCard();
     if (this.settings.tunnel !== 'none') this.startTunnel();
