@@ -331,6 +331,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       bodyLimitBytes: () => this.settings.bodyLimitBytes,
       sse: { keepAliveMs: options.keepAliveMs },
       onError: (error) => console.error(`Agent: A2A: ${(error as Error).message}`),
+      onCall: (event) => this.emit('envelope', event),
     });
     this.server.mount(this.a2a.mounted);
     this.outbound = new OutboundCalls({

@@ -3,6 +3,7 @@ import type { A2ACardInput } from '../a2a/agent-card.js';
 import type { CardRouteOptions } from '../a2a/card-route.js';
 import { A2AFrontDoor } from '../a2a/front-door.js';
 import type { A2AKeyCaller } from '../a2a/key-gate.js';
+import type { EnvelopeEvent } from '../agent/events.js';
 import type { MountedDoor } from '../agent/server.js';
 import type { SseOptions } from '../agent/sse.js';
 import { A2ACalls, type A2ACallsOptions } from './a2a-calls.js';
@@ -15,6 +16,8 @@ export interface A2ADoorOptions extends Omit<CardRouteOptions, 'card'> {
   bodyLimitBytes(): number;
   sse?: SseOptions;
   onError(error: unknown): void;
+  /** Each A2A request as a traffic entry (the app's `envelope` event, `protocol: 'a2a'`). */
+  onCall(event: EnvelopeEvent): void;
 }
 
 export interface A2ADoor {
@@ -43,6 +46,7 @@ export function createA2ADoor(options: A2ADoorOptions): A2ADoor {
     bodyLimitBytes: options.bodyLimitBytes,
     sse: options.sse,
     onError: options.onError,
+    onCall: options.onCall,
   });
   return {
     frontDoor,

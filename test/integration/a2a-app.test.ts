@@ -5,6 +5,10 @@ import { startGatewayDouble, type GatewayDouble, type RecordedRequest } from '..
 import { a2aClient, clientFactory, type Transport } from '../helpers/a2a-agent.js';
 import { asTask, collect, describeEvent, replyText, send } from '../helpers/a2a-messages.js';
 import { agentPool, type TestAgent } from '../helpers/agents.js';
+import { until } from '../helpers/polling.js';
+import { startConsole, type ConsoleHandle } from '../../src/console/console-server.js';
+import type { TrafficEntry, TrafficResponse } from '../../src/protocol/console-api.js';
+import { openSettingsStore } from '../../src/settings/store.js';
 
 // The A2A front door of the real app (src/app.ts): the SDK's own client (both transports, and its v0.3
 // path) against a running agent whose chat turns reach the gateway double through the shared caller core.
@@ -112,5 +116,92 @@ describe('the SDK client on its v0.3 path', () => {
     const events = (await collect(client.sendMessageStream(send('ab')))).map(describeEvent);
     expect(events.at(-1)).toBe('status:completed');
     expect(events).toContain('artifact:+b');
+  });
+});
+
+describe('traffic and metrics', () => {
+  let con: ConsoleHandle;
+  let key: string;
+  let caller: string;
+
+  beforeAll(async () => {
+    con = await startConsole({
+      app: agent.app,
+      store: openSettingsStore(agent.dataDir),
+      dataDir: agent.dataDir,
+      port: 0,
+      traffic: { flushMs: 10 },
+    });
+    const issued = await agent.app.a2aKeys.issue({ name: 'Traffic agent' });
+    key = issued.secret;
+    caller = `a2a-key:${issued.key.id}`;
+  });
+
+  afterAll(async () => {
+    await con.close();
+  });
+
+  const traffic = async (query: string) => {
+    const response = await fetch(`${con.url}/api/traffic${query}`, {
+      headers: { authorization: `Bearer ${con.token}` },
+    });
+    return { status: response.status, body: (await response.json()) as TrafficResponse };
+  };
+
+  it('each A2A request is one entry, refusals included; ?protocol= filters', async () => {
+    const rest = await a2aClient(agent.url, key, 'HTTP+JSON');
+    const task = asTask(await rest.sendMessage(send('logged', { contextId: 'ctx-log' })));
+    await collect(rest.sendMessageStream(send('streamed')));
+    await rest.getTask({ tenant: '', id: task.id });
+    const legacy = await fetch(`${agent.url}/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'A2A-Version': '0.3' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: task.id } }),
+    });
+    expect(legacy.status).toBe(401);
+
+    let mine: TrafficEntry[] = [];
+    await until(async () => {
+      mine = (await traffic('?protocol=a2a')).body.entries.filter((e) => e.sender === caller);
+      return mine.length === 3;
+    });
+    const byMethod = Object.fromEntries(mine.map((e) => [e.a2a?.method, e]));
+    expect(byMethod.SendMessage).toMatchObject({
+      protocol: 'a2a',
+      callerName: 'Traffic agent',
+      skill: 'chat',
+      endpoint: '/a2a/rest/message:send',
+      mode: 'sync',
+      signatureForm: 'none',
+      verdict: 'accepted',
+      status: 200,
+      taskId: task.id,
+      a2a: { version: '1.0', transport: 'rest', taskState: 'completed', contextId: 'ctx-log' },
+    });
+    expect(byMethod.SendMessage!.bytesOut).toBeGreaterThan(0);
+    expect(byMethod.SendStreamingMessage).toMatchObject({
+      mode: 'stream',
+      verdict: 'accepted',
+      a2a: { taskState: 'completed' },
+    });
+    expect(byMethod.GetTask).toMatchObject({ taskId: task.id, a2a: { method: 'GetTask' } });
+
+    const refused = (await traffic('?protocol=a2a')).body.entries.find(
+      (e) => e.sender === undefined && e.a2a?.version === '0.3',
+    );
+    expect(refused).toMatchObject({
+      protocol: 'a2a',
+      verdict: 'access',
+      code: 'AUTH_FAILED',
+      status: 401,
+      a2a: { transport: 'jsonrpc', method: 'unknown' },
+    });
+    expect(refused?.message).toMatch(/ask the operator/i);
+
+    const samvad = (await traffic('?protocol=samvad')).body.entries;
+    expect(samvad.some((e) => e.protocol === 'a2a')).toBe(false);
+    const bad = await traffic('?protocol=carrier-pigeon');
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toMatch(/samvad or a2a/);
   });
 });
