@@ -101,6 +101,49 @@ describe.each<Transport>(['JSONRPC', 'HTTP+JSON'])('the SDK client over %s', (tr
     const stored = await alice.getTask({ tenant: '', id });
     expect(stored.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
   });
+  it('a non-blocking send returns at once; get and list show the task finished', async () => {
+    gateway.set({ deltas: () => ['slow ', 'reply'], deltaDelayMs: 300 });
+    const submitted = asTask(
+      await alice.sendMessage(
+        send('later', { contextId: `bg-${transport}`, configuration: { returnImmediately: true } }),
+      ),
+    );
+    expect(submitted.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+    await until(
+      async () => {
+        const task = await alice.getTask({ tenant: '', id: submitted.id });
+        return task.status?.state === TaskState.TASK_STATE_COMPLETED;
+      },
+      5000,
+      'the task to complete',
+    );
+    expect(replyText(await alice.getTask({ tenant: '', id: submitted.id }))).toBe('slow reply');
+    const listed = await alice.listTasks({
+      tenant: '',
+      contextId: `bg-${transport}`,
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+    });
+    expect(listed.tasks.map((task) => task.id)).toEqual([submitted.id]);
+  });
+
+  it('resubscribes to a running task after the client dropped its stream', async () => {
+    gateway.set({ deltas: () => ['one ', 'two ', 'three'], deltaDelayMs: 300 });
+    const dropped = new AbortController();
+    const stream = alice.sendMessageStream(send('again'), { signal: dropped.signal });
+    const first = (await stream.next()).value!;
+    const id = first.payload!.$case === 'task' ? first.payload!.value.id : '';
+    expect(describeEvent((await stream.next()).value!)).toBe('artifact:=one ');
+    dropped.abort();
+    await stream.return(undefined);
+    const again = (await collect(alice.resubscribeTask({ tenant: '', id }))).map(describeEvent);
+    expect(again[0]).toBe('task:working');
+    expect(again.at(-1)).toBe('status:completed');
+    expect(again).toContain('artifact:=one two three|last');
+    // The gateway call went on when the first stream was dropped.
+    expect(gateway.requests.filter((r) => r.aborted)).toEqual([]);
+  });
 });
 
 describe('the SDK client on its v0.3 path', () => {
