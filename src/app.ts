@@ -13,7 +13,7 @@ import { SkillRegistry } from './agent/skill-registry.js';
 import type { Skill } from './agent/skill.js';
 import { createChatSkill, type GatewayOutcome } from './bridge/chat-skill.js';
 import type { GatewayTurnOptions } from './bridge/gateway-turn.js';
-import { createA2ADoor, type A2ADoor } from './calls/a2a-door.js';
+import { createA2ADoor, type A2ADoor } from './a2a/app-door.js';
 import type { GatewayProblem } from './bridge/diagnosis.js';
 import { openclawConfigPath, resolveGatewayConfig, type ResolvedGateway } from './bridge/gateway-config.js';
 import type { GatewaySnapshot, GatewayTransition } from './bridge/gateway-state.js';
@@ -293,7 +293,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       keepAliveMs: options.keepAliveMs,
       now: this.now,
     });
-    // The A2A front door on the agent port, on the caller core SAMVAD's calls pass too (src/calls).
+    // The A2A front door on the agent port, on the caller core SAMVAD's calls pass too.
     this.a2a = createA2ADoor({
       card: () => ({
         baseUrl: this.agentUrl,

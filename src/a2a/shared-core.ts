@@ -6,8 +6,8 @@ import type {
   ChatReply,
   ChatTurn,
   ChatTurnRequest,
-} from '../a2a/chat-core.js';
-import { A2AKeyGate, type A2AKeyCaller, type A2AKeyGateOptions } from '../a2a/key-gate.js';
+} from './chat-core.js';
+import { A2AKeyGate, type A2AKeyCaller, type A2AKeyGateOptions } from './key-gate.js';
 import type { CallerInfo } from '../agent/skill.js';
 import { systemMessage } from '../bridge/framing.js';
 import {
@@ -18,7 +18,7 @@ import {
 } from '../bridge/gateway-turn.js';
 import { ProtocolError } from '../protocol/index.js';
 import type { CallLimits } from '../state/call-limits.js';
-import { checkLimits, screenCall, type PayloadScreen } from './admission.js';
+import { checkLimits, screenCall, type PayloadScreen } from '../calls/admission.js';
 
 export interface A2ACallsOptions extends A2AKeyGateOptions {
   /** The request limits, daily token budget and prompt floor SAMVAD callers pass too (data dir or Redis). */

@@ -1,12 +1,12 @@
-import { createA2ATasks, type A2ATasks, type A2ATasksOptions } from '../a2a/a2a-tasks.js';
-import type { A2ACardInput } from '../a2a/agent-card.js';
-import type { CardRouteOptions } from '../a2a/card-route.js';
-import { A2AFrontDoor } from '../a2a/front-door.js';
-import type { A2AKeyCaller } from '../a2a/key-gate.js';
+import { createA2ATasks, type A2ATasks, type A2ATasksOptions } from './a2a-tasks.js';
+import type { A2ACardInput } from './agent-card.js';
+import type { CardRouteOptions } from './card-route.js';
+import { A2AFrontDoor } from './front-door.js';
+import type { A2AKeyCaller } from './key-gate.js';
 import type { EnvelopeEvent } from '../agent/events.js';
 import type { MountedDoor } from '../agent/server.js';
 import type { SseOptions } from '../agent/sse.js';
-import { A2ACalls, type A2ACallsOptions } from './a2a-calls.js';
+import { A2ACalls, type A2ACallsOptions } from './shared-core.js';
 
 export interface A2ADoorOptions extends Omit<CardRouteOptions, 'card'> {
   /** The card's inputs as they are now (public URL, names; `keylessAllowed` under the `open` policy). */
@@ -29,7 +29,7 @@ export interface A2ADoor {
 
 /**
  * The A2A front door as the app runs it: tasks in the agent's task state (data dir or Redis), the gate
- * and chat core on the shared caller core (a2a-calls.ts), mounted on the agent port. `tasks.recover()`
+ * and chat core on the shared caller core (shared-core.ts), mounted on the agent port. `tasks.recover()`
  * once shared state answers (app start).
  */
 export function createA2ADoor(options: A2ADoorOptions): A2ADoor {
