@@ -18,7 +18,7 @@ import {
 } from '../bridge/gateway-turn.js';
 import { ProtocolError } from '../protocol/index.js';
 import type { CallLimits } from '../state/call-limits.js';
-import { checkLimits, screenCall, type PayloadScreen } from '../calls/admission.js';
+import { chargeUsage, checkLimits, screenCall, type PayloadScreen } from '../calls/admission.js';
 
 export interface A2ACallsOptions extends A2AKeyGateOptions {
   /** The request limits, daily token budget and prompt floor SAMVAD callers pass too (data dir or Redis). */
@@ -147,10 +147,7 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
         user: `${caller.id}#${turn.contextId}`,
         signal: control.signal,
         onDelta: control.onDelta,
-        reportUsage: (tokens, prompt) => {
-          options.limits.addTokens(caller.id, tokens);
-          if (prompt !== undefined) options.limits.notePrompt(prompt);
-        },
+        reportUsage: (tokens, prompt) => chargeUsage(options.limits, caller.id, tokens, prompt),
         promptFloor: options.limits.promptFloor(),
       });
       return reply.usage ? { reply: reply.reply, usage: reply.usage } : { reply: reply.reply };

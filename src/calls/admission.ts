@@ -3,8 +3,10 @@ import type { CallCheck, CallLimits, CallVerdict } from '../state/call-limits.js
 
 /**
  * What every identified caller passes before its turn runs, whichever front door it came through (SAMVAD's
- * pipeline steps 5 and 7, A2A's gate): the request limits and daily token budget, and the injection screen.
- * Each refusal is a ProtocolError whose message says what to do.
+ * pipeline steps 5 and 7, A2A's gate): the request limits and daily token budget, and the injection screen;
+ * and after it, its usage charged. Each refusal is a ProtocolError whose message says what to do. The turn
+ * itself (the restricted-agent rule, the gateway call, usage on hang-up) is bridge/gateway-turn.ts, its
+ * framing bridge/framing.ts.
  */
 
 /** A content screen over the payload: the rule that matched, if any. */
@@ -95,4 +97,13 @@ export function screenCall(
     );
   }
   return match;
+}
+
+/**
+ * Tokens a turn cost its caller, charged to its daily budget; a prompt size the gateway reported may lower
+ * the prompt floor (what every turn costs before the caller's words).
+ */
+export function chargeUsage(limits: CallLimits, sender: string, tokens: number, prompt?: number): void {
+  limits.addTokens(sender, tokens);
+  if (prompt !== undefined) limits.notePrompt(prompt);
 }
