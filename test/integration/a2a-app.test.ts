@@ -147,7 +147,7 @@ describe.each<Transport>(['JSONRPC', 'HTTP+JSON'])('the SDK client over %s', (tr
 });
 
 describe('the SDK client on its v0.3 path', () => {
-  it('sends and streams through the real core', async () => {
+  it('sends, streams and cancels mid-stream through the real core', async () => {
     const response = await fetch(`${agent.url}/.well-known/agent-card.json`);
     const { supportedInterfaces: _v1Only, ...v03 } = (await response.json()) as Record<string, unknown>;
     const client = await clientFactory(aliceKey).createFromAgentCard(v03 as never);
@@ -159,6 +159,16 @@ describe('the SDK client on its v0.3 path', () => {
     const events = (await collect(client.sendMessageStream(send('ab')))).map(describeEvent);
     expect(events.at(-1)).toBe('status:completed');
     expect(events).toContain('artifact:+b');
+
+    gateway.set({ deltas: () => ['first ', 'second'], deltaDelayMs: 2000 });
+    const stream = client.sendMessageStream(send('cancel me'));
+    const first = (await stream.next()).value!;
+    const id = first.payload!.$case === 'task' ? first.payload!.value.id : '';
+    expect(describeEvent((await stream.next()).value!)).toBe('artifact:=first ');
+    const aborted = gateway.waitForAbort(5000);
+    const canceled = await client.cancelTask({ tenant: '', id, metadata: undefined });
+    expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect((await aborted).path).toBe('/v1/chat/completions');
   });
 });
 
