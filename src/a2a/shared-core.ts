@@ -49,9 +49,10 @@ interface Admission {
 const CLAIM_WITHIN_MS = 30_000;
 
 /**
- * The A2A front door's gate and chat core on the caller core SAMVAD's pipeline uses: the same access lists,
+ * The A2A front door's gate and chat core on the caller core SAMVAD's pipeline uses: the operator's denials,
  * limits (a key's own, or the per-sender setting), daily token budget with reservations, injection screen,
- * restricted-agent rule, framing and gateway turn. A key is the caller's identity everywhere (`a2a-key:<id>`;
+ * restricted-agent rule, framing and gateway turn. The key is the operator's consent (issued by them,
+ * revocable at once), so a key holder never waits on the pairing list. A key is the caller's identity everywhere (`a2a-key:<id>`;
  * keyless callers under `open`: `a2a-anon:<address>`).
  */
 export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
