@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { RedisCallLimits } from '../../src/state/redis-call-limits.js';
 import { startGatewayDouble, type GatewayDouble } from '../fixtures/gateway-double.js';
 import { startRedisServer, type RedisServer } from '../fixtures/redis-server.js';
 import { startAgent, tempDir, type TestAgent } from '../helpers/agents.js';
@@ -89,6 +90,22 @@ describe('A2A on replicas', () => {
     );
     const got = await rpc(b!, secret, 'GetTask', { id });
     expect(got.json.result?.artifacts?.[0]?.parts[0]?.text).toBe('slow reply');
+  });
+
+  it("a key's own limit and budget hold across replicas", async () => {
+    const [a, b] = await replicas(2);
+    const once = await a!.app.a2aKeys.issue({ name: 'Once a minute', limits: { requestsPerMinute: 1 } });
+    gateway.set({ deltas: (reply) => [reply], deltaDelayMs: 0 });
+    expect((await rpc(a!, once.secret, 'SendMessage', message('one'))).status).toBe(200);
+    const again = await rpc(b!, once.secret, 'SendMessage', message('two'));
+    expect(again.status).toBe(429);
+    // The double reports 15 tokens a turn: a budget of 10 allows one turn, wherever the next one arrives.
+    const thrifty = await b!.app.a2aKeys.issue({ name: 'Ten tokens', limits: { tokensPerDay: 10 } });
+    const first = await rpc(b!, thrifty.secret, 'SendMessage', { ...message('one'), configuration: {} });
+    expect(first.json.result?.task?.id).toBeDefined();
+    await (b!.app.server.limits as RedisCallLimits).flush();
+    const over = await rpc(a!, thrifty.secret, 'SendMessage', message('two'));
+    expect(over.status).toBe(429);
   });
 
   it('a cancel sent to another replica stops the gateway call where the task runs', async () => {
