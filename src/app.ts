@@ -8,7 +8,7 @@ import { PeerKeyResolver } from './agent/peer-keys.js';
 import { AgentServer } from './agent/server.js';
 import { SkillRegistry } from './agent/skill-registry.js';
 import type { AppEvents, AppOptions } from './app-contract.js';
-import { createChatSkill } from './bridge/chat-skill.js';
+import { createAppA2ADoor, type A2ADoor } from './a2a/app-door.js';
 import { GatewayLink } from './bridge/gateway-link.js';
 import type { GatewaySnapshot } from './bridge/gateway-state.js';
 import type { GatewayTarget } from './bridge/gateway-target.js';
@@ -29,11 +29,8 @@ import { PublicAddress } from './tunnel/public-address.js';
 import type { TunnelState } from './tunnel/state.js';
 import packageJson from '../package.json' with { type: 'json' };
 
-export type { StateHealth } from './state/redis-connection.js';
-export type { GatewaySnapshot, GatewayTransition } from './bridge/gateway-state.js';
-export type { GatewayCallEvent } from './bridge/gateway-link.js';
+export type { GatewayTransition } from './bridge/gateway-state.js';
 export type { AppEvents, AppOptions } from './app-contract.js';
-
 export const AGENT_VERSION: string = packageJson.version;
 
 /**
@@ -58,6 +55,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   readonly outbound: OutboundCalls;
   /** Where the agent is reached from outside: the tunnel's life, the public URL. */
   readonly publicAddress: PublicAddress;
+  /** The A2A front door on the agent port: its card, transports and tasks. */
+  readonly a2a: A2ADoor;
   /** State shared with other replicas on Redis (`redisUrl`); without it, the data dir holds everything. */
   readonly shared: SharedState | undefined;
   private readonly sync: ReplicaSync | undefined;
@@ -111,17 +110,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       onUrl: () => this.ownCard.invalidate(),
     });
     const shared = (this.shared = SharedState.fromSettings(settings, options));
-    this.skills.register(
-      createChatSkill({
-        gateway: () => this.gateway.current,
-        defaultChannel: () => this.settings.defaultChannel,
-        callerInstructions: () => this.settings.callerInstructions,
-        targetProblem: () => this.gatewayTarget.problem(),
-        trust: settings().chatTrust,
-        allowedPeers: settings().allowedPeers,
-        onGatewayOutcome: (outcome) => this.gateway.called(outcome),
-      }),
-    );
+    this.skills.register(this.gateway.chatSkill(settings));
     for (const skill of options.extraSkills ?? []) this.skills.register(skill);
     const isOwnId = (id: string) => id === this.card().id;
     const peerKeys = (this.peerKeys = new PeerKeyResolver({
@@ -185,10 +174,20 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       stateUp: () => this.stateHealth().up,
       agentVersion: AGENT_VERSION,
       events: { envelope: (e) => this.emit('envelope', e), callback: (e) => this.emit('callback', e) },
+      devHttpPeers: settings().devHttpPeers,
       callbacks: options.callbacks,
       keepAliveMs: options.keepAliveMs,
       now,
     });
+    this.a2a = createAppA2ADoor(this, {
+      gateway: this.gateway.turn,
+      version: AGENT_VERSION,
+      keepAliveMs: options.keepAliveMs,
+      now,
+      onCallback: (event) => this.emit('callback', event),
+      onCall: (event) => this.emit('envelope', event),
+    });
+    this.server.mount(this.a2a.mounted);
     this.outbound = new OutboundCalls({
       identity: () => ({ id: this.card().id, signer: this.keys.signer }),
       settings,
@@ -212,6 +211,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   /** Starts listening on the agent port, then the tunnel if one is set; resolves with the local URL. */
   async start(): Promise<string> {
     await this.sync?.start();
+    // A2A tasks an earlier run (or a stopped replica) left unfinished end failed; owed pushes are sent.
+    await this.a2a.tasks.recover();
     this.publicAddress.listening(await this.server.listen(this.settings.port, this.settings.host));
     // The gateway and the agent for callers: at start, then every 30 s (never per call).
     this.gatewayWatch.start(this.options.gatewayProbeMs ?? 30_000);

@@ -1,6 +1,7 @@
 import { ServerCallContext, type User } from '@a2a-js/sdk/server';
 import type { ProtocolError } from '../protocol/index.js';
 import type { PushConfigEntry } from '../state/tasks.js';
+import type { A2ACallRecord } from './call-record.js';
 import type { A2ACaller } from './chat-core.js';
 
 /**
@@ -33,13 +34,23 @@ export interface RequestScope {
    * and is written with the task.
    */
   push?: { taskId: string; entries: PushConfigEntry[] };
+  /** What the traffic log will show of this request (filled in as it goes). */
+  call?: A2ACallRecord;
 }
 
 const SCOPE_KEY = 'agent-bridge.request';
 
 /** The SDK's per-request context for an authenticated caller speaking `version` ('1.0' or '0.3'). */
-export function callContext<C extends A2ACaller>(caller: C, version: string): ServerCallContext {
+export function callContext<C extends A2ACaller>(
+  caller: C,
+  version: '1.0' | '0.3',
+  call?: A2ACallRecord,
+): ServerCallContext {
   const scope: RequestScope = {};
+  if (call) {
+    call.version = version;
+    scope.call = call;
+  }
   return new ServerCallContext({
     user: new CallerUser(caller),
     requestedVersion: version,

@@ -68,8 +68,7 @@ export interface ChatCore<C extends A2ACaller = A2ACaller> {
   /**
    * Resolves with the reply, or rejects: with `signal.reason` once aborted, with a ProtocolError whose
    * message the caller may read (the gateway is down: AGENT_UNAVAILABLE), or with anything else (a bug).
-   * Resources a turn holds (an in-flight slot, a budget reservation) are taken here and released when
-   * this settles, never in `admit`.
+   * What the turn holds (its budget reservation, taken by `admit`) is released when this settles.
    */
   run(caller: C, turn: ChatTurn, control: ChatControl): Promise<ChatReply>;
 }
@@ -85,9 +84,11 @@ export interface A2AGate<C extends A2ACaller = A2ACaller> {
   /**
    * Whether this turn may run now: access lists, the restricted-agent rule, rate limits, the daily token
    * budget, the injection screen, the task caps. Runs before the SDK creates a task, so a refusal stores
-   * nothing and the caller gets an A2A error (429 with Retry-After, 403, ...), not a failed task. It only
-   * decides: it must not reserve anything, because the SDK may still refuse the turn afterwards (a store
-   * that does not answer), and then `run` is never called.
+   * nothing and the caller gets an A2A error (429 with Retry-After, 403, ...), not a failed task. What it
+   * holds for the turn (a budget reservation, taken atomically with the limits' check as SAMVAD's step 5
+   * does) goes to that turn's `run` through the caller object (one per request); the SDK may still refuse
+   * the turn afterwards (a store that does not answer, the task cap) and never call `run`, so a hold not
+   * claimed soon must be given back by the gate itself.
    */
   admit(caller: C, turn: ChatTurnRequest): Promise<void>;
 }

@@ -15,13 +15,16 @@ import { readJsonBody, sendJson } from './http-io.js';
 import { JsonRpcRoute } from './jsonrpc-route.js';
 import { A2APushSender, type DeliverPush } from './push-sender.js';
 import { RestRoute } from './rest-route.js';
+import { TrafficHandler } from './traffic-handler.js';
+import { trafficEvent, type A2ACallRecord } from './call-record.js';
+import type { EnvelopeEvent } from '../agent/events.js';
 
 export interface A2AFrontDoorOptions<C extends A2ACaller> extends CardRouteOptions {
   gate: A2AGate<C>;
   core: ChatCore<C>;
   /** Where A2A tasks live (the SDK's interface); every event of a running task is saved through it. */
   tasks: TaskStore;
-  /** Refuses a new task past its caller's cap (A2ATaskStore.admit), after the gate admitted the turn. */
+  /** Refuses a new task past its caller's cap (A2ATaskStore.admit), before the gate admits the turn. */
   taskCapacity?(owner: string): Promise<void>;
   /** Push notification configs, kept with their task (A2APushConfigs). */
   pushConfigs: PushNotificationStore;
@@ -41,6 +44,8 @@ export interface A2AFrontDoorOptions<C extends A2ACaller> extends CardRouteOptio
   sse?: SseOptions;
   /** Failures that are not the caller's to read, for the operator's log (never holds a secret). */
   onError?(error: unknown): void;
+  /** Each JSON-RPC or HTTP+JSON request once answered (refusals included): the operator's traffic entry. */
+  onCall?(event: EnvelopeEvent): void;
 }
 
 /**
@@ -79,8 +84,9 @@ export class A2AFrontDoor<C extends A2ACaller> {
       cancelElsewhere: replicas && ((id, context) => replicas.cancelElsewhere(id, context)),
       onError: report,
     });
-    this.jsonRpc = new JsonRpcRoute(handler, { sse: options.sse, report });
-    this.rest = new RestRoute(handler, { sse: options.sse, report });
+    const traced = new TrafficHandler(handler);
+    this.jsonRpc = new JsonRpcRoute(traced, { sse: options.sse, report });
+    this.rest = new RestRoute(traced, { sse: options.sse, report });
   }
 
   /** The paths this front door answers (anything else stays the agent port's). */
@@ -128,16 +134,24 @@ export class A2AFrontDoor<C extends A2ACaller> {
     }
     if (path === A2A_PATHS.jsonRpc) {
       if (method !== 'POST') return notAllowed(res, 'POST');
+      const call = this.track(req, res, path, 'jsonrpc');
       const info = { headers: req.headers, remoteAddress: req.socket.remoteAddress, method: `POST ${path}` };
       let caller: C;
       let body: unknown;
       try {
         caller = await this.options.gate.authenticate(info);
+        if (call) call.caller = caller;
         body = await readJsonBody(req, this.options.bodyLimitBytes());
       } catch (error) {
+        if (call) {
+          call.error = error;
+          call.version = /^0\.3(\.\d+)?$/.test(String(req.headers['a2a-version'] ?? '').trim())
+            ? '0.3'
+            : '1.0';
+        }
         return this.jsonRpc.refuse(req, res, error);
       }
-      return this.jsonRpc.serve(req, res, caller, body);
+      return this.jsonRpc.serve(req, res, caller, body, call);
     }
     const sub = path.slice(A2A_PATHS.rest.length);
     const route = this.rest.match(method, sub);
@@ -147,6 +161,8 @@ export class A2AFrontDoor<C extends A2ACaller> {
         error: `No A2A HTTP+JSON operation at ${path.slice(0, 120)}; see ${A2A_PATHS.card} (v0.3 callers: use the JSON-RPC interface).`,
       });
     }
+    const call = this.track(req, res, path, 'rest');
+    if (call) call.method = route.name;
     let caller: C;
     let body: unknown = {};
     try {
@@ -155,11 +171,46 @@ export class A2AFrontDoor<C extends A2ACaller> {
         remoteAddress: req.socket.remoteAddress,
         method: `${method} ${path}`,
       });
+      if (call) call.caller = caller;
       if (method === 'POST') body = await readJsonBody(req, this.options.bodyLimitBytes());
     } catch (error) {
+      if (call) call.error = error;
       return this.rest.refuse(res, error);
     }
-    return this.rest.serve(req, res, caller, route, url.searchParams, body);
+    return this.rest.serve(req, res, caller, route, url.searchParams, body, call);
+  }
+
+  /**
+   * A record of the request that becomes one traffic entry when its response is over (a stream: when it
+   * ends); none without `onCall`. The bytes out are counted on the socket (headers included).
+   */
+  private track(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    transport: A2ACallRecord['transport'],
+  ): A2ACallRecord | undefined {
+    const onCall = this.options.onCall;
+    if (!onCall) return undefined;
+    const declared = Number(req.headers['content-length']);
+    const call: A2ACallRecord = {
+      startedAt: Date.now(),
+      started: performance.now(),
+      path,
+      transport,
+      bytesIn: Number.isFinite(declared) && declared > 0 ? declared : 0,
+    };
+    const socket = req.socket;
+    const before = socket.bytesWritten;
+    res.once('close', () => {
+      const status = res.writableFinished ? res.statusCode : 499;
+      try {
+        onCall(trafficEvent(call, status, Math.max(0, socket.bytesWritten - before)));
+      } catch (error) {
+        this.options.onError?.(error);
+      }
+    });
+    return call;
   }
 }
 

@@ -36,7 +36,7 @@ export interface GatedHandlerOptions<C extends A2ACaller> {
   tasks: TaskStore;
   /** Why a push notification URL is refused (the SAMVAD callback rule: public https only), or undefined. */
   pushUrlProblem(url: string): string | undefined;
-  /** Refuses a new task when its caller holds as many as it may (A2ATaskStore.admit); after the gate. */
+  /** Refuses a new task when its caller holds as many as it may (A2ATaskStore.admit); before the gate. */
   taskCapacity?(owner: string): Promise<void>;
   /** With replicas: cancels a run at another replica and waits for it (A2ATaskStore.cancelElsewhere). */
   cancelElsewhere?(taskId: string, context: ServerCallContext): Promise<void>;
@@ -231,8 +231,9 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     if (push) this.checkPush(push);
     const caller = callerOf<C>(context);
     try {
-      await this.options.gate.admit(caller, { message: text, contextId: message?.contextId || undefined });
+      // The cap first: the gate's admission holds the turn's budget reservation for its run.
       await this.options.taskCapacity?.(caller.id);
+      await this.options.gate.admit(caller, { message: text, contextId: message?.contextId || undefined });
     } catch (error) {
       throw this.refusal(error, context);
     }

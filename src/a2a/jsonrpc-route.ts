@@ -7,6 +7,7 @@ import type { SseOptions } from '../agent/sse.js';
 import { ProtocolError } from '../protocol/index.js';
 import { fixJsonRpcError, jsonRpcError, type JsonRpcErrorObject } from './a2a-errors.js';
 import { callContext, scopeOf } from './call-context.js';
+import { v1MethodName, type A2ACallRecord } from './call-record.js';
 import type { A2ACaller } from './chat-core.js';
 import { sendJson, streamSse } from './http-io.js';
 
@@ -47,14 +48,23 @@ export class JsonRpcRoute {
     this.legacy = new LegacyJsonRpcTransportHandler(handler);
   }
 
-  /** Answers a request whose caller is known and whose body is read. */
-  async serve(req: IncomingMessage, res: ServerResponse, caller: A2ACaller, body: unknown): Promise<void> {
+  /** Answers a request whose caller is known and whose body is read; `call` is its traffic record. */
+  async serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    caller: A2ACaller,
+    body: unknown,
+    call?: A2ACallRecord,
+  ): Promise<void> {
     const method = (body as { method?: unknown } | null)?.method;
     const id = requestId(body);
+    // Known before the handler runs, for a request the SDK refuses before calling it.
+    if (call) call.method = v1MethodName(method);
     let version: WireVersion;
     try {
       version = jsonRpcVersion(header(req), method);
     } catch (error) {
+      if (call) call.error = error;
       return this.replyError(res, id, error, false);
     }
     const legacy = version === '0.3';
@@ -65,7 +75,7 @@ export class JsonRpcRoute {
       };
       return sendJson(res, 200, { jsonrpc: '2.0', id: null, error: invalid });
     }
-    const context = callContext(caller, version);
+    const context = callContext(caller, version, call);
     const transport = legacy ? this.legacy : this.v1;
     const answer = await transport.handle(body as Record<string, unknown>, context);
     if (!isStream(answer)) {

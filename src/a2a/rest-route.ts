@@ -17,6 +17,7 @@ import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { SseOptions } from '../agent/sse.js';
 import { restErrorReply } from './a2a-errors.js';
 import { callContext, scopeOf } from './call-context.js';
+import type { A2ACallRecord } from './call-record.js';
 import { decode } from './decode.js';
 import type { A2ACaller } from './chat-core.js';
 import { sendJson, streamSse } from './http-io.js';
@@ -24,27 +25,54 @@ import { sendJson, streamSse } from './http-io.js';
 type Answer = { status: number; body?: unknown } | { stream: AsyncGenerator<StreamResponse> };
 type Params = { id: string; configId: string; query: URLSearchParams; body: Record<string, unknown> };
 type Handler = (h: A2ARequestHandler, c: ServerCallContext, p: Params) => Promise<Answer>;
-type Matched = { handle: Handler; params: Pick<Params, 'id' | 'configId'> };
+/** `name`: the operation's v1.0 method name (the traffic log's). */
+type Matched = { handle: Handler; name: string; params: Pick<Params, 'id' | 'configId'> };
 
 const TASK = '([^/:]+)';
 /** The v1.0 HTTP+JSON binding (§11.3), paths relative to the interface URL. No tenants: none are declared. */
-const ROUTES: { method: string; path: RegExp; handle: Handler }[] = [
-  { method: 'POST', path: /^\/message:send$/, handle: send },
-  { method: 'POST', path: /^\/message:stream$/, handle: stream },
-  { method: 'GET', path: /^\/tasks$/, handle: list },
-  { method: 'GET', path: new RegExp(`^/tasks/${TASK}$`), handle: get },
-  { method: 'POST', path: new RegExp(`^/tasks/${TASK}:cancel$`), handle: cancel },
-  { method: 'POST', path: new RegExp(`^/tasks/${TASK}:subscribe$`), handle: subscribe },
-  { method: 'GET', path: new RegExp(`^/tasks/${TASK}:subscribe$`), handle: subscribe },
-  { method: 'POST', path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs$`), handle: createPush },
-  { method: 'GET', path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs$`), handle: listPush },
-  { method: 'GET', path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs/${TASK}$`), handle: getPush },
+const ROUTES: { method: string; path: RegExp; handle: Handler; name: string }[] = [
+  { method: 'POST', path: /^\/message:send$/, handle: send, name: 'SendMessage' },
+  { method: 'POST', path: /^\/message:stream$/, handle: stream, name: 'SendStreamingMessage' },
+  { method: 'GET', path: /^\/tasks$/, handle: list, name: 'ListTasks' },
+  { method: 'GET', path: new RegExp(`^/tasks/${TASK}$`), handle: get, name: 'GetTask' },
+  { method: 'POST', path: new RegExp(`^/tasks/${TASK}:cancel$`), handle: cancel, name: 'CancelTask' },
+  {
+    method: 'POST',
+    path: new RegExp(`^/tasks/${TASK}:subscribe$`),
+    handle: subscribe,
+    name: 'SubscribeToTask',
+  },
+  {
+    method: 'GET',
+    path: new RegExp(`^/tasks/${TASK}:subscribe$`),
+    handle: subscribe,
+    name: 'SubscribeToTask',
+  },
+  {
+    method: 'POST',
+    path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs$`),
+    handle: createPush,
+    name: 'CreateTaskPushNotificationConfig',
+  },
+  {
+    method: 'GET',
+    path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs$`),
+    handle: listPush,
+    name: 'ListTaskPushNotificationConfigs',
+  },
+  {
+    method: 'GET',
+    path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs/${TASK}$`),
+    handle: getPush,
+    name: 'GetTaskPushNotificationConfig',
+  },
   {
     method: 'DELETE',
     path: new RegExp(`^/tasks/${TASK}/pushNotificationConfigs/${TASK}$`),
     handle: deletePush,
+    name: 'DeleteTaskPushNotificationConfig',
   },
-  { method: 'GET', path: /^\/extendedAgentCard$/, handle: extendedCard },
+  { method: 'GET', path: /^\/extendedAgentCard$/, handle: extendedCard, name: 'GetExtendedAgentCard' },
 ];
 
 /**
@@ -66,7 +94,8 @@ export class RestRoute {
       const found = route.path.exec(path);
       if (!found) continue;
       if (route.method === method) {
-        return { handle: route.handle, params: { id: found[1] ?? '', configId: found[2] ?? '' } };
+        const params = { id: found[1] ?? '', configId: found[2] ?? '' };
+        return { handle: route.handle, name: route.name, params };
       }
       allow.push(route.method);
     }
@@ -80,8 +109,10 @@ export class RestRoute {
     route: Matched,
     query: URLSearchParams,
     body: unknown,
+    call?: A2ACallRecord,
   ): Promise<void> {
-    const context = callContext(caller, '1.0');
+    const context = callContext(caller, '1.0', call);
+    if (call) call.method = route.name;
     try {
       checkVersion(req);
       const { id, configId } = route.params;
@@ -103,6 +134,7 @@ export class RestRoute {
         sse: this.options.sse,
       });
     } catch (error) {
+      if (call) call.error ??= error;
       const reply = this.errorReply(error, context);
       sendJson(res, reply.status, reply.body, reply.headers, A2A_CONTENT_TYPE);
     }

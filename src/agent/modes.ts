@@ -8,6 +8,7 @@ import {
   type Envelope,
   type Mode,
 } from '../protocol/index.js';
+import { chargeUsage } from '../calls/admission.js';
 import { randomHex } from '../lib/random-hex.js';
 import { readRawBody } from './body.js';
 import { ticketFor } from './intake.js';
@@ -447,12 +448,10 @@ function preview(
   };
 }
 
-/** Usage charged to the sender; a prompt size the gateway reported may lower the prompt floor. */
+/** Usage charged to the sender (the caller core's, as for A2A callers). */
 function usageReporter(runtime: AgentRuntime, accepted: Accepted) {
-  return (tokens: number, prompt?: number) => {
-    runtime.pipeline.limits.addTokens(accepted.sender, tokens);
-    if (prompt !== undefined) runtime.pipeline.limits.notePrompt(prompt);
-  };
+  return (tokens: number, prompt?: number) =>
+    chargeUsage(runtime.pipeline.limits, accepted.sender, tokens, prompt);
 }
 
 /** The call is over, its usage charged: what step 5 reserved for it is given back (once). */

@@ -22,7 +22,8 @@ import { checkDelegation } from './delegation.js';
 import type { SignatureFormUsed } from './events.js';
 import type { CallerAddress, PeerKeyResolver, ResolvedKey } from './peer-keys.js';
 import { describeSchemaError, type RegisteredSkill, type SkillRegistry } from './skill-registry.js';
-import type { CallCheck, CallLimits, CallVerdict } from '../state/call-limits.js';
+import type { CallLimits } from '../state/call-limits.js';
+import { checkLimits, screenCall, type PayloadScreen } from '../calls/admission.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const validateEnvelope = addFormats(new Ajv({ allErrors: false, strict: false })).compile<Envelope>(
@@ -42,8 +43,7 @@ export interface PipelineSettings {
   delegationMaxLifetimeSeconds: number;
 }
 
-/** A content screen over the payload: the rule that matched, if any. */
-export type PayloadScreen = (payload: unknown) => { rule: string } | undefined;
+export type { PayloadScreen } from '../calls/admission.js';
 
 export interface PipelineDeps {
   isOwnId(id: string): boolean;
@@ -221,7 +221,7 @@ export async function receive(
   // The call's estimated cost is reserved in the same step (concurrent calls cannot all pass the budget).
   const reserve = reservation(deps, settings, entry, envelope.payload);
   const reservedAt = now();
-  await checkLimits(deps, {
+  await checkLimits(deps.limits, {
     sender,
     nonce: envelope.nonce,
     nonceExpiresAt: sentAt + MAX_AGE_MS + 1000,
@@ -288,18 +288,8 @@ function screenInput(
   payload: Record<string, unknown>,
   trace: ReceiveTrace,
 ): void {
-  if (!deps.screen || settings.injectionScreen === 'off') return;
-  const match = deps.screen(payload);
-  if (!match) return;
-  trace.screen = match;
-  if (settings.injectionScreen === 'refuse') {
-    throw new ProtocolError(
-      'INJECTION_DETECTED',
-      400,
-      `The message looks like a prompt-injection attempt (rule "${match.rule}") and this agent refuses those; rephrase it as a plain request.`,
-      { step: 'input' },
-    );
-  }
+  if (deps.screen)
+    screenCall(deps.screen, settings.injectionScreen, payload, (match) => (trace.screen = match));
 }
 
 function admit(
@@ -450,64 +440,6 @@ function sameSecret(a: string, b: string): boolean {
   return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 }
 
-async function checkLimits(deps: PipelineDeps, call: CallCheck): Promise<void> {
-  const pending = deps.limits.check(call);
-  // The data-dir version answers at once: no promise to wait for on the single-process path.
-  const verdict: CallVerdict = pending instanceof Promise ? await pending : pending;
-  if (verdict.ok) return;
-  const { sender } = call;
-  const wait = verdict.waitSeconds;
-  switch (verdict.refusal) {
-    case 'global':
-      throw new ProtocolError(
-        'RATE_LIMITED',
-        429,
-        `This agent is at its limit of requests per minute; retry in ${wait} s.`,
-        { step: 'rate-limit', retryAfterSeconds: wait },
-      );
-    case 'strangers':
-      throw new ProtocolError(
-        'RATE_LIMITED',
-        429,
-        `This agent is at its limit of requests per minute from senders its operator has not approved yet; retry in ${wait} s.`,
-        { step: 'rate-limit', retryAfterSeconds: wait },
-      );
-    case 'sender':
-      throw new ProtocolError(
-        'RATE_LIMITED',
-        429,
-        `${sender} is over its per-sender limit of requests per minute; retry in ${wait} s.`,
-        { step: 'rate-limit', retryAfterSeconds: wait },
-      );
-    case 'budget':
-      throw new ProtocolError(
-        'TOKEN_BUDGET_EXCEEDED',
-        429,
-        `${sender} has used its ${call.tokensPerDay} tokens for today; the budget resets at UTC midnight (in ${wait} s).`,
-        { step: 'rate-limit', retryAfterSeconds: wait },
-      );
-    case 'budget-held':
-      throw new ProtocolError(
-        'TOKEN_BUDGET_EXCEEDED',
-        429,
-        `${sender} has calls in progress that may use the rest of its ${call.tokensPerDay} tokens for today; retry in ${wait} s, once they have ended.`,
-        { step: 'rate-limit', retryAfterSeconds: wait },
-      );
-    case 'full':
-      throw new ProtocolError('AGENT_UNAVAILABLE', 503, 'The agent is overloaded; retry shortly.', {
-        step: 'nonce',
-        retryAfterSeconds: wait,
-      });
-    case 'replay':
-      throw new ProtocolError(
-        'REPLAY_DETECTED',
-        401,
-        `Nonce "${call.nonce}" was already used; every envelope needs a fresh nonce.`,
-        { step: 'nonce' },
-      );
-  }
-}
-
 function checkInput(entry: RegisteredSkill | undefined, envelope: Envelope, mode: Mode): RegisteredSkill {
   if (!entry)
     throw new ProtocolError(
@@ -575,7 +507,7 @@ async function acceptUnsigned(
   const rule = deps.access ? deps.access.precheck(request) : 'unsigned-open';
   const settings = deps.settings();
   const reserve = reservation(deps, settings, entry, payload as Record<string, unknown>);
-  await checkLimits(deps, { sender, nonceExpiresAt: 0, tokensPerDay: settings.tokensPerDay, reserve });
+  await checkLimits(deps.limits, { sender, nonceExpiresAt: 0, tokensPerDay: settings.tokensPerDay, reserve });
   const traceId = typeof body.traceId === 'string' ? body.traceId : randomBytes(8).toString('hex');
   trace.traceId = traceId;
   const envelope: Envelope = {

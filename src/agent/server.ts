@@ -1,5 +1,11 @@
 import Koa, { type Context } from 'koa';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   ProtocolError,
@@ -27,6 +33,7 @@ import type { PayloadScreen, PipelineSettings } from './pipeline.js';
 import { sendSigned } from './respond.js';
 import type { AgentRuntime } from './runtime.js';
 import type { SkillRegistry } from './skill-registry.js';
+import { webhookRules } from '../lib/webhook.js';
 import { LocalCallLimits, type CallLimits } from '../state/call-limits.js';
 import { TaskStore } from '../state/task-store.js';
 import type { StoredTask } from '../state/tasks.js';
@@ -66,6 +73,8 @@ export interface AgentServerOptions {
    * dir, for this process alone.
    */
   state?: { limits: CallLimits; tasks: TaskState; recoverEveryMs?: number };
+  /** Loopback callback URLs (also over http) for local testing: the rule A2A push notifications follow too. */
+  devHttpPeers?: boolean;
   callbacks?: Partial<CallbackOptions>;
   keepAliveMs?: number;
   /** What an envelope may cost before its sender is verified (intake.ts); tests shorten the deadlines. */
@@ -81,6 +90,22 @@ const ENVELOPE_PATHS = new Map<string, Mode>([
   ['/agent/task', 'async'],
   ['/agent/stream', 'stream'],
 ]);
+
+/**
+ * Another protocol's front door on this port (the A2A one, src/a2a): requests on the paths it owns go to it,
+ * and shutdown drains its runs as it drains SAMVAD's.
+ */
+export interface MountedDoor {
+  owns(path: string): boolean;
+  /** Answers the request on the node response; never rejects. */
+  handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** Runs in flight: shutdown waits for them within its grace. */
+  activeRuns(): number;
+  /** The grace is over: what still runs is aborted (its task ends failed). */
+  abort(): void;
+  /** After the runs ended, before the task state closes. */
+  close(): void;
+}
 
 /**
  * The listener's own deadlines (issue 11, item 3). Headers must arrive within 10 s and a whole request
@@ -114,6 +139,7 @@ export class AgentServer {
   private readonly sweeper: NodeJS.Timeout;
   private recoverer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
+  private door: MountedDoor | undefined;
 
   constructor(private readonly options: AgentServerOptions) {
     const now = options.now ?? Date.now;
@@ -142,6 +168,7 @@ export class AgentServer {
       callbacks: new CallbackSender({
         signer: options.signer,
         onEvent: (e) => events.callback?.(e),
+        ...webhookRules(options.devHttpPeers ?? false),
         ...options.callbacks,
       }),
       events,
@@ -172,6 +199,16 @@ export class AgentServer {
       }
     }, SWEEP_MS);
     this.sweeper.unref();
+  }
+
+  /** Serves another protocol's front door on this port (once, before `listen`). */
+  mount(door: MountedDoor): void {
+    this.door = door;
+  }
+
+  /** True once `close` began: new calls are refused, those in flight finish within the grace. */
+  get draining(): boolean {
+    return this.runtime.draining;
   }
 
   /** Applies changed card limits live. */
@@ -273,13 +310,17 @@ export class AgentServer {
       ? new Promise<void>((resolve) => this.server?.close(() => resolve()))
       : Promise.resolve();
     this.server?.closeIdleConnections();
+    const door = this.door;
+    const busy = () => this.runtime.inflight.size > 0 || (door?.activeRuns() ?? 0) > 0;
     const deadline = Date.now() + graceMs;
-    while (this.runtime.inflight.size > 0 && Date.now() < deadline) await delay(25);
+    while (busy() && Date.now() < deadline) await delay(25);
     for (const controller of this.runtime.inflight) controller.abort(new Error('agent shutting down'));
+    door?.abort();
     const abortDeadline = Date.now() + 2000;
-    while (this.runtime.inflight.size > 0 && Date.now() < abortDeadline) await delay(10);
+    while (busy() && Date.now() < abortDeadline) await delay(10);
     this.server?.closeAllConnections();
     await closed;
+    door?.close();
     this.runtime.callbacks.close();
     await this.limits.close();
     await this.tasks.close();
@@ -311,6 +352,10 @@ export class AgentServer {
     }
     if (path.startsWith('/agent/task/'))
       return this.get(ctx, () => this.serveTask(ctx, path.slice('/agent/task/'.length)));
+    if (this.door?.owns(path)) {
+      ctx.respond = false; // the front door writes its reply on the node response
+      return this.door.handle(ctx.req, ctx.res);
+    }
     ctx.status = 404;
     ctx.body = {
       error: 'Not Found: this port serves only the SAMVAD agent endpoints listed in /.well-known/agent.json.',

@@ -17,6 +17,8 @@ export interface CallerInfo {
   onBehalfOf?: string;
   /** That token's scope: the skill ids the issuer allowed (its own words, unchecked beyond this call's). */
   delegationScope?: string[];
+  /** An A2A caller (`a2a-key:<id>` or `a2a-anon:<address>`); absent: SAMVAD. */
+  a2a?: { keyIssuedAt?: string };
 }
 
 /** What a skill handler gets for one verified call. */

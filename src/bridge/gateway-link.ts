@@ -1,9 +1,11 @@
 import type { AcceptedExposedAgent, GatewayAgentView } from '../protocol/console-api.js';
-import type { GatewayOutcome } from './chat-skill.js';
+import { createChatSkill, type ChatResult, type GatewayOutcome } from './chat-skill.js';
+import type { Skill } from '../agent/skill.js';
 import type { GatewayProblem } from './diagnosis.js';
 import { openclawConfigPath, resolveGatewayConfig, type ResolvedGateway } from './gateway-config.js';
 import type { GatewayTransition } from './gateway-state.js';
 import { GatewayTarget, agentModel } from './gateway-target.js';
+import type { GatewayTurnOptions } from './gateway-turn.js';
 import { GatewayWatch } from './gateway-watch.js';
 
 /** The settings that say which gateway, and which agent on it, callers reach. */
@@ -14,6 +16,14 @@ export interface GatewaySettings {
   gatewayAgent: string;
   gatewayTimeoutMs?: number;
   acceptedExposedAgent?: AcceptedExposedAgent;
+}
+
+/** The settings the chat skill reads. */
+export interface ChatSkillSettings {
+  defaultChannel: string;
+  callerInstructions: string;
+  chatTrust: Skill['trust'];
+  allowedPeers: string[];
 }
 
 /** One chat call's outcome at the gateway, for metrics; `durationMs` when the gateway was reached. */
@@ -43,6 +53,8 @@ export interface GatewayLinkOptions {
 export class GatewayLink {
   readonly target: GatewayTarget;
   readonly watch: GatewayWatch;
+  /** One gateway turn for both front doors: the restricted-agent rule, the call, its outcome. */
+  readonly turn: GatewayTurnOptions;
   private resolved: ResolvedGateway;
 
   constructor(private readonly options: GatewayLinkOptions) {
@@ -61,6 +73,23 @@ export class GatewayLink {
       target: this.target,
       now: options.now,
       onTransition: options.onTransition,
+    });
+    this.turn = {
+      gateway: () => this.resolved,
+      targetProblem: () => this.target.problem(),
+      onGatewayOutcome: (outcome) => this.called(outcome),
+    };
+  }
+
+  /** The `chat` skill SAMVAD callers reach, on this gateway's turn (A2A's core runs the same turn). */
+  chatSkill(settings: () => ChatSkillSettings): Skill<ChatResult> {
+    const { chatTrust, allowedPeers } = settings();
+    return createChatSkill({
+      ...this.turn,
+      defaultChannel: () => settings().defaultChannel,
+      callerInstructions: () => settings().callerInstructions,
+      trust: chatTrust,
+      allowedPeers,
     });
   }
 

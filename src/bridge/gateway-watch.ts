@@ -1,7 +1,7 @@
 // Keeps the gateway state (gateway-state.ts) current: probes the gateway (GET /health and, through the
 // target, GET /v1/models; never chat) at start, periodically and on request, and feeds it every chat
 // call's outcome. Each transition is reported once.
-import type { GatewayOutcome } from './chat-skill.js';
+import type { GatewayOutcome } from './gateway-turn.js';
 import type { GatewayError } from './diagnosis.js';
 import type { ResolvedGateway } from './gateway-config.js';
 import { probeGateway, type GatewayHealth } from './gateway-health.js';

@@ -236,6 +236,16 @@ const FIELDS: { [K in keyof EnvelopeEvent]-?: Keep<NonNullable<EnvelopeEvent[K]>
   replySignature: same,
   onBehalfOf: text,
   protocol: same,
+  // The method, version and transport come from fixed sets; the context is the caller's text.
+  a2a: (a2a, mask) =>
+    withoutUndefined({
+      method: a2a.method,
+      version: a2a.version,
+      transport: a2a.transport,
+      taskState: a2a.taskState,
+      contextId: mask(a2a.contextId),
+    }),
+  callerName: text,
 };
 const FIELD_NAMES = Object.keys(FIELDS) as (keyof EnvelopeEvent)[];
 

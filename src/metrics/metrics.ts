@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { AGENT_VERSION, type AgentBridgeApp, type AppEvents } from '../app.js';
 import { GATEWAY_CONDITIONS } from '../bridge/gateway-state.js';
 import { PIPELINE_STEPS, type TunnelStatus } from '../protocol/console-api.js';
-import { CALLBACK_OUTCOMES, MODES, TUNNEL_STATUSES, bounded, envelopeLabels } from './labels.js';
+import { CALLBACK_OUTCOMES, MODES, PROTOCOLS, TUNNEL_STATUSES, bounded, envelopeLabels } from './labels.js';
 
 export interface MetricsOptions {
   app: AgentBridgeApp;
@@ -37,14 +37,14 @@ export function createMetrics(options: MetricsOptions): BridgeMetrics {
 
   const requests = new Counter({
     name: 'agent_bridge_requests_total',
-    help: 'Envelopes received, by mode, verdict (accepted, held, refused) and the pipeline step that refused them.',
-    labelNames: ['mode', 'verdict', 'step'] as const,
+    help: 'Calls received (SAMVAD envelopes, A2A requests), by protocol, mode, verdict (accepted, held, refused) and the step that refused them.',
+    labelNames: ['protocol', 'mode', 'verdict', 'step'] as const,
     registers,
   });
   const requestSeconds = new Histogram({
     name: 'agent_bridge_request_duration_seconds',
-    help: 'Time from receiving an envelope to its answer (async: to the 202), by mode and verdict.',
-    labelNames: ['mode', 'verdict'] as const,
+    help: 'Time from receiving a call to its answer (async: to the 202; A2A streams: to their end), by protocol, mode and verdict.',
+    labelNames: ['protocol', 'mode', 'verdict'] as const,
     buckets: SECONDS_BUCKETS,
     registers,
   });
@@ -63,8 +63,8 @@ export function createMetrics(options: MetricsOptions): BridgeMetrics {
   });
   const outbound = new Counter({
     name: 'agent_bridge_outbound_calls_total',
-    help: "Calls the operator's own agent made through the bridge (MCP), by mode, verdict and refusing step.",
-    labelNames: ['mode', 'verdict', 'step'] as const,
+    help: "Calls the operator's own agent made through the bridge (MCP), by protocol, mode, verdict and refusing step.",
+    labelNames: ['protocol', 'mode', 'verdict', 'step'] as const,
     registers,
   });
   const callbacks = new Counter({
@@ -74,11 +74,13 @@ export function createMetrics(options: MetricsOptions): BridgeMetrics {
     registers,
   });
   // Known series start at zero, so rate() and absent-series alerts work from the first scrape.
-  for (const mode of MODES) {
-    requests.inc({ mode, verdict: 'accepted', step: 'none' }, 0);
-    for (const step of PIPELINE_STEPS) requests.inc({ mode, verdict: 'refused', step }, 0);
+  for (const protocol of PROTOCOLS) {
+    for (const mode of MODES) {
+      requests.inc({ protocol, mode, verdict: 'accepted', step: 'none' }, 0);
+      for (const step of PIPELINE_STEPS) requests.inc({ protocol, mode, verdict: 'refused', step }, 0);
+    }
   }
-  requests.inc({ mode: 'async', verdict: 'held', step: 'none' }, 0);
+  requests.inc({ protocol: 'samvad', mode: 'async', verdict: 'held', step: 'none' }, 0);
   for (const outcome of CALLBACK_OUTCOMES) callbacks.inc({ outcome }, 0);
 
   new Gauge({
@@ -139,7 +141,8 @@ export function createMetrics(options: MetricsOptions): BridgeMetrics {
     on(app, 'envelope', (event) => {
       const labels = envelopeLabels(event);
       requests.inc(labels);
-      requestSeconds.observe({ mode: labels.mode, verdict: labels.verdict }, event.durationMs / 1000);
+      const { protocol, mode, verdict } = labels;
+      requestSeconds.observe({ protocol, mode, verdict }, event.durationMs / 1000);
     }),
     on(app, 'outbound', (event) => outbound.inc(envelopeLabels(event))),
     on(app, 'callback', (event) => callbacks.inc({ outcome: bounded(event.outcome, CALLBACK_OUTCOMES) })),

@@ -64,6 +64,24 @@ export interface TrafficEntry {
   onBehalfOf?: string;
   /** The protocol the call spoke; absent: SAMVAD. */
   protocol?: 'samvad' | 'a2a';
+  a2a?: A2ATrafficDetail;
+  /** The key's name (A2A callers), shown beside the caller id. */
+  callerName?: string;
+}
+
+/** What an A2A call was, for Traffic's details (protocol 'a2a' entries only). */
+export interface A2ATrafficDetail {
+  /** The v1.0 method name as the SDK names it: SendMessage, SendStreamingMessage, GetTask, ListTasks,
+   *  CancelTask, SubscribeToTask, CreateTaskPushNotificationConfig, ... (v0.3 names mapped to these). */
+  method: string;
+  /** The wire version the caller spoke. */
+  version: '1.0' | '0.3';
+  transport: 'jsonrpc' | 'rest';
+  /** The task's state when the call ended, as the A2A enum names it without its prefix, lower case:
+   *  submitted, working, completed, canceled, failed, rejected, input-required, auth-required. */
+  taskState?: string;
+  /** The caller's conversation. */
+  contextId?: string;
 }
 
 /**
@@ -456,13 +474,15 @@ export interface TrafficResponse {
 export interface TrafficFilter {
   /** `in` (calls to this agent) or `out` (calls the operator's agent made through the bridge). */
   direction?: 'in' | 'out';
+  /** `samvad` (entries without a protocol too) or `a2a`. */
+  protocol?: 'samvad' | 'a2a';
   sender?: string;
   skill?: string;
   /** `accepted`, `refused`, or a pipeline step. */
   verdict?: string;
   /** An HTTP status, or a class like `4xx`. */
   status?: string;
-  /** Matched case-insensitively against sender, callee, skill, code, message, traceId and diagnosis. */
+  /** Matched case-insensitively against sender, caller name, callee, skill, code, message, traceId and diagnosis. */
   text?: string;
 }
 

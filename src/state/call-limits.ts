@@ -11,6 +11,8 @@ export interface CallCheck {
   nonceExpiresAt: number;
   /** 0: no daily token budget. */
   tokensPerDay: number;
+  /** The sender's own requests per minute (an A2A key issued with a limit); absent: the per-sender setting. */
+  perSender?: number;
   /**
    * Tokens held against the daily budget from this check until the call's `release` (an estimate of what it
    * will cost): calls a sender starts together cannot all pass a budget none of them is charged to yet.
@@ -98,7 +100,7 @@ export class LocalCallLimits implements CallLimits {
     const sharedWait = shared.wait('*');
     if (sharedWait > 0)
       return { ok: false, refusal: call.stranger ? 'strangers' : 'global', waitSeconds: sharedWait };
-    const senderWait = this.senderLimit.wait(call.sender);
+    const senderWait = this.senderLimit.wait(call.sender, call.perSender);
     if (senderWait > 0) return { ok: false, refusal: 'sender', waitSeconds: senderWait };
     if (call.tokensPerDay > 0 && this.ledger.committed(call.sender) >= call.tokensPerDay) {
       if (this.ledger.spent(call.sender) >= call.tokensPerDay)
@@ -106,7 +108,7 @@ export class LocalCallLimits implements CallLimits {
       return { ok: false, refusal: 'budget-held', waitSeconds: HELD_BUDGET_WAIT_S };
     }
     shared.take('*');
-    this.senderLimit.take(call.sender);
+    this.senderLimit.take(call.sender, call.perSender);
     if (call.nonce !== undefined) {
       if (this.nonces.full) return { ok: false, refusal: 'full', waitSeconds: 5 };
       if (!this.nonces.record(call.sender, call.nonce, call.nonceExpiresAt))

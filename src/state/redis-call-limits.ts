@@ -164,7 +164,7 @@ export class RedisCallLimits implements CallLimits {
         keys.length,
         ...keys,
         shared,
-        this.perSender,
+        call.perSender ?? this.perSender,
         call.tokensPerDay,
         ttl,
         call.reserve ?? 0,
@@ -191,7 +191,7 @@ export class RedisCallLimits implements CallLimits {
       return { ok: false, refusal: call.stranger ? 'strangers' : 'global', waitSeconds };
     }
     if (refusal === 'sender')
-      return { ok: false, refusal, waitSeconds: waitFor(Number(left), this.perSender) };
+      return { ok: false, refusal, waitSeconds: waitFor(Number(left), call.perSender ?? this.perSender) };
     if (refusal === 'budget') return { ok: false, refusal, waitSeconds: secondsUntilUtcMidnight(now) };
     if (refusal === 'budget-held') return { ok: false, refusal, waitSeconds: HELD_BUDGET_WAIT_S };
     return { ok: false, refusal, waitSeconds: 0 };

@@ -24,9 +24,10 @@ import { TaskStore as DataDirTasks } from '../../src/state/task-store.js';
 import type { TaskState } from '../../src/state/tasks.js';
 
 /**
- * The real caller-admission core and gateway come later (the lead wires them): this fake core streams a
- * reply the test chooses, and the fake gate knows two keys. Everything else is real: the SDK's request
- * handler and transports, our adapter, a Koa server on an ephemeral loopback port, the SDK's own client.
+ * The wire alone: this fake core streams a reply the test chooses, and the fake gate knows two keys (the
+ * real app, its caller core and the gateway double: test/integration/a2a-app*.test.ts). Everything else is
+ * real: the SDK's request handler and transports, our adapter, a Koa server on an ephemeral loopback port,
+ * the SDK's own client.
  */
 export const KEYS = { alice: 'a2a_test_alice_key', bob: 'a2a_test_bob_key' } as const;
 

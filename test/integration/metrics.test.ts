@@ -197,17 +197,22 @@ describe('with the console token (the default)', () => {
   it('counts envelopes by mode, verdict and refusing step, never by sender', async () => {
     const { samples, text } = await scrape(con);
     expect(nonZero(samples, 'agent_bridge_requests_total')).toEqual({
-      'mode=sync,verdict=accepted,step=none': 1,
-      'mode=stream,verdict=accepted,step=none': 1,
-      'mode=async,verdict=accepted,step=none': 1,
-      'mode=async,verdict=held,step=none': 1,
-      'mode=sync,verdict=refused,step=signature': 1,
-      'mode=sync,verdict=refused,step=nonce': 1,
-      'mode=sync,verdict=refused,step=access': 1,
+      'protocol=samvad,mode=sync,verdict=accepted,step=none': 1,
+      'protocol=samvad,mode=stream,verdict=accepted,step=none': 1,
+      'protocol=samvad,mode=async,verdict=accepted,step=none': 1,
+      'protocol=samvad,mode=async,verdict=held,step=none': 1,
+      'protocol=samvad,mode=sync,verdict=refused,step=signature': 1,
+      'protocol=samvad,mode=sync,verdict=refused,step=nonce': 1,
+      'protocol=samvad,mode=sync,verdict=refused,step=access': 1,
     });
     // Known series start at zero.
     expect(
-      value(samples, 'agent_bridge_requests_total', { mode: 'stream', verdict: 'refused', step: 'nonce' }),
+      value(samples, 'agent_bridge_requests_total', {
+        protocol: 'samvad',
+        mode: 'stream',
+        verdict: 'refused',
+        step: 'nonce',
+      }),
     ).toBe(0);
     expect(text).not.toContain(peer.id);
     expect(text).not.toContain('127.0.0.1');
@@ -216,19 +221,20 @@ describe('with the console token (the default)', () => {
   it('times each envelope by mode and verdict', async () => {
     const { samples } = await scrape(con);
     const count = (mode: string, verdict: string) =>
-      value(samples, 'agent_bridge_request_duration_seconds_count', { mode, verdict });
+      value(samples, 'agent_bridge_request_duration_seconds_count', { protocol: 'samvad', mode, verdict });
     expect(count('sync', 'accepted')).toBe(1);
     expect(count('sync', 'refused')).toBe(3);
     expect(count('stream', 'accepted')).toBe(1);
     expect(count('async', 'accepted')).toBe(1);
     expect(count('async', 'held')).toBe(1);
     const sum = value(samples, 'agent_bridge_request_duration_seconds_sum', {
+      protocol: 'samvad',
       mode: 'sync',
       verdict: 'accepted',
     });
     expect(sum).toBeGreaterThan(0);
     expect(sum).toBeLessThan(10);
-    const inf = { mode: 'sync', verdict: 'refused', le: '+Inf' };
+    const inf = { protocol: 'samvad', mode: 'sync', verdict: 'refused', le: '+Inf' };
     expect(value(samples, 'agent_bridge_request_duration_seconds_bucket', inf)).toBe(3);
   });
 
@@ -274,8 +280,8 @@ describe('with the console token (the default)', () => {
     ).rejects.toThrow(/not a public address/);
     const { samples } = await scrape(con);
     expect(nonZero(samples, 'agent_bridge_outbound_calls_total')).toEqual({
-      'mode=sync,verdict=accepted,step=none': 1,
-      'mode=sync,verdict=refused,step=access': 1,
+      'protocol=samvad,mode=sync,verdict=accepted,step=none': 1,
+      'protocol=samvad,mode=sync,verdict=refused,step=access': 1,
     });
   });
 
@@ -293,7 +299,12 @@ describe('with the console token (the default)', () => {
     // It answered (HTTP 500, the agent run failed): not down, but failing until a call succeeds.
     expect(nonZero(samples, 'agent_bridge_gateway_state')).toEqual({ 'state=failing': 1 });
     expect(
-      value(samples, 'agent_bridge_requests_total', { mode: 'sync', verdict: 'refused', step: 'handler' }),
+      value(samples, 'agent_bridge_requests_total', {
+        protocol: 'samvad',
+        mode: 'sync',
+        verdict: 'refused',
+        step: 'handler',
+      }),
     ).toBe(1);
   });
 
@@ -309,7 +320,7 @@ describe('with the console token (the default)', () => {
     expect((await call(fresh, peer, 'sync')).status).toBe(200);
     const second = await scrape(freshConsole);
     expect(nonZero(second.samples, 'agent_bridge_requests_total')).toEqual({
-      'mode=sync,verdict=accepted,step=none': 1,
+      'protocol=samvad,mode=sync,verdict=accepted,step=none': 1,
     });
   });
 
@@ -362,7 +373,7 @@ describe('with metricsNoAuth', () => {
     expect((await call(agent, peer, 'sync')).status).toBe(503);
     const { samples } = await scrape(con, null);
     expect(nonZero(samples, 'agent_bridge_requests_total')).toEqual({
-      'mode=sync,verdict=refused,step=handler': 1,
+      'protocol=samvad,mode=sync,verdict=refused,step=handler': 1,
     });
     expect(nonZero(samples, 'agent_bridge_gateway_errors_total')).toEqual({ 'problem=not-configured': 1 });
     expect(samples.filter((s) => s.name.startsWith('agent_bridge_gateway_call_duration'))).toEqual([]);

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Skill } from '../../src/agent/skill.js';
+import { webhookRules } from '../../src/lib/webhook.js';
 import { digestMatches, parseSignatureHeaders, verifyParsedSignature } from '../../src/protocol/index.js';
 import { startGatewayDouble, type GatewayDouble } from '../fixtures/gateway-double.js';
 import { agentPool, startAgent, type TestAgent } from '../helpers/agents.js';
@@ -142,8 +143,23 @@ describe('callbacks', () => {
     ['https://localhost/hook', /localhost/],
     ['https://user:pw@example.com/hook', /credentials/],
   ])('refuses %s at submission with SCHEMA_INVALID', async (callbackUrl, message) => {
-    const agent = await agentWith();
+    // The production rules: the test agents run with --dev-http-peers (the peer's card is on loopback).
+    const agent = await agentWith({ callbacks: webhookRules(false) });
     expectError(await submit(agent, { message: 'x' }, { callbackUrl }), 400, 'SCHEMA_INVALID', message);
+  });
+
+  it('follows --dev-http-peers as A2A push notifications do: a loopback http callback is delivered', async () => {
+    const received: string[] = [];
+    const hook = await listen((_req, body) => {
+      received.push(body);
+      return 200;
+    });
+    const agent = await agentWith({ settings: { devHttpPeers: true } });
+    const callbackUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+    expect((await submit(agent, { message: 'loop' }, { callbackUrl })).status).toBe(202);
+    await until(() => received.length === 1);
+    expect(JSON.parse(received[0]!)).toMatchObject({ status: 'ok', result: { reply: 'echo: loop' } });
+    hook.close();
   });
 
   it('refuses a host whose DNS answer is private, checked at delivery', async () => {

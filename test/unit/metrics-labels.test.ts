@@ -19,17 +19,20 @@ const event = (fields: Partial<EnvelopeEvent>): EnvelopeEvent => ({
 describe('envelopeLabels', () => {
   it('accepted and held carry step "none"; a refusal names its pipeline step', () => {
     expect(envelopeLabels(event({ mode: 'sync' }))).toEqual({
+      protocol: 'samvad',
       mode: 'sync',
       verdict: 'accepted',
       step: 'none',
     });
     expect(envelopeLabels(event({ mode: 'async', held: true }))).toEqual({
+      protocol: 'samvad',
       mode: 'async',
       verdict: 'held',
       step: 'none',
     });
     for (const step of PIPELINE_STEPS) {
       expect(envelopeLabels(event({ mode: 'stream', verdict: step }))).toEqual({
+        protocol: 'samvad',
         mode: 'stream',
         verdict: 'refused',
         step,
@@ -37,9 +40,25 @@ describe('envelopeLabels', () => {
     }
   });
 
+  it('labels the protocol: an A2A call is "a2a", an entry without one SAMVAD\'s', () => {
+    expect(envelopeLabels(event({ protocol: 'a2a', mode: 'stream' }))).toEqual({
+      protocol: 'a2a',
+      mode: 'stream',
+      verdict: 'accepted',
+      step: 'none',
+    });
+    expect(envelopeLabels(event({ protocol: 'samvad' })).protocol).toBe('samvad');
+  });
+
   it('maps what it does not know to "other", and no mode (outbound lookups) to "none"', () => {
     const odd = event({ mode: 'carrier-pigeon' as never, verdict: 'agent://attacker.example' as never });
-    expect(envelopeLabels(odd)).toEqual({ mode: 'other', verdict: 'refused', step: 'other' });
+    expect(envelopeLabels(odd)).toEqual({
+      protocol: 'samvad',
+      mode: 'other',
+      verdict: 'refused',
+      step: 'other',
+    });
+    expect(envelopeLabels(event({ protocol: 'pigeon' as never })).protocol).toBe('other');
     expect(envelopeLabels(event({ mode: undefined })).mode).toBe('none');
   });
 });

@@ -1,0 +1,151 @@
+import { createA2ATasks, type A2ATasks, type A2ATasksOptions } from './a2a-tasks.js';
+import type { A2ACardInput } from './agent-card.js';
+import type { CardRouteOptions } from './card-route.js';
+import { A2AFrontDoor } from './front-door.js';
+import type { A2AKeyCaller } from './key-gate.js';
+import type { EnvelopeEvent } from '../agent/events.js';
+import type { MountedDoor } from '../agent/server.js';
+import type { SseOptions } from '../agent/sse.js';
+import { A2ACalls, type A2ACallsOptions } from './shared-core.js';
+import type { CallbackEvent } from '../agent/events.js';
+import { screenPayload } from '../access/injection-screen.js';
+import type { PublicKeyEntry } from '../protocol/index.js';
+import type { Settings } from '../settings/schema.js';
+import type { RedisConnection } from '../state/redis-connection.js';
+
+export interface A2ADoorOptions extends Omit<CardRouteOptions, 'card'> {
+  /** The card's inputs as they are now (public URL, names; `keylessAllowed` under the `open` policy). */
+  card(): A2ACardInput;
+  calls: A2ACallsOptions;
+  tasks: A2ATasksOptions;
+  bodyLimitBytes(): number;
+  sse?: SseOptions;
+  onError(error: unknown): void;
+  /** Each A2A request as a traffic entry (the app's `envelope` event, `protocol: 'a2a'`). */
+  onCall(event: EnvelopeEvent): void;
+}
+
+export interface A2ADoor {
+  frontDoor: A2AFrontDoor<A2AKeyCaller>;
+  tasks: A2ATasks;
+  /** For AgentServer.mount: the paths, the runs to drain at shutdown, then the tasks' close. */
+  mounted: MountedDoor;
+}
+
+/**
+ * The A2A front door as the app runs it: tasks in the agent's task state (data dir or Redis), the gate
+ * and chat core on the shared caller core (shared-core.ts), mounted on the agent port. `tasks.recover()`
+ * once shared state answers (app start).
+ */
+export function createA2ADoor(options: A2ADoorOptions): A2ADoor {
+  const tasks = createA2ATasks({ ...options.tasks, onError: options.onError });
+  const calls = new A2ACalls(options.calls);
+  const frontDoor = new A2AFrontDoor<A2AKeyCaller>({
+    ...tasks.door,
+    card: options.card,
+    signer: options.signer,
+    publicKeys: options.publicKeys,
+    cardTTLSeconds: options.cardTTLSeconds,
+    gate: calls,
+    core: calls,
+    bodyLimitBytes: options.bodyLimitBytes,
+    sse: options.sse,
+    onError: options.onError,
+    onCall: options.onCall,
+  });
+  return {
+    frontDoor,
+    tasks,
+    mounted: {
+      owns: (path) => frontDoor.owns(path),
+      handle: (req, res) => frontDoor.handle(req, res),
+      activeRuns: () => frontDoor.executor.activeCount,
+      abort: () => frontDoor.close(),
+      close: () => tasks.close(),
+    },
+  };
+}
+
+/** The A2A card's inputs from what the SAMVAD card is built from: one agent, one name, one chat skill. */
+export function a2aCardInput(
+  url: string,
+  settings: { agentName: string; agentDescription: string; access: string },
+  skills: { definitions(): { id: string; name: string; description: string }[] },
+  version: string,
+): A2ACardInput {
+  return {
+    baseUrl: url,
+    name: settings.agentName,
+    description: settings.agentDescription,
+    version,
+    documentationUrl: `${url}/agent/intro`,
+    skills: skills
+      .definitions()
+      .filter((skill) => skill.id === 'chat')
+      .map(({ id, name, description }) => ({ id, name, description })),
+    keylessAllowed: settings.access === 'open',
+  };
+}
+
+/** The app's parts the A2A door is built from (AgentBridgeApp itself): one agent behind two front doors. */
+export interface AppParts {
+  readonly agentUrl: string;
+  readonly currentSettings: Settings;
+  skills: { definitions(): { id: string; name: string; description: string }[] };
+  keys: { readonly signer: ReturnType<CardRouteOptions['signer']>; publicKeys(): PublicKeyEntry[] };
+  a2aKeys: A2ACallsOptions['keys'];
+  access: { store: { deniedUntil(caller: string): number | undefined } };
+  server: {
+    limits: A2ACallsOptions['limits'];
+    tasks: A2ATasksOptions['taskState'];
+    readonly draining: boolean;
+  };
+  shared: { connection: RedisConnection; recoverEveryMs: number } | undefined;
+}
+
+/** How the app wires the door: the gateway turn SAMVAD's chat skill runs, and where events go. */
+export interface AppWiring {
+  gateway: A2ACallsOptions['gateway'];
+  /** The agent's software version, shown on the card. */
+  version: string;
+  keepAliveMs?: number;
+  now: () => number;
+  onCallback(event: CallbackEvent): void;
+  onCall(event: EnvelopeEvent): void;
+}
+
+/** The A2A door on the app's own parts: the same keys, limits, task state, gateway turn and settings. */
+export function createAppA2ADoor(app: AppParts, wiring: AppWiring): A2ADoor {
+  const settings = () => app.currentSettings;
+  return createA2ADoor({
+    card: () => a2aCardInput(app.agentUrl, settings(), app.skills, wiring.version),
+    signer: () => app.keys.signer,
+    publicKeys: () => app.keys.publicKeys(),
+    cardTTLSeconds: () => settings().cardTTL,
+    calls: {
+      keys: app.a2aKeys,
+      policy: () => settings().access,
+      limits: app.server.limits,
+      settings,
+      screen: screenPayload,
+      declinedUntil: (caller) => app.access.store.deniedUntil(caller),
+      gateway: wiring.gateway,
+      callerInstructions: () => settings().callerInstructions,
+      draining: () => app.server.draining,
+      now: wiring.now,
+    },
+    tasks: {
+      taskState: app.server.tasks,
+      replicas: app.shared && {
+        connection: app.shared.connection,
+        recoverEveryMs: app.shared.recoverEveryMs,
+      },
+      retentionMs: () => settings().taskRetentionHours * 3600_000,
+      push: { devHttpPeers: settings().devHttpPeers, onEvent: wiring.onCallback },
+    },
+    bodyLimitBytes: () => settings().bodyLimitBytes,
+    sse: { keepAliveMs: wiring.keepAliveMs },
+    onError: (error) => console.error(`Agent: A2A: ${(error as Error).message}`),
+    onCall: wiring.onCall,
+  });
+}

@@ -1,0 +1,97 @@
+import { TaskState, type Task } from '@a2a-js/sdk';
+import { A2AError } from '@a2a-js/sdk/errors';
+import { isLegacyJsonRpcMethod, isV1JsonRpcMethod, legacyJsonRpcToV1Method } from '@a2a-js/sdk/compat/v0_3';
+import type { EnvelopeEvent } from '../agent/events.js';
+import { ProtocolError, type Mode } from '../protocol/index.js';
+import type { A2ACaller } from './chat-core.js';
+
+/**
+ * What one A2A request was, filled in as it goes (the front door, the transport, the handler): at its end
+ * it becomes one traffic entry (`protocol: 'a2a'`), refusals included.
+ */
+export interface A2ACallRecord {
+  startedAt: number;
+  started: number;
+  path: string;
+  transport: 'jsonrpc' | 'rest';
+  version?: '1.0' | '0.3';
+  method?: string;
+  caller?: A2ACaller;
+  mode?: Mode;
+  taskId?: string;
+  contextId?: string;
+  taskState?: string;
+  bytesIn: number;
+  /** What refused or failed the request, when something did. */
+  error?: unknown;
+}
+
+/** The v1.0 name of a JSON-RPC method (a v0.3 one mapped to it); undefined for anything unknown. */
+export function v1MethodName(method: unknown): string | undefined {
+  if (isV1JsonRpcMethod(method)) return method as string;
+  return isLegacyJsonRpcMethod(method) ? legacyJsonRpcToV1Method(method as string) : undefined;
+}
+
+/** `TASK_STATE_INPUT_REQUIRED` as `input-required`. */
+export function stateName(state: TaskState | undefined): string | undefined {
+  if (state === undefined || state === TaskState.TASK_STATE_UNSPECIFIED) return undefined;
+  const name = TaskState[state];
+  return typeof name === 'string'
+    ? name
+        .replace(/^TASK_STATE_/, '')
+        .toLowerCase()
+        .replace(/_/g, '-')
+    : undefined;
+}
+
+/** Notes what a task says of itself (its id, context and state). */
+export function noteTask(call: A2ACallRecord, task: Pick<Task, 'id' | 'contextId' | 'status'>): void {
+  call.taskId = task.id;
+  if (task.contextId) call.contextId = task.contextId;
+  call.taskState = stateName(task.status?.state) ?? call.taskState;
+}
+
+/** The record as the operator's traffic log keeps it, once the response is over. */
+export function trafficEvent(call: A2ACallRecord, status: number, bytesOut: number): EnvelopeEvent {
+  const { error } = call;
+  const event: EnvelopeEvent = {
+    time: new Date(call.startedAt).toISOString(),
+    endpoint: call.path,
+    sender: call.caller?.id,
+    skill: 'chat',
+    signatureForm: 'none',
+    verdict: verdictOf(call, status),
+    status,
+    durationMs: Math.round((performance.now() - call.started) * 1000) / 1000,
+    bytesIn: call.bytesIn,
+    bytesOut,
+    protocol: 'a2a',
+    a2a: {
+      method: call.method ?? 'unknown',
+      version: call.version ?? '1.0',
+      transport: call.transport,
+    },
+  };
+  if (call.caller?.name) event.callerName = call.caller.name;
+  if (call.mode) event.mode = call.mode;
+  if (call.taskId) event.taskId = call.taskId.slice(0, 100);
+  if (call.taskState && event.a2a) event.a2a.taskState = call.taskState;
+  if (call.contextId && event.a2a) event.a2a.contextId = call.contextId.slice(0, 200);
+  if (error instanceof ProtocolError) {
+    event.code = error.code;
+    event.message = error.message;
+  } else if (error instanceof A2AError) event.message = error.message;
+  else if (error !== undefined) event.message = 'The agent failed to answer (see the agent log).';
+  if (status === 499) event.message = 'caller disconnected';
+  return event;
+}
+
+function verdictOf(call: A2ACallRecord, status: number): EnvelopeEvent['verdict'] {
+  const { error } = call;
+  if (error instanceof ProtocolError) return error.step ?? 'handler';
+  if (error instanceof A2AError) return 'input';
+  if (error !== undefined || status >= 500) return 'handler';
+  if (status >= 400) return 'input';
+  // A message whose task failed (the gateway did not answer) was taken, but not served.
+  return call.taskState === 'failed' ? 'handler' : 'accepted';
+}

@@ -1,0 +1,160 @@
+import type {
+  A2AGate,
+  A2ARequestInfo,
+  ChatControl,
+  ChatCore,
+  ChatReply,
+  ChatTurn,
+  ChatTurnRequest,
+} from './chat-core.js';
+import { A2AKeyGate, type A2AKeyCaller, type A2AKeyGateOptions } from './key-gate.js';
+import type { CallerInfo } from '../agent/skill.js';
+import { systemMessage } from '../bridge/framing.js';
+import {
+  callerRefusal,
+  runGatewayTurn,
+  turnEstimate,
+  type GatewayTurnOptions,
+} from '../bridge/gateway-turn.js';
+import { ProtocolError } from '../protocol/index.js';
+import type { CallLimits } from '../state/call-limits.js';
+import { chargeUsage, checkLimits, screenCall, type PayloadScreen } from '../calls/admission.js';
+
+export interface A2ACallsOptions extends A2AKeyGateOptions {
+  /** The request limits, daily token budget and prompt floor SAMVAD callers pass too (data dir or Redis). */
+  limits: CallLimits;
+  settings(): { tokensPerDay: number; injectionScreen: 'flag' | 'refuse' | 'off' };
+  screen?: PayloadScreen;
+  /** Until when the operator declined this caller (the access lists' denials), if it did. */
+  declinedUntil?(caller: string): number | undefined;
+  /** The gateway, the restricted-agent rule and the gateway's outcomes: SAMVAD's chat skill's own. */
+  gateway: GatewayTurnOptions;
+  /** The operator's instructions for callers, framed into every turn. */
+  callerInstructions(): string;
+  /** True once the agent is shutting down: new turns are refused (503), those running finish. */
+  draining?(): boolean;
+  now?: () => number;
+}
+
+/** What `admit` decided for one request, handed to its `run` (the caller object is the request's own). */
+interface Admission {
+  reserved: number;
+  reservedAt: number;
+  screened?: { rule: string };
+  /** Gives the reservation back if no run claims it (the SDK refused the turn after admission). */
+  unclaimed: NodeJS.Timeout;
+}
+
+/** How long an admitted turn's reservation waits for its run to start before it is given back. */
+const CLAIM_WITHIN_MS = 30_000;
+
+/**
+ * The A2A front door's gate and chat core on the caller core SAMVAD's pipeline uses: the operator's denials,
+ * limits (a key's own, or the per-sender setting), daily token budget with reservations, injection screen,
+ * restricted-agent rule, framing and gateway turn. The key is the operator's consent (issued by them,
+ * revocable at once), so a key holder never waits on the pairing list. A key is the caller's identity everywhere (`a2a-key:<id>`;
+ * keyless callers under `open`: `a2a-anon:<address>`).
+ */
+export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
+  private readonly keyGate: A2AKeyGate;
+  private readonly admitted = new WeakMap<A2AKeyCaller, Admission>();
+
+  constructor(private readonly options: A2ACallsOptions) {
+    this.keyGate = new A2AKeyGate(options);
+  }
+
+  authenticate(request: A2ARequestInfo): Promise<A2AKeyCaller> {
+    return this.keyGate.authenticate(request);
+  }
+
+  /**
+   * Refuses what SAMVAD's pipeline refuses, in its order: the operator's denial, the restricted-agent rule
+   * (nothing is forwarded, nothing counted), the limits and budget (the turn's estimated cost reserved), the
+   * injection screen. The reservation goes to the turn's `run`, which gives it back when the turn ends.
+   */
+  async admit(caller: A2AKeyCaller, turn: ChatTurnRequest): Promise<void> {
+    const { options } = this;
+    const now = options.now ?? Date.now;
+    if (options.draining?.()) {
+      throw new ProtocolError('AGENT_UNAVAILABLE', 503, 'The agent is shutting down; retry in a moment.', {
+        retryAfterSeconds: 5,
+      });
+    }
+    const declined = options.declinedUntil?.(caller.id);
+    if (declined !== undefined) {
+      throw new ProtocolError(
+        'AUTH_FAILED',
+        403,
+        `This agent's operator declined ${caller.id}; do not retry before ${new Date(declined).toISOString()}.`,
+        { step: 'access' },
+      );
+    }
+    const problem = options.gateway.targetProblem?.();
+    if (problem) throw callerRefusal(problem);
+    const settings = options.settings();
+    const tokensPerDay = caller.limits.tokensPerDay ?? settings.tokensPerDay;
+    const reserved = tokensPerDay > 0 ? turnEstimate(turn.message, options.limits.promptFloor()) : 0;
+    const reservedAt = now();
+    await checkLimits(options.limits, {
+      sender: caller.id,
+      nonceExpiresAt: 0,
+      tokensPerDay,
+      perSender: caller.limits.requestsPerMinute,
+      reserve: reserved,
+    });
+    const release = () => {
+      if (reserved > 0) options.limits.release(caller.id, reserved, reservedAt);
+    };
+    let screened: { rule: string } | undefined;
+    try {
+      if (options.screen)
+        screened = screenCall(options.screen, settings.injectionScreen, { message: turn.message });
+    } catch (error) {
+      release();
+      throw error;
+    }
+    const unclaimed = setTimeout(() => {
+      this.admitted.delete(caller);
+      release();
+    }, CLAIM_WITHIN_MS);
+    unclaimed.unref();
+    this.admitted.set(caller, { reserved, reservedAt, screened, unclaimed });
+  }
+
+  async run(caller: A2AKeyCaller, turn: ChatTurn, control: ChatControl): Promise<ChatReply> {
+    const { options } = this;
+    const admission = this.admitted.get(caller);
+    if (admission) {
+      clearTimeout(admission.unclaimed);
+      this.admitted.delete(caller);
+    }
+    const info: CallerInfo = {
+      id: caller.id,
+      name: caller.name,
+      trust: 'public',
+      admittedBy: caller.keyId === undefined ? 'unsigned-open' : 'approved',
+      a2a: caller.issuedAt === undefined ? {} : { keyIssuedAt: caller.issuedAt },
+    };
+    if (admission?.screened) info.screened = admission.screened;
+    try {
+      const reply = await runGatewayTurn(options.gateway, {
+        message: turn.message,
+        system: systemMessage({
+          caller: info,
+          channel: turn.contextId,
+          instructions: options.callerInstructions(),
+        }),
+        // The caller's id is in the session: two callers using one contextId never share a conversation.
+        user: `${caller.id}#${turn.contextId}`,
+        signal: control.signal,
+        onDelta: control.onDelta,
+        reportUsage: (tokens, prompt) => chargeUsage(options.limits, caller.id, tokens, prompt),
+        promptFloor: options.limits.promptFloor(),
+      });
+      return reply.usage ? { reply: reply.reply, usage: reply.usage } : { reply: reply.reply };
+    } finally {
+      if (admission && admission.reserved > 0)
+        options.limits.release(caller.id, admission.reserved, admission.reservedAt);
+    }
+  }
+}
