@@ -3,6 +3,7 @@ import type { Context, Next } from 'koa';
 import type { AgentBridgeApp } from '../app.js';
 import type { A2ACredentials } from '../mcp/a2a-credentials.js';
 import type { ConsoleTokenResponse, StatusResponse } from '../protocol/console-api.js';
+import type { StatusCore } from './status.js';
 import { a2aKeyRoutes } from './a2a-key-routes.js';
 import { accessRoutes } from './access-routes.js';
 import { agentRoutes } from './agent-routes.js';
@@ -27,7 +28,7 @@ export interface ApiDeps {
   credentials: A2ACredentials;
   /** Replaces the console token (the old one stops working at once) and answers the new one. */
   consoleToken(): ConsoleTokenResponse;
-  status(): StatusResponse;
+  status(): StatusCore;
   tunnel(): StatusResponse['tunnel'];
 }
 

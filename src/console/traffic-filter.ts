@@ -6,10 +6,11 @@ export const MAX_TRAFFIC_LIMIT = 10_000;
 
 const FILTER_NAMES = ['sender', 'skill', 'verdict', 'status', 'text'] as const;
 const DIRECTIONS: readonly string[] = ['in', 'out'];
+const PROTOCOLS: readonly string[] = ['samvad', 'a2a'];
 const VERDICTS: readonly string[] = ['accepted', 'refused', ...PIPELINE_STEPS];
 const STATUS = /^[1-5](\d\d|xx)$/i;
 
-/** `?direction=&sender=&skill=&verdict=&status=&text=&limit=` checked once; empty values mean "any". */
+/** `?direction=&protocol=&sender=&skill=&verdict=&status=&text=&limit=` checked once; empty values mean "any". */
 export function parseTrafficQuery(params: URLSearchParams): { filter: TrafficFilter; limit: number } {
   const filter: TrafficFilter = {};
   for (const name of FILTER_NAMES) {
@@ -20,6 +21,9 @@ export function parseTrafficQuery(params: URLSearchParams): { filter: TrafficFil
   const direction = params.get('direction')?.trim();
   if (direction && DIRECTIONS.includes(direction)) filter.direction = direction as 'in' | 'out';
   else if (direction) problems.push({ field: 'direction', message: 'direction: must be in or out' });
+  const protocol = params.get('protocol')?.trim();
+  if (protocol && PROTOCOLS.includes(protocol)) filter.protocol = protocol as 'samvad' | 'a2a';
+  else if (protocol) problems.push({ field: 'protocol', message: 'protocol: must be samvad or a2a' });
   if (filter.verdict !== undefined && !VERDICTS.includes(filter.verdict))
     problems.push({ field: 'verdict', message: `verdict: must be one of ${VERDICTS.join(', ')}` });
   if (filter.status !== undefined && !STATUS.test(filter.status))
@@ -49,10 +53,12 @@ export function parseTrafficQuery(params: URLSearchParams): { filter: TrafficFil
 /** A predicate for TrafficFilter (already validated): every given filter must match. */
 export function compileFilter(filter: TrafficFilter): (entry: TrafficEntry) => boolean {
   const tests: ((entry: TrafficEntry) => boolean)[] = [];
-  const { direction, sender, skill, verdict, status, text } = filter;
+  const { direction, protocol, sender, skill, verdict, status, text } = filter;
   // Entries from before directions existed are calls in.
   if (direction === 'out') tests.push((e) => e.direction === 'out');
   else if (direction === 'in') tests.push((e) => e.direction !== 'out');
+  // Entries from before protocols existed are SAMVAD calls.
+  if (protocol) tests.push((e) => (e.protocol ?? 'samvad') === protocol);
   if (sender) tests.push((e) => e.sender?.toLowerCase().includes(sender.toLowerCase()) ?? false);
   if (skill) tests.push((e) => e.skill === skill);
   if (verdict === 'refused') tests.push((e) => e.verdict !== 'accepted');

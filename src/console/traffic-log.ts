@@ -236,6 +236,14 @@ const FIELDS: { [K in keyof EnvelopeEvent]-?: Keep<NonNullable<EnvelopeEvent[K]>
   replySignature: same,
   onBehalfOf: text,
   protocol: same,
+  a2a: (a2a, mask) =>
+    withoutUndefined({
+      ...a2a,
+      method: mask(a2a.method) ?? '',
+      taskState: mask(a2a.taskState),
+      contextId: mask(a2a.contextId),
+    }),
+  callerName: text,
 };
 const FIELD_NAMES = Object.keys(FIELDS) as (keyof EnvelopeEvent)[];
 

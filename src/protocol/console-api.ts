@@ -64,6 +64,24 @@ export interface TrafficEntry {
   onBehalfOf?: string;
   /** The protocol the call spoke; absent: SAMVAD. */
   protocol?: 'samvad' | 'a2a';
+  a2a?: A2ATrafficDetail;
+  /** The caller key's name, shown beside its id (`sender`). */
+  callerName?: string;
+}
+
+/** What an A2A call was, for Traffic's details (protocol 'a2a' entries only). */
+export interface A2ATrafficDetail {
+  /** The v1.0 method name as the SDK names it: SendMessage, SendStreamingMessage, GetTask, ListTasks,
+   *  CancelTask, SubscribeToTask, CreateTaskPushNotificationConfig, ... (v0.3 names mapped to these). */
+  method: string;
+  /** The wire version the caller spoke. */
+  version: '1.0' | '0.3';
+  transport: 'jsonrpc' | 'rest';
+  /** The task's state when the call ended, as the A2A enum names it without its prefix, lower case:
+   *  submitted, working, completed, canceled, failed, rejected, input-required, auth-required. */
+  taskState?: string;
+  /** The caller's conversation. */
+  contextId?: string;
 }
 
 /**
@@ -433,6 +451,8 @@ export interface StatusResponse {
    * `up` is false, calls are refused with 503, and `problem` says why and what to do.
    */
   state: { backend: 'data-dir' | 'redis'; up: boolean; problem?: string };
+  /** The A2A agent card's address (null while there is no public address) and the live A2A keys. */
+  a2a: { cardUrl: string | null; keys: number };
 }
 
 /** GET /api/events (SSE): `event: envelope` with a TrafficEntry; `event: state` when anything in the status changed. */
@@ -464,6 +484,8 @@ export interface TrafficFilter {
   status?: string;
   /** Matched case-insensitively against sender, callee, skill, code, message, traceId and diagnosis. */
   text?: string;
+  /** `samvad` (entries without a protocol too) or `a2a`. */
+  protocol?: 'samvad' | 'a2a';
 }
 
 /** Every /api error: what happened and what to do. */

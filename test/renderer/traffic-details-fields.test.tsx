@@ -29,6 +29,14 @@ const incoming: TrafficEntry = entry(7, {
   direction: 'in',
   onBehalfOf: 'agent://issuer.example',
   protocol: 'a2a',
+  a2a: {
+    method: 'SendMessage',
+    version: '0.3',
+    transport: 'rest',
+    taskState: 'input-required',
+    contextId: 'ctx-42',
+  },
+  callerName: 'Research bot',
   mode: 'async',
   signatureForm: 'both',
 });
@@ -78,6 +86,17 @@ const SHOWN: { [K in keyof TrafficEntry]-?: { check: Shown; out?: true } } = {
   onBehalfOf: { check: text((e) => e.onBehalfOf) },
   protocol: {
     check: (_pane, e) => expect(screen.getByTestId('details-protocol').dataset.protocol).toBe(e.protocol),
+  },
+  a2a: {
+    check: (pane) => {
+      expect(screen.getByTestId('a2a-method').textContent).toBe('SendMessage');
+      expect(screen.getByTestId('a2a-wire').textContent).toBe('v0.3, HTTP+JSON');
+      expect(screen.getByTestId('a2a-task-state').textContent).toBe('input-required');
+      expect(pane.textContent).toContain('ctx-42');
+    },
+  },
+  callerName: {
+    check: (pane) => expect(screen.getByTestId('caller-name').textContent).toContain('Research bot'),
   },
 };
 

@@ -115,6 +115,14 @@ describe('in memory', () => {
       replySignature: 'unsigned',
       onBehalfOf: 'agent://issuer.example',
       protocol: 'a2a',
+      a2a: {
+        method: 'SendMessage',
+        version: '0.3',
+        transport: 'rest',
+        taskState: 'completed',
+        contextId: 'ctx-1',
+      },
+      callerName: 'Research bot',
     };
     const { log, dir } = openLog();
     expect(log.add(full)).toEqual({ id: 1, ...full });

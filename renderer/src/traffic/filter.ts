@@ -1,7 +1,7 @@
 /**
  * TrafficFilter applied in the browser, with the semantics of `GET /api/traffic` (console-api.ts):
  * direction is `in` (calls to this agent, entries without a direction included) or `out` (calls the
- * operator's agent made through the bridge), sender and skill match exactly, verdict is `accepted`,
+ * operator's agent made through the bridge), protocol is `samvad` (entries without one included) or `a2a`, sender and skill match exactly, verdict is `accepted`,
  * `refused` (any refusal) or one pipeline step, status is a code (`429`) or a class (`4xx`), and text
  * matches case-insensitively against sender, callee, skill, code, message, traceId and diagnosis. Empty
  * fields do not filter.
@@ -13,6 +13,7 @@ export type TrafficFilterForm = { [K in keyof TrafficFilter]-?: string };
 
 export const EMPTY_FILTER: TrafficFilterForm = {
   direction: '',
+  protocol: '',
   sender: '',
   skill: '',
   verdict: '',
@@ -30,12 +31,13 @@ export function trafficPredicate(
   filter: TrafficFilter | Partial<TrafficFilterForm>,
 ): ((entry: TrafficEntry) => boolean) | null {
   const direction = filter.direction?.trim();
+  const protocol = filter.protocol?.trim();
   const sender = filter.sender?.trim();
   const skill = filter.skill?.trim();
   const verdict = filter.verdict?.trim();
   const status = filter.status?.trim().toLowerCase();
   const text = filter.text?.trim().toLowerCase();
-  if (!direction && !sender && !skill && !verdict && !status && !text) return null;
+  if (!direction && !protocol && !sender && !skill && !verdict && !status && !text) return null;
 
   let statusMatch: ((code: number) => boolean) | null = null;
   if (status) {
@@ -48,6 +50,7 @@ export function trafficPredicate(
 
   return (entry) => {
     if (direction && (entry.direction === 'out' ? 'out' : 'in') !== direction) return false;
+    if (protocol && (entry.protocol ?? 'samvad') !== protocol) return false;
     if (sender && entry.sender !== sender) return false;
     if (skill && entry.skill !== skill) return false;
     if (verdict) {
