@@ -96,7 +96,7 @@ const SHOWN: { [K in keyof TrafficEntry]-?: { check: Shown; out?: true } } = {
     },
   },
   callerName: {
-    check: (pane) => expect(screen.getByTestId('caller-name').textContent).toContain('Research bot'),
+    check: () => expect(screen.getByTestId('caller-name').textContent).toContain('Research bot'),
   },
 };
 
