@@ -478,6 +478,7 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
           '{\n  agents: {\n    entries: {\n      public: {\n        tools: {\n          deny: ["agent-bridge__*"],\n        },\n      },\n    },\n  },\n}',
       },
       state: { backend: 'data-dir', up: true },
+      a2a: { cardUrl: 'https://quiet-otter.loca.lt/.well-known/agent-card.json', keys: 2 },
     };
   };
 

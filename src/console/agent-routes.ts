@@ -9,7 +9,7 @@ import type {
 import type { ApiDeps } from './api-deps.js';
 import { ConsoleError } from './errors.js';
 import { reply } from './reply.js';
-import { recordView } from './status.js';
+import { a2aStatus, recordView } from './status.js';
 
 /** Answers of POST routes that console-api.ts does not type yet (proposed for it). */
 export interface KeysChangeResponse {
@@ -31,7 +31,10 @@ export function agentRoutes(router: Router, deps: ApiDeps): void {
 
   router.get(
     '/api/status',
-    reply(() => deps.status()),
+    reply(async (): Promise<StatusResponse> => {
+      const status = deps.status();
+      return { ...status, a2a: await a2aStatus(app, status.tunnel) };
+    }),
   );
   // Keystore failures (an unknown kid: 404) are answered by error-reply.ts.
   router.post(

@@ -4,6 +4,7 @@ import type { ConsoleTokenResponse, StatusResponse } from '../protocol/console-a
 import type { EventStreams } from './events-stream.js';
 import type { McpConsole } from './mcp-console.js';
 import type { ConsoleSettings } from './settings-api.js';
+import type { StatusCore } from './status.js';
 import type { TrafficLog } from './traffic-log.js';
 
 /** What the console's route files share: the app, the traffic log, the event streams and the console's own parts. */
@@ -17,6 +18,6 @@ export interface ApiDeps {
   credentials: A2ACredentials;
   /** Replaces the console token (the old one stops working at once) and answers the new one. */
   consoleToken(): ConsoleTokenResponse;
-  status(): StatusResponse;
+  status(): StatusCore;
   tunnel(): StatusResponse['tunnel'];
 }

@@ -21,6 +21,9 @@ export interface StatusInput {
   mcp: McpStatusView;
 }
 
+/** GET /api/status but its `a2a` part (status.ts `a2aStatus`, which reads the key store). */
+export type StatusCore = Omit<StatusResponse, 'a2a'>;
+
 /** GET /api/status: everything the Overview shows, from the running app. */
 export function buildStatus({
   app,
@@ -30,7 +33,7 @@ export function buildStatus({
   startedAt,
   now,
   mcp,
-}: StatusInput): StatusResponse {
+}: StatusInput): StatusCore {
   const card = app.card();
   const gateway = gatewayView(app, now);
   const tunnelTrouble = tunnel.status === 'failed' || tunnel.status === 'reconnecting';
@@ -67,6 +70,21 @@ export function buildStatus({
     access: app.access.summary(),
     mcp,
     state,
+  };
+}
+
+/**
+ * The Overview's A2A card: the agent card's address once the agent has a public one (tunnel or public URL
+ * setting; a loopback address is no use to a caller), and the keys callers may use now. While the key store
+ * (Redis) does not answer, no key works, so none is live; the status's `state` says why.
+ */
+export async function a2aStatus(app: AgentBridgeApp, tunnel: TunnelStatus): Promise<StatusResponse['a2a']> {
+  const publicUrl =
+    tunnel.status === 'online' ? tunnel.url : app.currentSettings.publicUrl?.replace(/\/+$/, '');
+  const keys = await app.a2aKeys.list().catch(() => []);
+  return {
+    cardUrl: publicUrl ? `${publicUrl}/.well-known/agent-card.json` : null,
+    keys: keys.filter((key) => key.status === 'active').length,
   };
 }
 

@@ -451,6 +451,8 @@ export interface StatusResponse {
    * `up` is false, calls are refused with 503, and `problem` says why and what to do.
    */
   state: { backend: 'data-dir' | 'redis'; up: boolean; problem?: string };
+  /** The A2A agent card's address (null while there is no public address) and the live A2A keys. */
+  a2a: { cardUrl: string | null; keys: number };
 }
 
 /** GET /api/events (SSE): `event: envelope` with a TrafficEntry; `event: state` when anything in the status changed. */

@@ -18,6 +18,28 @@ const WAIT = { timeout: 10_000 };
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 const SCHEMES = ['light', 'dark'] as const;
 
+const A2A_CALL = () => ({
+  time: new Date().toISOString(),
+  endpoint: '/a2a/jsonrpc',
+  sender: 'a2a-key:k1',
+  callerName: 'Research bot',
+  skill: 'chat',
+  mode: 'sync' as const,
+  signatureForm: 'none' as const,
+  verdict: 'accepted' as const,
+  status: 200,
+  durationMs: 40,
+  bytesIn: 300,
+  bytesOut: 500,
+  protocol: 'a2a' as const,
+  a2a: {
+    method: 'SendMessage',
+    version: '1.0' as const,
+    transport: 'jsonrpc' as const,
+    taskState: 'completed',
+  },
+});
+
 /** Every axe violation on the page as it is now, one line each: rule, impact, what to fix, where. */
 async function violations(page: Page): Promise<string[]> {
   const results = await new AxeBuilder({ page }).analyze();
@@ -71,6 +93,8 @@ describe.skipIf(!hasChromium)('accessibility in Chromium', () => {
     } finally {
       await client.close();
     }
+    // An A2A call, as the A2A front door logs one (its own e2e makes real ones): its row and details.
+    stack.agent.app.emit('envelope', A2A_CALL());
   }, 30_000);
 
   afterAll(async () => {
@@ -137,6 +161,9 @@ describe.skipIf(!hasChromium)('accessibility in Chromium', () => {
           .poll(() => attr(page.getByTestId('traffic-details'), 'data-direction'), WAIT)
           .toBe('out');
         await check('traffic-details-out');
+        await page.locator('[data-testid="traffic-row"][data-protocol="a2a"]').first().click();
+        await page.getByTestId('a2a-method').waitFor(WAIT);
+        await check('traffic-details-a2a');
         await page.getByRole('button', { name: 'Close details' }).click();
       });
 

@@ -87,6 +87,12 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
     await expect.poll(() => text(gateway), WAIT).toContain('Reachable');
     expect(await text(gateway)).toContain(stack.gateway.url);
     expect(await page.getByTestId('gateway-problem').count()).toBe(0);
+
+    // A2A callers find the agent card at the public address; no key issued yet.
+    await expect
+      .poll(() => text(page.getByTestId('a2a-card-url')), WAIT)
+      .toBe(`${publicUrl}/.well-known/agent-card.json`);
+    expect(await attr(page.getByTestId('a2a-key-count'), 'data-count')).toBe('0');
   });
 
   it('Overview: a disabled chat endpoint shows its diagnosis and fix; the self-test shows the failing stage', async () => {
@@ -317,6 +323,39 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
       .toBe('verified');
     await screenshot(page, 'traffic-outbound');
     await page.getByTestId('direction-filter').selectOption('');
+  });
+
+  it('Traffic: an A2A call shows in the protocol column, the A2A filter keeps it alone, its details say what it was', async () => {
+    await open('Traffic');
+    // Logged as the A2A front door logs a call (its own tests make real ones), streamed live to the page.
+    stack.agent.app.emit('envelope', {
+      time: new Date().toISOString(),
+      endpoint: '/a2a/jsonrpc',
+      sender: 'a2a-key:k1',
+      callerName: 'Research bot',
+      skill: 'chat',
+      mode: 'stream',
+      signatureForm: 'none',
+      verdict: 'accepted',
+      status: 200,
+      durationMs: 40,
+      bytesIn: 300,
+      bytesOut: 500,
+      protocol: 'a2a',
+      a2a: { method: 'SendStreamingMessage', version: '0.3', transport: 'rest', taskState: 'completed' },
+    });
+    await page.getByTestId('protocol-filter').selectOption('a2a');
+    const rows = page.getByTestId('traffic-row');
+    await expect.poll(() => rows.count(), { timeout: LIVE_MS }).toBe(1);
+    expect(await text(rows.getByTestId('protocol-badge'))).toBe('A2A');
+    await rows.click();
+    await expect.poll(() => text(page.getByTestId('a2a-method')), WAIT).toBe('SendStreamingMessage');
+    expect(await text(page.getByTestId('a2a-wire'))).toBe('v0.3, HTTP+JSON');
+    expect(await text(page.getByTestId('caller-name'))).toContain('Research bot');
+    await page.getByTestId('protocol-filter').selectOption('samvad');
+    await expect.poll(() => rows.count(), WAIT).toBeGreaterThan(1);
+    expect(await page.locator('[data-testid="traffic-row"][data-protocol="a2a"]').count()).toBe(0);
+    await page.getByTestId('protocol-filter').selectOption('');
   });
 
   it('Keys: rotating (after the confirmation) adds a key that the public card lists', async () => {

@@ -176,6 +176,7 @@ export function status(overrides: Partial<StatusResponse> = {}): StatusResponse 
       policySnippet: '{ agents: { entries: { public: { tools: { deny: ["agent-bridge__*"] } } } } }',
     },
     state: { backend: 'data-dir', up: true },
+    a2a: { cardUrl: 'https://demo.example/.well-known/agent-card.json', keys: 2 },
     ...overrides,
   };
 }

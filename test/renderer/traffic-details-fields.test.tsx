@@ -29,6 +29,14 @@ const incoming: TrafficEntry = entry(7, {
   direction: 'in',
   onBehalfOf: 'agent://issuer.example',
   protocol: 'a2a',
+  a2a: {
+    method: 'SendMessage',
+    version: '0.3',
+    transport: 'rest',
+    taskState: 'input-required',
+    contextId: 'ctx-42',
+  },
+  callerName: 'Research bot',
   mode: 'async',
   signatureForm: 'both',
 });
@@ -50,9 +58,8 @@ const testId = (id: string): Shown => {
 
 /**
  * Each field, and how the pane shows it; `out` fields are checked on a call out, the others on a call in.
- * The A2A details (`a2a`, `callerName`) are the console's part of issue 17 (the `ui` branch shows them).
  */
-const SHOWN: { [K in keyof Omit<TrafficEntry, 'a2a' | 'callerName'>]-?: { check: Shown; out?: true } } = {
+const SHOWN: { [K in keyof TrafficEntry]-?: { check: Shown; out?: true } } = {
   id: { check: text((e) => `Envelope #${e.id}`) },
   time: { check: text((e) => formatDateTime(e.time)) },
   endpoint: { check: text((e) => e.endpoint) },
@@ -81,6 +88,17 @@ const SHOWN: { [K in keyof Omit<TrafficEntry, 'a2a' | 'callerName'>]-?: { check:
   onBehalfOf: { check: text((e) => e.onBehalfOf) },
   protocol: {
     check: (_pane, e) => expect(screen.getByTestId('details-protocol').dataset.protocol).toBe(e.protocol),
+  },
+  a2a: {
+    check: (pane) => {
+      expect(screen.getByTestId('a2a-method').textContent).toBe('SendMessage');
+      expect(screen.getByTestId('a2a-wire').textContent).toBe('v0.3, HTTP+JSON');
+      expect(screen.getByTestId('a2a-task-state').textContent).toBe('input-required');
+      expect(pane.textContent).toContain('ctx-42');
+    },
+  },
+  callerName: {
+    check: () => expect(screen.getByTestId('caller-name').textContent).toContain('Research bot'),
   },
 };
 

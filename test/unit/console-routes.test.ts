@@ -53,6 +53,7 @@ const app = {
     acceptance: (agent: string, tools: string[]) => answer({ agent, tools, at: '2026-01-01T00:00:00Z' }),
   },
   selfTest: async () => answer({ ok: true, stages: [] }),
+  a2aKeys: { list: async () => answer([]) },
 } as unknown as AgentBridgeApp;
 
 const deps: ApiDeps = {
@@ -68,7 +69,7 @@ const deps: ApiDeps = {
   },
   settings: { view: () => answer({ settings: {} }), update: (body: unknown) => answer({ body }) },
   mcp: { view: () => answer({ token: 't' }), regenerate: () => answer({ token: 'u' }) },
-  status: () => answer({ agent: {} }),
+  status: () => answer({ agent: {}, tunnel: { status: 'off' } }),
   tunnel: () => ({ status: 'off' }),
 } as unknown as ApiDeps;
 

@@ -40,6 +40,7 @@ export type {
   SettingsUpdateResponse,
   StateEvent,
   StatusResponse,
+  A2ATrafficDetail,
   TrafficEntry,
   TrafficFilter,
   TrafficMinute,

@@ -1,4 +1,4 @@
-import type { TrafficEntry } from '../api/contract';
+import type { A2ATrafficDetail, TrafficEntry } from '../api/contract';
 import { formatBytes, formatDateTime, formatMs } from '../lib/format';
 import { outboundSteps } from '../traffic/outbound';
 import { ADMISSION_LABELS, verificationSteps, type StepState } from '../traffic/steps';
@@ -145,6 +145,7 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
               {entry.protocol === 'a2a' ? 'A2A' : 'SAMVAD'}
             </span>
           </Field>
+          {entry.a2a ? <A2AFields detail={entry.a2a} /> : null}
           {out ? (
             <>
               <Field label="Called">{entry.callee ? <Address value={entry.callee} /> : 'unknown'}</Field>
@@ -163,6 +164,7 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
           </Field>
           <Field label={out ? 'Sent as' : 'Sender'}>
             {entry.sender ? <Address value={entry.sender} /> : 'unknown'}
+            {entry.callerName ? <span data-testid="caller-name"> (key “{entry.callerName}”)</span> : null}
           </Field>
           {entry.onBehalfOf ? (
             <Field label="On behalf of">
@@ -207,5 +209,30 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
         )}
       </section>
     </aside>
+  );
+}
+
+const A2A_TRANSPORT: Record<A2ATrafficDetail['transport'], string> = {
+  jsonrpc: 'JSON-RPC',
+  rest: 'HTTP+JSON',
+};
+
+/** What an A2A call was: its method, the wire version and transport it spoke, its task's state and context. */
+function A2AFields({ detail }: { detail: A2ATrafficDetail }) {
+  return (
+    <>
+      <Field label="A2A method">
+        <code data-testid="a2a-method">{detail.method}</code>
+      </Field>
+      <Field label="A2A wire">
+        <span data-testid="a2a-wire">
+          v{detail.version}, {A2A_TRANSPORT[detail.transport]}
+        </span>
+      </Field>
+      <Field label="Task state">
+        <span data-testid="a2a-task-state">{detail.taskState ?? '—'}</span>
+      </Field>
+      <Field label="Context id">{detail.contextId ? <code>{detail.contextId}</code> : '—'}</Field>
+    </>
   );
 }

@@ -5,6 +5,7 @@ import { Address } from '../components/Address';
 import { AddressChangeBanner } from '../components/AddressChangeBanner';
 import { Badge, type Tone } from '../components/Badge';
 import { Card, Field } from '../components/Card';
+import { A2ACard } from '../components/A2ACard';
 import { CopyButton } from '../components/CopyButton';
 import { McpCard, McpCommand, RevealButton, useMcpView, type McpViewState } from '../components/McpCard';
 import { NoLocalGateway } from '../components/RemoteGateway';
@@ -49,6 +50,7 @@ export function Overview({ api, data }: PageProps) {
       <div className="grid">
         <IdentityCard agent={status.agent} />
         <TunnelCard api={api} tunnel={status.tunnel} onChange={refreshStatus} />
+        <A2ACard a2a={status.a2a} />
         <GatewayCard api={api} gateway={status.gateway} onChange={refreshStatus} />
         <RegistryCard registry={status.registry} />
         <TrafficCard traffic={status.traffic} />

@@ -142,6 +142,7 @@ export function TrafficTable({ entries, selectedIndex, onSelectIndex, fallbackHe
             >
               Agent
             </span>
+            <span role="columnheader">Protocol</span>
             <span role="columnheader">Skill</span>
             <span role="columnheader" className="col-mode">
               Mode
@@ -170,6 +171,7 @@ export function TrafficTable({ entries, selectedIndex, onSelectIndex, fallbackHe
           data-entry-id={entry.id}
           data-verdict={entry.verdict}
           data-direction={directionOf(entry)}
+          data-protocol={entry.protocol ?? 'samvad'}
         >
           <span role="gridcell" className="mono">
             {formatTime(entry.time)}
@@ -177,6 +179,9 @@ export function TrafficTable({ entries, selectedIndex, onSelectIndex, fallbackHe
           <span role="gridcell" className="agent-cell" title={agentOf(entry)}>
             <DirectionBadge entry={entry} />
             <AgentText id={agentOf(entry)} />
+          </span>
+          <span role="gridcell">
+            <ProtocolBadge entry={entry} />
           </span>
           <span role="gridcell" className="ellipsis">
             {entry.skill ?? '—'}
@@ -199,6 +204,16 @@ export function TrafficTable({ entries, selectedIndex, onSelectIndex, fallbackHe
         </div>
       )}
     />
+  );
+}
+
+/** The protocol a call spoke; entries from before protocols were logged are SAMVAD's. */
+export function ProtocolBadge({ entry }: { entry: TrafficEntry }) {
+  const protocol = entry.protocol ?? 'samvad';
+  return (
+    <span className={`protocol ${protocol}`} data-testid="protocol-badge" data-protocol={protocol}>
+      {protocol === 'a2a' ? 'A2A' : 'SAMVAD'}
+    </span>
   );
 }
 
@@ -291,6 +306,19 @@ function Filters({ filter, onChange, entries }: FiltersProps) {
           <option value="">in and out</option>
           <option value="in">in: calls to this agent</option>
           <option value="out">out: calls your agent made</option>
+        </select>
+      </div>
+      <div className="filter narrow">
+        <label htmlFor={`${id}-protocol`}>Protocol</label>
+        <select
+          id={`${id}-protocol`}
+          data-testid="protocol-filter"
+          value={filter.protocol}
+          onChange={(event) => set('protocol')(event.target.value)}
+        >
+          <option value="">all</option>
+          <option value="samvad">SAMVAD</option>
+          <option value="a2a">A2A</option>
         </select>
       </div>
       <div className="filter">
