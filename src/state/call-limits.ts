@@ -1,4 +1,4 @@
-import { NonceStore } from './nonce-store.js';
+import { NonceStore, nonceKey } from './nonce-store.js';
 import { RateLimiter } from './rate-limits.js';
 import { TokenLedger } from './token-ledger.js';
 
@@ -70,8 +70,8 @@ export class LocalCallLimits implements CallLimits {
   check(call: CallCheck): CallVerdict {
     // A replay is refused before it costs its sender anything: a captured envelope sent again must not
     // use up the real sender's allowance.
-    if (call.nonce !== undefined && this.nonces.has(call.sender, call.nonce))
-      return { ok: false, refusal: 'replay', waitSeconds: 0 };
+    const nonce = call.nonce === undefined ? undefined : nonceKey(call.sender, call.nonce);
+    if (nonce && this.nonces.has(nonce)) return { ok: false, refusal: 'replay', waitSeconds: 0 };
     // Both limits are checked before either counts, so a refused request costs no one's allowance.
     const shared = call.stranger ? this.strangerLimit : this.globalLimit;
     const sharedWait = shared.wait('*');
@@ -83,9 +83,9 @@ export class LocalCallLimits implements CallLimits {
       return { ok: false, refusal: 'budget', waitSeconds: this.ledger.secondsUntilReset() };
     shared.take('*');
     this.senderLimit.take(call.sender);
-    if (call.nonce === undefined) return OK;
+    if (!nonce) return OK;
     if (this.nonces.full) return { ok: false, refusal: 'full', waitSeconds: 5 };
-    if (!this.nonces.record(call.sender, call.nonce, call.nonceExpiresAt))
+    if (!this.nonces.record(nonce, call.nonceExpiresAt))
       return { ok: false, refusal: 'replay', waitSeconds: 0 };
     return OK;
   }
