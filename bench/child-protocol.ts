@@ -44,6 +44,8 @@ export type ChildCommand =
 export interface ChildMemory {
   rss: number;
   heapUsed: number;
+  /** Array buffers outside the heap (the nonce store's table is one). */
+  arrayBuffers: number;
   /** Peak resident set (VmHWM from /proc/self/status); undefined where /proc is not available. */
   peakRss?: number;
   /** Resident anonymous memory (RssAnon): rss without mapped files such as the node binary. */

@@ -5,12 +5,12 @@
 // run in this process, alternating in A B B A blocks so a drift of the machine weighs on both alike.
 import { rmSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Skill } from '../src/agent/skill.js';
 import { AgentClient } from '../src/client/index.js';
 import { startConsole } from '../src/console/console-server.js';
 import { openSettingsStore } from '../src/settings/store.js';
 import { startAgent } from '../test/helpers/agents.js';
+import { mcpTransport } from '../test/helpers/mcp-client.js';
 import { BENCH_SETTINGS } from './bench-agent.js';
 import { summarize, type LatencySummary } from './stats.js';
 
@@ -63,11 +63,7 @@ export async function measureMcp(options: McpOptions, progress: (step: string) =
   });
   const token = await readToken(con.url, con.token);
   const mcp = new Client({ name: 'bench', version: '1.0.0' });
-  await mcp.connect(
-    new StreamableHTTPClientTransport(new URL(con.mcp.url), {
-      requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    }),
-  );
+  await mcp.connect(mcpTransport(con.mcp.url, token));
   const client = new AgentClient({ id: bridge.app.card().id, signer: bridge.app.keys.signer, devHttp: true });
   const payload = { text: 'hello' };
   let errors = 0;

@@ -22,12 +22,14 @@ export interface MemoryResult {
   afterSweep: ChildMemory;
   /** CPU time of the agent process per call during the run, µs. */
   cpuUsPerCall: number;
-  /** Heap bytes per remembered nonce: the heap the sweep freed over the nonces it dropped. */
+  /** Bytes per remembered nonce: the heap and array buffers the sweep freed over the nonces it dropped. */
   heapBytesPerNonce: number;
 }
 
 /** Past this, every nonce recorded so far has expired (it lives until timestamp + window + 1 s). */
 export const SWEEP_ADVANCE_MS = MAX_AGE_MS + MAX_FUTURE_MS + 5_000;
+
+const held = (memory: ChildMemory) => memory.heapUsed + memory.arrayBuffers;
 
 export async function measureMemory(env: BenchEnv, options: MemoryOptions): Promise<MemoryResult> {
   const child = await startAgentChild(env.gateway, { cpu: env.pin?.server, approved: [env.peer.id] });
@@ -48,7 +50,7 @@ export async function measureMemory(env: BenchEnv, options: MemoryOptions): Prom
       afterRun,
       afterSweep,
       cpuUsPerCall: load.ok ? (cpu.userUs + cpu.systemUs) / load.ok : NaN,
-      heapBytesPerNonce: dropped > 0 ? (afterRun.heapUsed - afterSweep.heapUsed) / dropped : NaN,
+      heapBytesPerNonce: dropped > 0 ? (held(afterRun) - held(afterSweep)) / dropped : NaN,
     };
   } finally {
     agent.destroy();

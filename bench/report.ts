@@ -117,7 +117,8 @@ export function buildRows(r: BenchResults): Row[] {
       result:
         `${count(m.afterRun.nonces)} -> ${count(m.afterSweep.nonces)} pairs; ` +
         `log ${mb(m.afterRun.nonceLogBytes ?? 0)} -> ${mb(m.afterSweep.nonceLogBytes ?? 0)}; ` +
-        `heap ${mb(m.afterRun.heapUsed)} -> ${mb(m.afterSweep.heapUsed)} (${Math.round(m.heapBytesPerNonce)} B/pair)`,
+        `heap+buffers ${mb(m.afterRun.heapUsed + m.afterRun.arrayBuffers)} -> ` +
+        `${mb(m.afterSweep.heapUsed + m.afterSweep.arrayBuffers)} (${Math.round(m.heapBytesPerNonce)} B/pair)`,
       target: 'empties',
       pass: m.afterSweep.nonces === 0 && (m.afterRun.nonces ?? 0) >= m.load.ok,
     },
@@ -125,7 +126,7 @@ export function buildRows(r: BenchResults): Row[] {
       label: '   nonces held at this rate (projection)',
       result:
         `${Math.round(m.load.rps).toLocaleString('en')} req/s for ${NONCE_LIFETIME_S} s: ` +
-        `~${count(Math.round(steadyNonces))} pairs, ~${mb(steadyNonces * m.heapBytesPerNonce)} heap`,
+        `~${count(Math.round(steadyNonces))} pairs, ~${mb(steadyNonces * m.heapBytesPerNonce)} memory`,
     },
     ...tunnelRows(r.tunnel),
     ...consoleRows(r.console, r.signed),

@@ -111,6 +111,7 @@ function memory(): ChildMemory {
   const result: ChildMemory = {
     rss: usage.rss,
     heapUsed: usage.heapUsed,
+    arrayBuffers: usage.arrayBuffers,
     peakRss: status.VmHWM,
     anonRss: status.RssAnon,
   };

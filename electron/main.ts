@@ -44,7 +44,7 @@ async function main(): Promise<void> {
     app.exit(1);
     return;
   }
-  const window = new ConsoleWindow(core.console.url, core.console.token, join(iconDir, 'window.png'));
+  const window = new ConsoleWindow(core.console.url, () => core.console.token, join(iconDir, 'window.png'));
   const notifier = new Notifier((page) => window.show(page));
   const login = loginItem(app);
   const updates = new AppUpdates({

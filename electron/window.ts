@@ -18,7 +18,8 @@ export class ConsoleWindow {
 
   constructor(
     private readonly consoleUrl: string,
-    private readonly token: string,
+    /** Asked at each load: the operator may have replaced the token since the window was made. */
+    private readonly token: () => string,
     private readonly iconPath: string,
   ) {}
 
@@ -27,7 +28,7 @@ export class ConsoleWindow {
     const window = this.window ?? this.create();
     const { load, pending } = windowNavigation({
       consoleUrl: this.consoleUrl,
-      token: this.token,
+      token: this.token(),
       currentUrl: window.webContents.getURL() || undefined,
       page,
     });

@@ -15,6 +15,7 @@ import {
   unfetchableReason,
   type CardFetchOptions,
 } from './card-fetch.js';
+import { ExpiringLru } from '../lib/expiring-lru.js';
 import { RateLimiter } from '../state/rate-limits.js';
 
 export interface ResolvedKey {
@@ -65,7 +66,10 @@ export interface PeerKeyOptions extends Partial<CardFetchOptions> {
   /** Clamp of the sender's cardTTL, so a zero TTL cannot force a fetch per request. */
   minTtlMs?: number;
   maxTtlMs?: number;
+  /** Senders remembered at most (cards, failed fetches, re-fetch times, senders fetched before). */
   maxEntries?: number;
+  /** What the cached cards may weigh together, estimated (cardWeight); least recently used out first. */
+  maxCardBytes?: number;
   /** Card fetches per minute, all senders: requests are unauthenticated until their card is known. */
   fetchesPerMinute?: number;
   /**
@@ -90,8 +94,6 @@ export interface PeerKeyOptions extends Partial<CardFetchOptions> {
 interface CacheEntry {
   /** Raw keys as the card lists them; key objects are made only for kids that are used (memory). */
   keys: Map<string, { raw: string; active: boolean; object?: KeyObject | null }>;
-  expiresAt: number;
-  fetchedAt: number;
   /** The card's own words about itself (unverified), cut to one short line each. */
   name?: string;
   description?: string;
@@ -99,9 +101,19 @@ interface CacheEntry {
   described?: SenderCard;
 }
 
+/**
+ * A card fetch costs a stranger nothing but the shared budget: new senders may cause 480 of its 600 fetches a
+ * minute, and a card may list 32 keys with 256-character kids (about 16 KB in memory, 10,000 such cards 160
+ * MB). So the cache is bounded by weight: 8 MiB holds about 5,000 ordinary cards, or about 340 of the largest.
+ * A flood of those at the whole budget replaces them in about 40 s: a sender called less often than that may
+ * be evicted, and then pays one re-fetch from the share kept for senders fetched before, never a refusal.
+ */
+export const PEER_CARD_BYTES = 8 * 1024 * 1024;
+
 /** Sender key resolution of PROTOCOL.md §3: pinned keys, our own keystore, then cached peer cards. */
 export class PeerKeyResolver {
-  private readonly cards = new Map<string, CacheEntry>();
+  /** Cards until their cardTTL (clamped), least recently used out first (issue 16: they outlived it). */
+  private readonly cards: ExpiringLru<CacheEntry>;
   private readonly failures = new Map<string, { reason: string; until: number }>();
   private readonly inflight = new Map<string, Promise<CacheEntry>>();
   private readonly refetchedAt = new Map<string, number>();
@@ -126,6 +138,7 @@ export class PeerKeyResolver {
       minTtlMs: 10_000,
       maxTtlMs: 24 * 3600_000,
       maxEntries: 10_000,
+      maxCardBytes: PEER_CARD_BYTES,
       fetchesPerMinute: 600,
       newSenderShare: 0.8,
       fetchesPerAddressPerMinute: 60,
@@ -134,7 +147,8 @@ export class PeerKeyResolver {
       fetchCard: fetchPeerCard,
       ...stripUndefined(options),
     };
-    const { fetchesPerMinute, newSenderShare, now } = this.options;
+    const { fetchesPerMinute, newSenderShare, now, maxEntries, maxCardBytes } = this.options;
+    this.cards = new ExpiringLru({ maxEntries, maxWeight: maxCardBytes, now });
     this.fetchBudget = new RateLimiter(fetchesPerMinute, now);
     this.newSenderBudget = new RateLimiter(Math.max(1, Math.floor(fetchesPerMinute * newSenderShare)), now);
     this.addressBudget = new RateLimiter(this.options.fetchesPerAddressPerMinute, now);
@@ -232,11 +246,17 @@ export class PeerKeyResolver {
     return { keys, source: 'card', cached: entry === cached };
   }
 
+  /** Cards held now. */
+  get cachedCards(): number {
+    return this.cards.size;
+  }
+
   /** What the sender's cached card says about itself (self-declared text), when its card was fetched. */
   describe(sender: string): SenderCard | undefined {
     const pinned = this.pinnedCards.get(sender);
     if (pinned) return pinned;
-    const entry = this.cards.get(sender);
+    // Asked right after the call's signature was checked against this card: not a second use.
+    const entry = this.cards.peek(sender);
     if (!entry) return undefined;
     entry.described ??= {
       name: entry.name,
@@ -264,11 +284,10 @@ export class PeerKeyResolver {
   }
 
   private async card(sender: string, caller?: CallerAddress): Promise<CacheEntry> {
-    const now = this.options.now();
     const cached = this.cards.get(sender);
-    if (cached && cached.expiresAt > now) return cached;
+    if (cached) return cached;
     const failure = this.failures.get(sender);
-    if (failure && failure.until > now) throw unknownSender(sender, failure.reason);
+    if (failure && failure.until > this.options.now()) throw unknownSender(sender, failure.reason);
     return this.shared(sender, () => this.load(sender, true, caller));
   }
 
@@ -306,16 +325,13 @@ export class PeerKeyResolver {
       Math.max((card.cardTTL ?? 300) * 1000, this.options.minTtlMs),
       this.options.maxTtlMs,
     );
-    const now = this.options.now();
     const keys = new Map(card.publicKeys.map((k) => [k.kid, { raw: k.key, active: k.active }]));
     const entry: CacheEntry = {
       keys,
-      fetchedAt: now,
-      expiresAt: now + ttl,
       name: oneLine(card.name, 100),
       description: oneLine(card.description, 300),
     };
-    this.remember(this.cards, sender, entry);
+    this.cards.set(sender, entry, this.options.now() + ttl, cardWeight(sender, card));
     return entry;
   }
 
@@ -353,8 +369,13 @@ export class PeerKeyResolver {
     if (address) this.addressBudget.take(address);
   }
 
-  /** Forgets old per-address counts (called with the other sweeps). */
+  /** Forgets expired cards, failures and re-fetch times, and old per-address counts (with the other sweeps). */
   sweep(): void {
+    this.cards.sweep();
+    const now = this.options.now();
+    for (const [sender, failure] of this.failures) if (failure.until <= now) this.failures.delete(sender);
+    for (const [sender, at] of this.refetchedAt)
+      if (now - at >= this.options.refetchIntervalMs) this.refetchedAt.delete(sender);
     this.addressBudget.sweep();
   }
 
@@ -367,6 +388,16 @@ export class PeerKeyResolver {
     }
     map.set(key, value);
   }
+}
+
+/**
+ * What a cached card holds, in bytes, erring high: the strings it keeps at two bytes a character, and a
+ * fixed cost per key and per card (measured: 32 keys with 256-character kids held about 16 KB; this says 24).
+ */
+function cardWeight(sender: string, card: AgentCard): number {
+  let bytes = 1000 + 2 * (sender.length + card.name.length + card.description.length);
+  for (const { kid, key } of card.publicKeys) bytes += 100 + 2 * (kid.length + key.length);
+  return bytes;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { NonceStore } from './nonce-store.js';
+import { NonceStore, nonceKey } from './nonce-store.js';
 import { RateLimiter } from './rate-limits.js';
 import { TokenLedger } from './token-ledger.js';
 
@@ -93,8 +93,8 @@ export class LocalCallLimits implements CallLimits {
   check(call: CallCheck): CallVerdict {
     // A replay is refused before it costs its sender anything: a captured envelope sent again must not
     // use up the real sender's allowance.
-    if (call.nonce !== undefined && this.nonces.has(call.sender, call.nonce))
-      return { ok: false, refusal: 'replay', waitSeconds: 0 };
+    const nonce = call.nonce === undefined ? undefined : nonceKey(call.sender, call.nonce);
+    if (nonce && this.nonces.has(nonce)) return { ok: false, refusal: 'replay', waitSeconds: 0 };
     // Both limits are checked before either counts, so a refused request costs no one's allowance.
     const shared = call.stranger ? this.strangerLimit : this.globalLimit;
     const sharedWait = shared.wait('*');
@@ -109,9 +109,9 @@ export class LocalCallLimits implements CallLimits {
     }
     shared.take('*');
     this.senderLimit.take(call.sender, call.perSender);
-    if (call.nonce !== undefined) {
+    if (nonce) {
       if (this.nonces.full) return { ok: false, refusal: 'full', waitSeconds: 5 };
-      if (!this.nonces.record(call.sender, call.nonce, call.nonceExpiresAt))
+      if (!this.nonces.record(nonce, call.nonceExpiresAt))
         return { ok: false, refusal: 'replay', waitSeconds: 0 };
     }
     if (call.reserve) this.ledger.reserve(call.sender, call.reserve);
