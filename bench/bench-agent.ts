@@ -26,7 +26,12 @@ export interface BenchAgentOptions {
   redisUrl?: string;
 }
 
-export async function startBenchAgent(options: BenchAgentOptions): Promise<TestAgent> {
+export interface BenchAgent extends TestAgent {
+  /** An A2A key issued to the bench's A2A caller (its limits are the raised per-sender defaults). */
+  a2aKey: string;
+}
+
+export async function startBenchAgent(options: BenchAgentOptions): Promise<BenchAgent> {
   const agent = await startAgent({
     settings: {
       ...BENCH_SETTINGS,
@@ -42,5 +47,6 @@ export async function startBenchAgent(options: BenchAgentOptions): Promise<TestA
   });
   // Every call then takes the approved-sender path of the access check, as a real caller's would.
   for (const sender of options.approved) agent.app.access.approve(sender);
-  return agent;
+  const { secret } = await agent.app.a2aKeys.issue({ name: 'Bench caller' });
+  return Object.assign(agent, { a2aKey: secret });
 }

@@ -31,6 +31,8 @@ export interface ServerChild {
   url: string;
   /** The agent's card id when it started (agent://127.0.0.1:PORT, or its public id when tunnelled). */
   id: string | undefined;
+  /** An agent: the A2A key its bench caller presents. */
+  a2aKey: string | undefined;
   pid: number;
   /** A tunnelled agent: its public URL, when its tunnel came online before it reported ready. */
   publicUrl: string | undefined;
@@ -118,6 +120,7 @@ export async function spawnServer(config: ChildConfig, options: SpawnOptions = {
   return {
     url: ready.url,
     id: ready.id,
+    a2aKey: ready.a2aKey,
     pid: ready.pid,
     publicUrl: ready.publicUrl,
     tunnel: ready.tunnel,

@@ -73,6 +73,8 @@ export type ChildMessage =
       url: string;
       /** The agent's card id as it is now: the public one when its tunnel is online. */
       id?: string;
+      /** An agent: the A2A key issued to the bench's A2A caller. */
+      a2aKey?: string;
       pid: number;
       /** A tunnelled agent: its public URL once online (absent if it did not come online in time). */
       publicUrl?: string;

@@ -3,7 +3,7 @@
 // instant-gateway.ts), which the caller compares with the same clock when it reads the block.
 import http from 'node:http';
 import type { PreparedRequest } from './load.js';
-import { signedChat } from './requests.js';
+import { a2aMessage, signedChat } from './requests.js';
 import type { BenchEnv } from './setup.js';
 import { Samples, summarize, type LatencySummary } from './stats.js';
 
@@ -22,21 +22,51 @@ export interface StreamResult extends LatencySummary {
   completed: number;
 }
 
+/** What one SSE `data:` block carries: delta send stamps (`;`-separated), or the end of a good stream. */
+type ReadBlock = (data: unknown) => { stamps?: string; done?: boolean };
+
+/** SAMVAD: `{"chunk": ...}` per delta, then the signed final `{"done": true, "result": ...}`. */
+const samvadBlock: ReadBlock = (data) => {
+  const block = data as { chunk?: unknown; done?: unknown; result?: unknown };
+  if (typeof block.chunk === 'string') return { stamps: block.chunk };
+  return { done: block.done === true && block.result !== undefined };
+};
+
+/** A2A: a JSON-RPC result per event; each delta an artifact update, the end a completed status update. */
+const a2aBlock: ReadBlock = (data) => {
+  const result = (data as { result?: Record<string, unknown> }).result ?? {};
+  const artifact = result.artifactUpdate as { append?: boolean; artifact?: { parts?: { text?: string }[] } };
+  // Only appended pieces are deltas (a replacing last chunk, if any, repeats the whole text).
+  if (artifact?.append) return { stamps: (artifact.artifact?.parts ?? []).map((p) => p.text ?? '').join('') };
+  const status = result.statusUpdate as { status?: { state?: string } } | undefined;
+  return { done: status?.status?.state === 'TASK_STATE_COMPLETED' };
+};
+
 export async function measureStream(env: BenchEnv, options: StreamOptions): Promise<StreamResult> {
-  const prepare = signedChat(
-    env.caller,
-    env.agent.id,
-    'stream',
-    `stream:${options.deltas}:${options.intervalMs}`,
-  );
+  const message = `stream:${options.deltas}:${options.intervalMs}`;
+  return streamRuns(env, options, signedChat(env.caller, env.agent.id, 'stream', message), samvadBlock);
+}
+
+/** 4a. The same streams asked for over A2A (`SendStreamingMessage`, JSON-RPC), delta to caller. */
+export async function measureA2AStream(env: BenchEnv, options: StreamOptions): Promise<StreamResult> {
+  const message = `stream:${options.deltas}:${options.intervalMs}`;
+  return streamRuns(env, options, a2aMessage(env.agent.a2aKey, 'SendStreamingMessage', message), a2aBlock);
+}
+
+async function streamRuns(
+  env: BenchEnv,
+  options: StreamOptions,
+  prepare: () => PreparedRequest,
+  read: ReadBlock,
+): Promise<StreamResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const delays = new Samples();
   let completed = 0;
   try {
     for (let i = 0; i < options.warmupStreams; i++)
-      await readStream(env.agent.url, prepare(), agent, new Samples());
+      await readStream(env.agent.url, prepare(), agent, new Samples(), read);
     for (let i = 0; i < options.streams; i++) {
-      if (await readStream(env.agent.url, prepare(), agent, delays)) completed++;
+      if (await readStream(env.agent.url, prepare(), agent, delays, read)) completed++;
     }
   } finally {
     agent.destroy();
@@ -55,6 +85,7 @@ function readStream(
   request: PreparedRequest,
   agent: http.Agent,
   delays: Samples,
+  read: ReadBlock,
 ): Promise<boolean> {
   const target = new URL(request.path, url);
   return new Promise((resolve, reject) => {
@@ -89,14 +120,11 @@ function readStream(
           for (const block of blocks) {
             // The SDK's shape: a block that is one `data:` line; named events (event: ...) are skipped.
             if (!block.startsWith('data: ') || block.includes('\n')) continue;
-            const data = JSON.parse(block.slice(6)) as { chunk?: string; done?: boolean; result?: unknown };
-            if (typeof data.chunk === 'string') {
-              for (const stamp of data.chunk.split(';')) {
-                if (stamp) delays.push(Number(now - BigInt(stamp)) / 1e6);
-              }
-            } else if (data.done === true && data.result !== undefined) {
-              done = true;
+            const { stamps, done: ended } = read(JSON.parse(block.slice(6)));
+            for (const stamp of stamps?.split(';') ?? []) {
+              if (stamp) delays.push(Number(now - BigInt(stamp)) / 1e6);
             }
+            if (ended) done = true;
           }
         });
         res.on('end', () => resolve(done));

@@ -3,7 +3,7 @@ import { signRequest } from '../src/protocol/index.js';
 import { PATHS, envelope } from '../test/helpers/envelopes.js';
 import type { ServerChild } from './child-host.js';
 import { keepAliveAgent, runLoad, type LoadResult, type PreparedRequest } from './load.js';
-import { directGatewayChat, signedChat, type Caller } from './requests.js';
+import { a2aMessage, directGatewayChat, signedChat, type Caller } from './requests.js';
 import type { BenchEnv } from './setup.js';
 import type { LatencySummary } from './stats.js';
 
@@ -77,6 +77,11 @@ export async function measure(
 /** 1. Signed `chat` sync calls to the agent, each signed inside the loop with a fresh nonce. */
 export function measureSignedChat(env: BenchEnv, options: PhaseOptions): Promise<Measured> {
   return measure(env.agent, signedChat(env.caller, env.agent.id), options);
+}
+
+/** 1a. A2A blocking `SendMessage` (JSON-RPC) to the same agent, with the A2A key its caller was issued. */
+export function measureA2ASend(env: BenchEnv, options: PhaseOptions): Promise<Measured> {
+  return measure(env.agent, a2aMessage(env.agent.a2aKey), options);
 }
 
 /** 2. The same requests (built and signed the same way) to a plain Koa JSON echo server: the ceiling. */

@@ -65,6 +65,7 @@ export function buildRows(r: BenchResults): Row[] {
         `${us(r.signing.requestUs)} (digest + Ed25519 ${us(r.signing.signUs)}), ` +
         `${pct(r.signing.requestUs / 1000 / r.signed.c1.p50)} of a c=1 round trip; not in the latencies`,
     },
+    ...a2aRows(r),
     { label: '2. Koa JSON echo (ceiling), c=1', result: load(r.echo.c1) },
     { label: '2. Koa JSON echo (ceiling), c=32', result: load(r.echo.c32) },
     ratioRow('2. Signed / echo req/s, c=1', ratioC1),
@@ -132,6 +133,42 @@ export function buildRows(r: BenchResults): Row[] {
     ...consoleRows(r.console, r.signed),
     ...mcpRows(r.mcp),
     ...uiRows(r.ui),
+  ];
+}
+
+/** 1a. A2A against signed SAMVAD in the same run: agent CPU per call, and SAMVAD before and after. */
+function a2aRows(r: BenchResults): Row[] {
+  const { c1, c32, stream, signedAfter } = r.a2a;
+  const cpu = (m: Measured) => m.server.cpuUsPerCall;
+  const cpuRatio = cpu(c32) / cpu(r.signed.c32);
+  const samvadRatio = signedAfter.rps / r.signed.c32.rps;
+  return [
+    { label: '1a. A2A blocking send, c=1', result: load(c1) },
+    { label: '1a. A2A blocking send, c=32', result: load(c32) },
+    non200Row(c1, c32),
+    {
+      label: '1a. Agent CPU per call, A2A / signed SAMVAD (c=32)',
+      result: `${us(cpu(c32))} / ${us(cpu(r.signed.c32))} = ${cpuRatio.toFixed(2)}`,
+      target: '<= 1.00',
+      pass: cpuRatio <= 1,
+    },
+    {
+      label: '1a. A2A stream: gateway delta -> caller artifact update',
+      result:
+        `p50 ${ms(stream.p50)}, p99 ${ms(stream.p99)}, max ${ms(stream.max)} ` +
+        `(${stream.count}/${stream.expectedDeltas} deltas; ${stream.completed}/${stream.streams} streams completed)`,
+      target: `p50 < ${ms(TARGETS.maxStreamP50Ms)}`,
+      pass:
+        stream.p50 < TARGETS.maxStreamP50Ms &&
+        stream.count === stream.expectedDeltas &&
+        stream.completed === stream.streams,
+    },
+    {
+      label: '1a. Signed chat c=32 after the A2A runs / before',
+      result: `${load(signedAfter)}; ${samvadRatio.toFixed(2)} of the first c=32 run`,
+      target: '>= 0.90',
+      pass: samvadRatio >= 0.9,
+    },
   ];
 }
 

@@ -190,6 +190,7 @@ tell({
   url: server.url,
   // The card's id as it is now: the public one when the tunnel is online.
   id: agent?.app.card().id,
+  ...(agent && 'a2aKey' in agent ? { a2aKey: agent.a2aKey } : {}),
   pid: process.pid,
   ...(tunnelState ? { tunnel: tunnelState } : {}),
   ...(tunnelState?.status === 'online' ? { publicUrl: tunnelState.url } : {}),

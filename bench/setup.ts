@@ -13,7 +13,7 @@ import { startAgent, type TestAgent } from '../test/helpers/agents.js';
 import { spawnServer, type ServerChild, type SpawnOptions } from './child-host.js';
 import { sendAndRead } from './load.js';
 import { pinSelf, unpinSelf, type PinPlan } from './pinning.js';
-import { signedChat, type Caller } from './requests.js';
+import { a2aMessage, signedChat, type Caller } from './requests.js';
 
 export interface GatewayRef {
   url: string;
@@ -29,7 +29,7 @@ export interface BenchEnv {
   peer: TestAgent;
   caller: Caller;
   /** The agent under test, in its own process. */
-  agent: ServerChild & { id: string };
+  agent: ServerChild & { id: string; a2aKey: string };
   echo: ServerChild;
   pin: PinPlan | undefined;
   close(): Promise<void>;
@@ -66,6 +66,7 @@ export async function setupBench(options: SetupOptions = {}): Promise<BenchEnv> 
     const echo = await spawnServer({ role: 'echo' }, { cpu: pin?.server });
     children.push(echo);
     await checkSignedChat(agent.url, caller, agent.id);
+    await checkA2ASend(agent.url, agent.a2aKey);
     return { gateway, peer, caller, agent, echo, pin, close };
   } catch (error) {
     await close();
@@ -76,7 +77,7 @@ export async function setupBench(options: SetupOptions = {}): Promise<BenchEnv> 
 export async function startAgentChild(
   gateway: GatewayRef,
   options: SpawnOptions & { approved: string[]; tunnelHost?: string; console?: boolean; redisUrl?: string },
-): Promise<ServerChild & { id: string }> {
+): Promise<ServerChild & { id: string; a2aKey: string }> {
   const { tunnelHost, console: withConsole, approved, redisUrl, ...spawn } = options;
   const child = await spawnServer(
     {
@@ -90,8 +91,8 @@ export async function startAgentChild(
     },
     spawn,
   );
-  if (!child.id) throw new Error('the agent child did not report its id');
-  return { ...child, id: child.id };
+  if (!child.id || !child.a2aKey) throw new Error('the agent child did not report its id and A2A key');
+  return { ...child, id: child.id, a2aKey: child.a2aKey };
 }
 
 /**
@@ -121,4 +122,21 @@ export async function checkSignedChat(agentUrl: string, caller: Caller, agentId:
     digestMatches(digest, reply.body) &&
     verifyParsedSignature(parsed, { status: 200, headers: { 'content-digest': digest } }, key);
   if (!verified) throw new Error("The agent's reply signature does not verify with its card key");
+}
+
+/** One A2A blocking send end to end: a completed task holding the gateway's reply (JSON-RPC answers 200 either way). */
+export async function checkA2ASend(agentUrl: string, key: string): Promise<void> {
+  const reply = await sendAndRead(agentUrl, a2aMessage(key, 'SendMessage', 'check')());
+  const text = reply.body.toString('utf8');
+  const json = JSON.parse(text) as {
+    result?: { task?: { status?: { state?: string }; artifacts?: { parts?: { text?: string }[] }[] } };
+  };
+  const task = json.result?.task;
+  const replyText = task?.artifacts
+    ?.flatMap((a) => a.parts ?? [])
+    .map((p) => p.text ?? '')
+    .join('');
+  if (reply.status !== 200 || task?.status?.state !== 'TASK_STATE_COMPLETED' || replyText !== 'echo: check') {
+    throw new Error(`An A2A send failed (HTTP ${reply.status}): ${text.slice(0, 300)}`);
+  }
 }

@@ -3,6 +3,7 @@ import { cpus } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChildMemory } from './child-protocol.js';
 import {
+  measureA2ASend,
   measureDirectGateway,
   measureEcho,
   measureSignedChat,
@@ -20,7 +21,7 @@ import {
 import { measureMcp, type McpFailure, type McpOptions, type McpResult } from './measure-mcp.js';
 import { measureMemory, type MemoryOptions, type MemoryResult } from './measure-memory.js';
 import { measureWithRedis, type RedisFailure, type RedisResult } from './measure-redis.js';
-import { measureStream, type StreamOptions, type StreamResult } from './measure-stream.js';
+import { measureA2AStream, measureStream, type StreamOptions, type StreamResult } from './measure-stream.js';
 import {
   measureTunnel,
   type TunnelFailure,
@@ -30,7 +31,7 @@ import {
 import { measureUi, type UiOptions, type UiOutcome } from './measure-ui.js';
 import { spawnServer } from './child-host.js';
 import { pinPlan, type PinPlan } from './pinning.js';
-import { setupBench } from './setup.js';
+import { checkA2ASend, setupBench } from './setup.js';
 
 export interface BenchConfig {
   name: 'full' | 'quick';
@@ -92,6 +93,11 @@ export interface BenchResults {
   idle: { agent: ChildMemory; echo: ChildMemory; runtime: ChildMemory };
   signing: SigningCost;
   signed: { c1: Measured; c32: Measured; c64: Measured };
+  /**
+   * 1a. A2A blocking sends (JSON-RPC, an issued key) to the same agent; then signed chat c=32 again, so
+   * the run shows whether A2A traffic left SAMVAD's throughput where it was.
+   */
+  a2a: { c1: Measured; c32: Measured; stream: StreamResult; signedAfter: Measured };
   echo: { c1: Measured; c32: Measured };
   /** 1r: the signed path with shared state on a redis-server on loopback; or why it was not measured. */
   redis: RedisResult | RedisFailure;
@@ -139,6 +145,16 @@ export async function runSuite(
     // Twice the c=32 crowd: whole bodies then wait for a read/verify slot (intake.ts) rather than a 503.
     progress('1. signed chat, concurrency 64');
     const signedC64 = await measureSignedChat(env, phase(64));
+    progress('1a. A2A blocking send, concurrency 1');
+    const a2aC1 = await measureA2ASend(env, phase(1));
+    progress('1a. A2A blocking send, concurrency 32');
+    const a2aC32 = await measureA2ASend(env, phase(32));
+    progress('1a. A2A streaming send');
+    const a2aStream = await measureA2AStream(env, config.stream);
+    // JSON-RPC answers 200 to a refusal too: one checked call shows the runs were sends, not refusals.
+    await checkA2ASend(env.agent.url, env.agent.a2aKey);
+    progress('1a. signed chat again after the A2A runs, concurrency 32');
+    const signedAfter = await measureSignedChat(env, phase(32));
     progress('2. Koa echo, concurrency 1');
     const echoC1 = await measureEcho(env, phase(1));
     progress('2. Koa echo, concurrency 32');
@@ -171,6 +187,7 @@ export async function runSuite(
       idle,
       signing,
       signed: { c1: signedC1, c32: signedC32, c64: signedC64 },
+      a2a: { c1: a2aC1, c32: a2aC32, stream: a2aStream, signedAfter },
       echo: { c1: echoC1, c32: echoC32 },
       redis,
       direct,

@@ -15,6 +15,11 @@ export const STANDIN_REPLY = 'Stand-in model reply: hello from the loopback mode
  * could call through `tool_call`, MCP tools included, whose names never reach the prompt.
  */
 export const SEARCH_MARKER = 'STANDIN_SEARCH:';
+/**
+ * A user message carrying `STANDIN_SLOW` makes the stand-in model stream one word every 200 ms for up to a
+ * minute: long enough for a caller to cancel, so a test sees whether OpenClaw closes the model's stream.
+ */
+export const SLOW_MARKER = 'STANDIN_SLOW';
 
 /** One request as the stand-in model received it. */
 export interface ModelRequest {
@@ -25,6 +30,8 @@ export interface ModelRequest {
   body: ChatRequestBody | undefined;
   rawBody: string;
   at: number;
+  /** Set when the client (OpenClaw) closed the connection before the answer ended. */
+  closedEarly?: number;
 }
 
 export interface ChatMessage {
@@ -129,6 +136,10 @@ function answerChat(res: ServerResponse, body: ChatRequestBody): void {
     answerToolCall(res, body, { id, created, model, usage }, call);
     return;
   }
+  if (body.stream && messagesText(body, 'user').includes(SLOW_MARKER)) {
+    answerSlowly(res, { id, created, model });
+    return;
+  }
   if (!body.stream) {
     sendJson(res, 200, {
       id,
@@ -154,6 +165,21 @@ function answerChat(res: ServerResponse, body: ChatRequestBody): void {
   if (body.stream_options?.include_usage) frame([], { usage });
   res.write('data: [DONE]\n\n');
   res.end();
+}
+
+/** Streams a word every 200 ms for up to a minute, and stops when the client goes away. */
+function answerSlowly(res: ServerResponse, base: { id: string; created: number; model: string }): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  let sent = 0;
+  const timer = setInterval(() => {
+    const last = ++sent >= 300;
+    const choices = [{ index: 0, delta: { content: `word${sent} ` }, finish_reason: last ? 'stop' : null }];
+    res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices })}\n\n`);
+    if (!last) return;
+    clearInterval(timer);
+    res.end('data: [DONE]\n\n');
+  }, 200);
+  res.once('close', () => clearInterval(timer));
 }
 
 function answerToolCall(
@@ -206,13 +232,17 @@ export async function startModelServer(): Promise<ModelServer> {
         body = undefined;
       }
       const path = (req.url ?? '/').split('?')[0] ?? '/';
-      requests.push({
+      const request: ModelRequest = {
         method: req.method ?? 'GET',
         path,
         headers: req.headers,
         body,
         rawBody,
         at: Date.now(),
+      };
+      requests.push(request);
+      res.once('close', () => {
+        if (!res.writableEnded) request.closedEarly = Date.now();
       });
       if (req.method === 'POST' && path.endsWith('/chat/completions')) {
         answerChat(res, body ?? {});
