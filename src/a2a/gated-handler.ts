@@ -19,11 +19,16 @@ import {
 } from '@a2a-js/sdk';
 import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
-import { ProtocolError } from '../protocol/index.js';
+import { authFailed, ProtocolError } from '../protocol/index.js';
+import { isKeyless } from './key-gate.js';
 import { callerOf, scopeOf } from './call-context.js';
 import type { A2ACaller, A2AGate } from './chat-core.js';
 import { checkContextId, messageText } from './message-text.js';
 import { TERMINAL_STATES } from './task-store.js';
+
+const KEYLESS_LIST =
+  'Listing tasks needs an A2A key: keyless callers share their address with every other caller behind the ' +
+  "same tunnel. Ask this agent's operator for a key, or read each of your tasks by its id (GetTask).";
 
 /** How often a task running at another replica is read again for a resubscribed caller. */
 const FOLLOW_EVERY_MS = 300;
@@ -102,6 +107,9 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
 
   async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
     this.enter(context);
+    // Keyless callers are named by their address, which every caller behind the tunnel shares: a list would
+    // show one stranger another's tasks. A task's id (a random UUID) stays enough to read it.
+    if (isKeyless(callerOf<C>(context).id)) throw this.refusal(authFailed(KEYLESS_LIST, 'access'), context);
     return this.passing(context, () => this.inner.listTasks(params, context));
   }
 

@@ -54,6 +54,11 @@ export class A2AKeyGate implements Pick<A2AGate<A2AKeyCaller>, 'authenticate'> {
   }
 }
 
+/** Whether a caller id names a keyless caller (the `open` policy), not the holder of a key. */
+export function isKeyless(callerId: string): boolean {
+  return callerId.startsWith('a2a-anon:');
+}
+
 /**
  * A keyless caller: one identity per socket address, as pipeline.ts names unsigned SAMVAD callers
  * (`unsigned:<address>`); IPv4 in its plain form whatever the socket's family. Never from X-Forwarded-For:

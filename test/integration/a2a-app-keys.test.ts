@@ -214,6 +214,27 @@ describe('keyless callers under the open policy', () => {
     ).json()) as { securityRequirements: unknown[] };
     expect(card.securityRequirements).toHaveLength(2);
   });
+
+  it('cannot list tasks (every caller behind the tunnel shares the address), but reads its own by id', async () => {
+    const open = await agents.start({ settings: { access: 'open' } });
+    const first = await a2aClient(open.url, undefined);
+    const task = asTask(await first.sendMessage(send('mine', { contextId: 'private' })));
+    const stranger = await a2aClient(open.url, undefined);
+    const listAll = {
+      tenant: '',
+      contextId: '',
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageToken: '',
+      statusTimestampAfter: undefined,
+    };
+    await expect(stranger.listTasks(listAll)).rejects.toThrow(/Listing tasks needs an A2A key/);
+    expect((await first.getTask({ tenant: '', id: task.id })).status?.state).toBe(
+      TaskState.TASK_STATE_COMPLETED,
+    );
+    const { secret } = await open.app.a2aKeys.issue({ name: 'Keyed' });
+    const keyed = await a2aClient(open.url, secret);
+    expect((await keyed.listTasks(listAll)).tasks).toEqual([]);
+  });
 });
 
 describe('the restricted caller agent rule', () => {

@@ -252,7 +252,10 @@ describe('whole bodies under load (issue 16, item 6)', () => {
     cleanups.push(() => new Promise((resolve) => slowCard.close(resolve)));
     expect(sender.app.card().id).toBe(`agent://127.0.0.1:${port}`);
 
-    const agent = await agentWith({});
+    // Each call in flight holds its cost estimate (about 2,500 tokens before the gateway reports a prompt)
+    // against the sender's daily budget: 64 at once need more than the default 100,000. This test is
+    // about the intake's slots, so the budget is raised out of its way (review defect 7 is tested apart).
+    const agent = await agentWith({ settings: { tokensPerDay: 1_000_000 } });
     const watch = watchGauges(agent);
     const statuses = await Promise.all(
       Array.from({ length: 64 }, async (_, i) => {
