@@ -83,7 +83,12 @@ it('a failover to a replica that missed the newest writes holds calls for the no
   // The replica follows the primary, sentinel included.
   await onReplica.replicaof('127.0.0.1', primary.port);
   expect(await check('replicated')).toEqual({ ok: true });
-  await until(async () => (await onReplica.exists('agent-bridge:nonce:agent://p.example replicated')) === 1);
+  // The first sync takes a few seconds on a loaded machine (a full resync through the AOF).
+  await until(
+    async () => (await onReplica.exists('agent-bridge:nonce:agent://p.example replicated')) === 1,
+    15_000,
+    'the nonce on the replica',
+  );
 
   // Replication lags (here: cut), the primary acknowledges a nonce, then falls; the replica takes over.
   await onReplica.replicaof('NO', 'ONE');
