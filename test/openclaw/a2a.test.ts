@@ -68,7 +68,7 @@ describe.skipIf(!available)(`an A2A caller through the bridge to a real OpenClaw
       const seen = offered(request!);
       expect(seen.reachable.filter((name) => HOST_REACHING.has(name))).toEqual([]);
       const system = messagesText(request!.body, 'system');
-      expect(system).toContain("A2A caller 'Research agent'");
+      expect(system).toMatch(/A2A caller "Research agent", key issued by you on \d{4}-\d{2}-\d{2}/);
       expect(system).toMatch(/untrusted/i);
       expect(system).not.toContain(mark);
     },
@@ -107,7 +107,12 @@ describe.skipIf(!available)(`an A2A caller through the bridge to a real OpenClaw
 
   it('a caller without a key reaches nothing (pairing, the default policy)', async () => {
     const guarded = await startAgent({
-      settings: { gatewayUrl: gateway.url, gatewayToken: gateway.token, gatewayAgent: 'public' },
+      settings: {
+        gatewayUrl: gateway.url,
+        gatewayToken: gateway.token,
+        gatewayAgent: 'public',
+        access: 'pairing',
+      },
     });
     try {
       const before = model.chatRequests().length;
