@@ -136,7 +136,12 @@ export async function checkA2ASend(agentUrl: string, key: string): Promise<void>
     ?.flatMap((a) => a.parts ?? [])
     .map((p) => p.text ?? '')
     .join('');
-  if (reply.status !== 200 || task?.status?.state !== 'TASK_STATE_COMPLETED' || replyText !== 'echo: check') {
+  // The A2A core streams from the gateway (a cancel must reach it): the instant gateway's three stamped pieces.
+  if (
+    reply.status !== 200 ||
+    task?.status?.state !== 'TASK_STATE_COMPLETED' ||
+    !/^(\d+;){3}$/.test(replyText ?? '')
+  ) {
     throw new Error(`An A2A send failed (HTTP ${reply.status}): ${text.slice(0, 300)}`);
   }
 }

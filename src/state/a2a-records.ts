@@ -1,3 +1,4 @@
+import { ProtocolError } from '../protocol/index.js';
 import type { StoredTask } from './tasks.js';
 import {
   A2A_INTERRUPTED_STATE,
@@ -74,8 +75,19 @@ export class A2ARecords implements A2ATaskRecords {
     private readonly options: { retentionMs(): number },
   ) {}
 
+  /**
+   * At the owner's cap, its oldest finished task makes room (every A2A message is a task: a cap counted
+   * over a day's results would refuse a busy caller for the rest of the day); unfinished tasks still count.
+   */
   async admit(owner: string): Promise<void> {
-    await this.tasks.admit(owner, this.options.retentionMs());
+    const retention = this.options.retentionMs();
+    try {
+      await this.tasks.admit(owner, retention);
+    } catch (error) {
+      if (!(error instanceof ProtocolError && error.httpStatus === 429)) throw error;
+      if (!(await this.tasks.dropOldestFinishedA2A(owner))) throw error;
+      await this.tasks.admit(owner, retention);
+    }
   }
 
   async create(record: A2ATaskRecord, push: PushConfigEntry[]): Promise<void> {

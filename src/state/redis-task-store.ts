@@ -256,6 +256,26 @@ export class RedisTaskStore implements TaskState {
     }
   }
 
+  async dropOldestFinishedA2A(owner: string): Promise<boolean> {
+    // Finished tasks are scored by when they expire: the lowest score below UNFINISHED finished first.
+    const [oldest] = await this.run((c) =>
+      c.zrangebyscore(senderKey(owner), '-inf', `(${UNFINISHED}`, 'LIMIT', 0, 1),
+    );
+    if (!oldest || !TASK_ID.test(oldest)) return false;
+    const task = await this.getA2A(oldest);
+    if (!task || task.a2a === undefined || !isFinished(task)) return false;
+    await this.run((c) =>
+      c
+        .multi()
+        .del(taskKey(oldest), pushKey(oldest))
+        .zrem(senderKey(owner), oldest)
+        .zrem(ALL, oldest)
+        .hdel(ownerIndexKey(owner), oldest)
+        .exec(),
+    );
+    return true;
+  }
+
   async create(meta: TaskMeta, taskId: string = randomUUID()): Promise<StoredTask> {
     if (!TASK_ID.test(taskId)) throw new Error('A task id must be a random UUIDv4.');
     const { push = [], ...part } = meta.a2a ?? {};

@@ -231,6 +231,18 @@ export class TaskStore implements TaskState {
     return count;
   }
 
+  dropOldestFinishedA2A(owner: string): boolean {
+    let oldest: StoredTask | undefined;
+    for (const task of this.tasks.values()) {
+      if (task.sender !== owner || protocolOf(task) !== 'a2a' || task.finishedAt === undefined) continue;
+      if (!oldest || task.finishedAt < oldest.finishedAt!) oldest = task;
+    }
+    if (!oldest) return false;
+    this.forget(oldest);
+    rmSync(this.file(oldest.taskId), { force: true });
+    return true;
+  }
+
   /** Forgets tasks finished longer than `retentionMs` ago. */
   sweep(retentionMs: number): void {
     const cutoff = this.now() - retentionMs;

@@ -103,6 +103,12 @@ export interface TaskState {
   readonly maxTotal: number;
   /** Throws when `sender` may not submit another task now (429 at its own cap, 503 at the store's). */
   admit(sender: string, retentionMs: number): Awaitable<void>;
+  /**
+   * Drops the owner's oldest finished A2A task, if it has one, to make room under its cap: an A2A caller
+   * sends every message as a task, so its newest results are kept rather than refusing it for a day.
+   * Returns whether one was dropped. Never touches SAMVAD tasks, nor unfinished ones.
+   */
+  dropOldestFinishedA2A(owner: string): Awaitable<boolean>;
   /** A2A tasks (`protocol: 'a2a'`) come with their part (document, push configs) and are never held. */
   create(meta: TaskMeta, taskId?: string): Awaitable<StoredTask>;
   /** A SAMVAD task (never an A2A one: each protocol serves its own tasks only). */

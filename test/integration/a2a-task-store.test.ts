@@ -122,17 +122,29 @@ describe('A2A tasks in the data dir', () => {
     expect(stored.artifacts[0]?.parts).toEqual([{ text: 'Hello, alice.', mediaType: 'text/plain' }]);
   });
 
-  it('refuse a task past the caller’s cap with 429, before the core runs', async () => {
+  it('refuse a task past the caller’s cap of unfinished tasks with 429, before the core runs', async () => {
     const dir = dataDir();
     const agent = await start({ dataDir: dir, taskState: new TaskStore(dir, { maxPerSender: 2 }) });
     const alice = await a2aClient(agent.url, KEYS.alice, 'HTTP+JSON');
-    await alice.sendMessage(send('hi'));
-    await alice.sendMessage(send('hi'));
+    const later = { configuration: { returnImmediately: true } };
+    const held = [
+      asTask(await alice.sendMessage(send('hold', later))),
+      asTask(await alice.sendMessage(send('hold', later))),
+    ];
     const refused = await alice.sendMessage(send('hi')).catch((error: unknown) => error);
     expect(refused).toMatchObject({ statusCode: 429, message: expect.stringMatching(/already has 2 tasks/) });
     expect(agent.core.turns).toHaveLength(2);
     const bob = await a2aClient(agent.url, KEYS.bob, 'HTTP+JSON');
     expect(asTask(await bob.sendMessage(send('hi'))).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    // Once they finish, the oldest finished task makes room: a busy caller is not refused for a day.
+    agent.core.release();
+    for (const { id } of held) {
+      const state = async () => (await alice.getTask({ tenant: '', id })).status?.state;
+      await until(async () => (await state()) === TaskState.TASK_STATE_COMPLETED, 2000, `task ${id} to end`);
+    }
+    for (let i = 0; i < 3; i++) {
+      expect(asTask(await alice.sendMessage(send('hi'))).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    }
   });
 
   it('end failed when the agent stops with their runs in flight, whether the core listens or not', async () => {

@@ -10,6 +10,7 @@ import { RedisA2AKeyRecords } from '../../src/state/redis-a2a-key-store.js';
 import { RedisCallLimits } from '../../src/state/redis-call-limits.js';
 import { RedisConnection, maskedRedisUrl } from '../../src/state/redis-connection.js';
 import { RedisTaskStore } from '../../src/state/redis-task-store.js';
+import { A2ARecords } from '../../src/state/a2a-records.js';
 import { TaskStore } from '../../src/state/task-store.js';
 import type { A2APart, TaskState } from '../../src/state/tasks.js';
 import { startRedisServer, type RedisServer } from '../fixtures/redis-server.js';
@@ -432,6 +433,36 @@ describe.each(homes)('A2A tasks in %s', (_name, make) => {
     await expect(Promise.resolve().then(() => tasks.admit('a2a-key:bob', 3600_000))).rejects.toMatchObject({
       httpStatus: 503,
     });
+  });
+
+  it("at an owner's cap, the oldest finished one makes room, never an unfinished or a SAMVAD one", async () => {
+    const tasks = await (await make()).tasks({ maxPerSender: 3, maxTotal: 100 });
+    const records = new A2ARecords(tasks, { retentionMs: () => 3600_000 });
+    const [older, newer, running] = [
+      await tasks.create(a2aMeta('a2a-key:alice')),
+      await tasks.create(a2aMeta('a2a-key:alice')),
+      await tasks.create(a2aMeta('a2a-key:alice')),
+    ];
+    await tasks.finish(older, ended(new Date(Date.now() - 2000).toISOString()));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await tasks.finish(newer, ended(new Date().toISOString()));
+    await records.admit('a2a-key:alice');
+    expect(await tasks.getA2A(older.taskId)).toBeUndefined();
+    expect(await tasks.getA2A(newer.taskId)).toBeDefined();
+    expect((await tasks.listA2A('a2a-key:alice', { limit: 10 })).total).toBe(2);
+    await tasks.create(a2aMeta('a2a-key:alice'));
+    await records.admit('a2a-key:alice');
+    expect(await tasks.getA2A(newer.taskId)).toBeUndefined();
+    // Only unfinished tasks left: the cap holds.
+    await tasks.create(a2aMeta('a2a-key:alice'));
+    await expect(records.admit('a2a-key:alice')).rejects.toMatchObject({ httpStatus: 429 });
+    expect(await tasks.getA2A(running.taskId)).toBeDefined();
+    // A SAMVAD sender's finished results are never dropped for room.
+    const samvad = await tasks.create(meta('agent://a.example'));
+    await tasks.start(samvad);
+    await tasks.finish(samvad, { result: { reply: 'kept' } });
+    expect(await tasks.dropOldestFinishedA2A('agent://a.example')).toBe(false);
+    expect(await tasks.get(samvad.taskId)).toBeDefined();
   });
 });
 
