@@ -35,9 +35,12 @@ const samvadBlock: ReadBlock = (data) => {
 /** A2A: a JSON-RPC result per event; each delta an artifact update, the end a completed status update. */
 const a2aBlock: ReadBlock = (data) => {
   const result = (data as { result?: Record<string, unknown> }).result ?? {};
-  const artifact = result.artifactUpdate as { append?: boolean; artifact?: { parts?: { text?: string }[] } };
-  // Only appended pieces are deltas (a replacing last chunk, if any, repeats the whole text).
-  if (artifact?.append) return { stamps: (artifact.artifact?.parts ?? []).map((p) => p.text ?? '').join('') };
+  const artifact = result.artifactUpdate as
+    { lastChunk?: boolean; artifact?: { parts?: { text?: string }[] } } | undefined;
+  // Every piece but the last chunk, which repeats the whole text (the first piece creates the artifact).
+  if (artifact && !artifact.lastChunk) {
+    return { stamps: (artifact.artifact?.parts ?? []).map((p) => p.text ?? '').join('') };
+  }
   const status = result.statusUpdate as { status?: { state?: string } } | undefined;
   return { done: status?.status?.state === 'TASK_STATE_COMPLETED' };
 };
