@@ -38,3 +38,12 @@ export function oneLine(value: unknown, max: number): string | undefined {
   if (!text) return undefined;
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
+
+/**
+ * Remote text quoted in one of the bridge's own lines (what a server answered, a value a reply carried): cut to
+ * `max` characters ('…' marks a cut), then escaped as `printable` does, so it stays one line, shows exactly
+ * what was sent, and is never acted on.
+ */
+export function escapedLine(text: string, max: number): string {
+  return printable(text.length > max ? `${text.slice(0, max)}…` : text);
+}

@@ -1,5 +1,6 @@
 import type { TunnelInfo, TunnelServerReply } from 'localtunnel/lib/Tunnel.js';
 import { BodyTooLargeError, appFetch, readCapped, type Response } from '../lib/http.js';
+import { escapedLine } from '../lib/text.js';
 import { TunnelConfigError, withTimeout, type TunnelConnection, type TunnelProvider } from './provider.js';
 
 /** The server's answer is a small JSON object ({id, port, max_conn_count, url}); more is not read. */
@@ -95,7 +96,8 @@ export class LocaltunnelProvider implements TunnelProvider {
       // Reported below with the status.
     }
     if (!response.ok) {
-      const detail = body.message ?? text.slice(0, 200);
+      // The server's own words, quoted: one line, capped and escaped.
+      const detail = escapedLine(typeof body.message === 'string' ? body.message : text, 200);
       const hint =
         subdomain && response.status < 500 ? `; subdomain "${subdomain}" may be taken or not allowed` : '';
       throw new Error(`tunnel server refused (HTTP ${response.status}: ${detail})${hint}`);
