@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchPeerCard } from '../../src/agent/card-fetch.js';
+import { diagnoseResponse } from '../../src/bridge/diagnosis.js';
 import { HIDDEN_CHARS } from '../../src/lib/text.js';
 import type { AgentCard } from '../../src/protocol/index.js';
 import { registerWithRegistry } from '../../src/registry/registry-client.js';
@@ -10,10 +11,10 @@ import { LocaltunnelProvider } from '../../src/tunnel/localtunnel-provider.js';
 import { checkReachable } from '../../src/tunnel/reachability.js';
 import { startHostileAgent, type HostileAgent } from '../fixtures/hostile-agent.js';
 
-// Issue 15, last paragraph: text another party wrote (a registry, a tunnel server, a peer's card) reaches
-// the operator's error messages, terminal and log only as one escaped, capped line. Each row gets hostile
-// text from a real server on loopback (a plain one answering what the row says, or the hostile agent for a
-// peer card) and checks what the operator is shown.
+// Issue 15, last paragraph: text another party wrote (a registry, a tunnel server, a peer's card, the
+// gateway) reaches the operator's error messages, terminal and log only as one escaped, capped line. Each
+// row gets hostile text from a real server on loopback (a plain one answering what the row says, or the
+// hostile agent for a peer card) and checks what the operator is shown.
 
 const CANARY = 'EVILTEXT';
 // Multi-line, a terminal colour escape, a bidi override, and 10,000 characters.
@@ -132,5 +133,17 @@ describe('remote text shown to the operator is one escaped, capped line', () => 
     expect(message).toContain('describes another agent id');
     expect(message).not.toContain(CANARY);
     expect(message).not.toMatch(HIDDEN);
+  });
+
+  it("the gateway's error message quoted in the diagnosis", () => {
+    // diagnoseResponse is what the gateway client calls with the body it read; the body is given here as read.
+    const bodies: [string, string][] = [
+      ['application/json', json({ error: { message: HOSTILE } })],
+      ['text/plain', HOSTILE],
+    ];
+    for (const [contentType, body] of bodies) {
+      const problem = diagnoseResponse({ status: 500, contentType, body }, 'http://127.0.0.1:1');
+      expectOneSafeLine(problem.diagnosis);
+    }
   });
 });
