@@ -7,9 +7,11 @@ import { diagnoseResponse } from '../../src/bridge/diagnosis.js';
 import { HIDDEN_CHARS } from '../../src/lib/text.js';
 import type { AgentCard } from '../../src/protocol/index.js';
 import { registerWithRegistry } from '../../src/registry/registry-client.js';
+import { runSelfTest, type StageName } from '../../src/self-test.js';
 import { LocaltunnelProvider } from '../../src/tunnel/localtunnel-provider.js';
 import { checkReachable } from '../../src/tunnel/reachability.js';
-import { startHostileAgent, type HostileAgent } from '../fixtures/hostile-agent.js';
+import { startHostileAgent, type HostileAgent, type JsonAnswer } from '../fixtures/hostile-agent.js';
+import { testKey } from '../helpers/card-host.js';
 
 // Issue 15, last paragraph: text another party wrote (a registry, a tunnel server, a peer's card, the
 // gateway) reaches the operator's error messages, terminal and log only as one escaped, capped line. Each
@@ -35,6 +37,8 @@ let answer: { status: number; body: string; type?: string } = { status: 200, bod
 let server: Server;
 let serverUrl: string;
 let peer: HostileAgent;
+// An agent the self-test calls as if it were our own through the tunnel: its replies are the tunnel's text.
+let self: HostileAgent;
 
 beforeAll(async () => {
   server = createServer((_req, res) => {
@@ -45,12 +49,14 @@ beforeAll(async () => {
   await once(server, 'listening');
   serverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   peer = await startHostileAgent({ card: (card) => ({ ...card, id: HOSTILE_ID }) });
+  self = await startHostileAgent();
 });
 
 afterAll(async () => {
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
   await peer.close();
+  await self.close();
 });
 
 async function failure(run: () => Promise<unknown>): Promise<string> {
@@ -64,8 +70,25 @@ async function failure(run: () => Promise<unknown>): Promise<string> {
 
 const json = (value: unknown) => JSON.stringify(value);
 
+/** The detail the self-test reports for `stage` when the agent answers `message` as it does. */
+async function selfTestDetail(message: JsonAnswer, stage: StageName): Promise<string> {
+  self.answers.message = message;
+  const card = (await (await fetch(`${self.url}/.well-known/agent.json`)).json()) as AgentCard;
+  const report = await runSelfTest({
+    url: self.url,
+    card,
+    signer: testKey('caller').signer,
+    timeoutMs: 5000,
+    gatewayProblem: () => undefined,
+  });
+  const found = report.stages.find((one) => one.name === stage);
+  expect(found).toBeDefined();
+  return (found as { detail: string }).detail;
+}
+
 describe('remote text shown to the operator is one escaped, capped line', () => {
-  const rows: { surface: string; answer: typeof answer; shown: () => Promise<string> }[] = [
+  // `answer`: what the plain loopback server answers for the row (the self-test rows use the agent instead).
+  const rows: { surface: string; answer?: typeof answer; shown: () => Promise<string> }[] = [
     {
       surface: "the registry's refusal",
       answer: { status: 400, body: json({ error: HOSTILE }) },
@@ -106,6 +129,24 @@ describe('remote text shown to the operator is one escaped, capped line', () => 
         ),
     },
     {
+      surface: "the self-test's refusal",
+      shown: () =>
+        selfTestDetail(
+          { status: 403, body: { error: { code: 'AUTH_FAILED', message: HOSTILE } } },
+          'signature',
+        ),
+    },
+    {
+      surface: "the self-test's error reply",
+      shown: () =>
+        selfTestDetail({ status: 400, body: { code: 'SCHEMA_INVALID', message: HOSTILE } }, 'signature'),
+    },
+    {
+      surface: "the self-test's reply text",
+      shown: () =>
+        selfTestDetail({ status: 200, body: { status: 'ok', result: { reply: HOSTILE } } }, 'gateway'),
+    },
+    {
       surface: 'the id of the card the reachability check was served',
       answer: { status: 200, body: json({ id: HOSTILE }) },
       shown: () => failure(() => checkReachable(serverUrl, {} as AgentCard, 5000)),
@@ -113,7 +154,7 @@ describe('remote text shown to the operator is one escaped, capped line', () => 
   ];
 
   it.each(rows)('$surface', async ({ answer: row, shown }) => {
-    answer = row;
+    if (row) answer = row;
     expectOneSafeLine(await shown());
   });
 
