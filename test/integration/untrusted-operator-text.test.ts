@@ -167,6 +167,22 @@ describe('remote text shown to the operator is one escaped, capped line', () => 
     expect(message).toMatch(/not with a registration record/);
   });
 
+  it("the tunnel server's url: only its origin becomes the agent's address, and no url is no reply", async () => {
+    const port = Number(new URL(serverUrl).port);
+    const provider = new LocaltunnelProvider({ host: serverUrl, stepTimeoutMs: 5000 });
+    const signal = new AbortController().signal;
+    const url = `https://t1.tunnel.example/${CANARY}\u001b[31m\u202e${'x'.repeat(10_000)}`;
+    // The client then connects its tunnel socket to `port`: this same server accepts it.
+    answer = { status: 200, body: json({ id: 't1', port, max_conn_count: 1, url }) };
+    const connection = await provider.open(1, { signal });
+    connection.close();
+    expect(connection.url).toBe('https://t1.tunnel.example');
+
+    answer = { status: 200, body: json({ id: 't1', port, max_conn_count: 1, url: HOSTILE }) };
+    const message = await failure(() => provider.open(1, { signal }));
+    expect(message).toMatch(/not a localtunnel reply/);
+  });
+
   it("a peer card naming another id: the error does not repeat the peer's id", async () => {
     const message = await failure(() =>
       fetchPeerCard(peer.id, { devHttpPeers: true, timeoutMs: 5000, maxBytes: 64 * 1024 }),
