@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import { AgentClient, ResponseVerificationError } from './client/index.js';
+import { AgentClient, ResponseVerificationError, errorCodeOf } from './client/index.js';
 import { lookupWithLocalhost } from './lib/http.js';
+import { escapedLine } from './lib/text.js';
 import type { AgentCard, Signer } from './protocol/index.js';
 import { checkReachable } from './tunnel/reachability.js';
 
@@ -104,22 +105,19 @@ export async function runSelfTest(
         reply = { status: error.status, body: error.body };
         badSignature = error.message;
       }
-      const body = reply.body as { code?: string; message?: string };
-      if (reply.status === 401 || reply.status === 403)
-        throw new Error(`refused: ${body.code} ${body.message}`);
+      if (reply.status === 401 || reply.status === 403) throw new Error(`refused: ${refusal(reply.body)}`);
       if (reply.status >= 400 && reply.status !== 502 && reply.status !== 503)
-        throw new Error(`HTTP ${reply.status}: ${body.code} ${body.message}`);
+        throw new Error(`HTTP ${reply.status}: ${refusal(reply.body)}`);
       return `HTTP ${reply.status}`;
     })) &&
     (await stage('gateway', async () => {
-      const body = reply?.body as { status?: string; result?: { reply?: string }; message?: string };
       if (reply?.status !== 200) {
         // Why, as the operator reads it: the agent callers may not reach, else the gateway's current problem.
         const problem = target.gatewayProblem();
-        const why = problem ? `${problem.diagnosis} Fix: ${problem.fix}` : (body.message ?? 'no reply');
-        throw new Error(why);
+        throw new Error(problem ? `${problem.diagnosis} Fix: ${problem.fix}` : refusal(reply?.body));
       }
-      return `replied: ${truncate(body.result?.reply ?? '', 120)}`;
+      const text = (reply.body as { result?: { reply?: unknown } } | null)?.result?.reply;
+      return `replied: ${typeof text === 'string' ? escapedLine(text, 120) : '(no reply text)'}`;
     })) &&
     (await stage('reply-signature', async () => {
       // Checked against the card fetched through the public URL, as any caller would.
@@ -130,4 +128,14 @@ export async function runSelfTest(
 }
 
 const elapsed = (t0: number) => Math.round(performance.now() - t0);
-const truncate = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}...` : text);
+
+/**
+ * An error reply in the operator's words: the reply crossed the tunnel, so the tunnel (or anyone between) wrote
+ * it. Its code only when it is a published one; its message on one line, capped and escaped.
+ */
+function refusal(body: unknown): string {
+  const { error, message } = (body ?? {}) as { error?: { message?: unknown }; message?: unknown };
+  const said = error?.message ?? message;
+  const code = errorCodeOf(body) ?? 'no published error code';
+  return typeof said === 'string' ? `${code}: ${escapedLine(said, 300)}` : code;
+}

@@ -133,7 +133,8 @@ export async function fetchPeerCard(agentId: string, options: CardFetchOptions):
       );
     }
     if (normalizeAgentId(card.id) !== normalizeAgentId(agentId)) {
-      throw new CardFetchError(`${url} describes ${card.id}, not ${agentId}`);
+      // The id it names is the other host's text: not repeated here.
+      throw new CardFetchError(`${url} describes another agent id, not ${agentId}`);
     }
     return card;
   }

@@ -1,5 +1,6 @@
 // What went wrong between the bridge and the gateway, said twice: in full for the operator (diagnosis and
 // fix, from GATEWAY.md's failure table) and briefly for a remote caller (no URL, token or local path).
+import { oneLine } from '../lib/text.js';
 
 export type GatewayProblem =
   | 'not-configured'
@@ -341,7 +342,7 @@ function seconds(ms: number | undefined): string {
   return ms === undefined ? 'the time allowed' : `${Math.round(ms / 100) / 10} s`;
 }
 
+// The gateway's words, quoted in the bridge's diagnosis: one line, control and bidi characters dropped, cut.
 function shorten(text: string): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim();
-  return oneLine.length > 200 ? `${oneLine.slice(0, 200)}…` : oneLine;
+  return oneLine(text, 201) ?? '';
 }

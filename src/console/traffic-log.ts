@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { EnvelopeEvent } from '../agent/events.js';
+import { safeJson } from '../lib/text.js';
 import type { StatusResponse, TrafficEntry, TrafficFilter, TrafficMinute } from '../protocol/console-api.js';
 import { RotatingFile } from './traffic-file.js';
 import { compileFilter } from './traffic-filter.js';
@@ -84,7 +85,8 @@ export class TrafficLog {
     this.push(entry);
     // The Overview's counts are calls to this agent; calls out are in the log, not in those counts.
     if (entry.direction !== 'out') this.countIn(entry);
-    if (!this.closed) this.queueLine(`${JSON.stringify(entry)}\n`);
+    // One line each, read in terminals and editors: what JSON leaves raw (C1 controls, bidi marks) is escaped.
+    if (!this.closed) this.queueLine(`${safeJson(JSON.stringify(entry))}\n`);
     for (const listener of this.listeners) listener(entry);
     return entry;
   }

@@ -16,6 +16,7 @@ export const HIDDEN_CHARS =
 const UNSAFE_RUN = new RegExp(`${HIDDEN_CHARS}+`, 'gu');
 // eslint-disable-next-line no-misleading-character-class
 const UNSAFE_CHAR = new RegExp(HIDDEN_CHARS, 'gu');
+const unit = (char: string, i: number) => `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`;
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /**
@@ -37,4 +38,24 @@ export function oneLine(value: unknown, max: number): string | undefined {
   const text = value.replace(UNSAFE_RUN, ' ').replace(/\s+/g, ' ').trim();
   if (!text) return undefined;
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/**
+ * Remote text quoted in one of the bridge's own lines (what a server answered, a value a reply carried): cut to
+ * `max` characters ('…' marks a cut), then escaped as `printable` does, so it stays one line, shows exactly
+ * what was sent, and is never acted on.
+ */
+export function escapedLine(text: string, max: number): string {
+  return printable(text.length > max ? `${text.slice(0, max)}…` : text);
+}
+
+/**
+ * Text made by JSON.stringify (which escapes only C0) with every other hidden character written as a \u
+ * escape, each UTF-16 unit on its own (a character beyond U+FFFF becomes its surrogate pair): one line that
+ * reads as it is, and still the same JSON, since those characters can only occur inside its strings.
+ */
+export function safeJson(json: string): string {
+  return json.replace(UNSAFE_CHAR, (char) =>
+    char.length === 1 ? unit(char, 0) : unit(char, 0) + unit(char, 1),
+  );
 }

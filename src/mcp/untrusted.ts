@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { HIDDEN_CHARS } from '../lib/text.js';
+import { safeJson } from '../lib/text.js';
 
 // ---- Tight shapes: what passes may stand in the bridge's own sentences. ----
 
@@ -75,12 +75,6 @@ export function untrustedBlock(source: string, part: UntrustedPart): string {
   );
 }
 
-// Characters that end a line or hide text (lib/text.ts): JSON.stringify escapes only C0. Each UTF-16 unit
-// is escaped, so a character beyond U+FFFF becomes its surrogate pair and the text stays JSON.
-const UNSAFE = new RegExp(HIDDEN_CHARS, 'gu');
-const unit = (char: string, i: number) => `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`;
-const escape = (char: string) => (char.length === 1 ? unit(char, 0) : unit(char, 0) + unit(char, 1));
-
 /**
  * The value as one line of JSON (a string becomes a quoted JSON string) with every character that could end
  * a line or hide text escaped, cut to `maxChars` (what was left out is counted, never silently dropped).
@@ -94,7 +88,7 @@ export function oneLineJson(value: unknown, maxChars: number): { text: string; c
     // Parsed JSON can still be nested deeper than JSON.stringify's stack allows (100,000 brackets fit in 200 KB).
     json = '"(not shown: nested too deeply to write out)"';
   }
-  const text = json.replace(UNSAFE, escape);
+  const text = safeJson(json);
   if (text.length <= maxChars) return { text, cut: 0 };
   return { text: `${text.slice(0, maxChars)}…`, cut: text.length - maxChars };
 }

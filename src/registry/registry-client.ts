@@ -1,3 +1,5 @@
+import { AGENT_ID_PATTERN } from '../protocol/index.js';
+import { escapedLine, oneLine } from '../lib/text.js';
 import { BodyTooLargeError, appFetch, readCapped, type Response } from '../lib/http.js';
 
 /** A registration record is a few hundred bytes: anything past this is not one, and is not buffered. */
@@ -55,7 +57,8 @@ export async function registerWithRegistry(
     body = undefined;
   }
   if (!response.ok) {
-    const said = messageOf(body) ?? (text.trim().slice(0, 200) || 'no message');
+    // The registry's own words, quoted: one line, capped and escaped.
+    const said = escapedLine(messageOf(body) ?? (text.trim() || 'no message'), 300);
     const fix =
       response.status >= 500
         ? 'The registry is having trouble; try again in a few minutes.'
@@ -68,14 +71,15 @@ export async function registerWithRegistry(
       response.status,
     );
   }
-  if (!isRecord(body)) {
+  const record = toRecord(body);
+  if (!record) {
     throw new RegistryError(
       `The registry at ${registryUrl} answered, but not with a registration record ({id, name, registeredAt}).`,
       'Check the registry URL setting: it must point at a SAMVAD registry.',
       response.status,
     );
   }
-  return { id: body.id, name: body.name, registeredAt: body.registeredAt };
+  return record;
 }
 
 /** The reply's text, at most REGISTRY_REPLY_MAX_BYTES: a URL that streams without end cannot fill memory. */
@@ -101,10 +105,20 @@ async function readReply(response: Response, registryUrl: string, timeoutMs: num
   }
 }
 
-function isRecord(value: unknown): value is RegistryRecord {
-  const v = value as Partial<RegistryRecord> | undefined;
-  return typeof v?.id === 'string' && typeof v.name === 'string' && typeof v.registeredAt === 'string';
+/**
+ * The record, each field checked against its shape and written anew (it is kept, shown and printed): an
+ * agent id, a name on one short line, a time. Undefined when it is not a record.
+ */
+function toRecord(value: unknown): RegistryRecord | undefined {
+  const v = value as Partial<Record<keyof RegistryRecord, unknown>> | undefined;
+  if (typeof v?.id !== 'string' || !AGENT_ID.test(v.id) || typeof v.registeredAt !== 'string')
+    return undefined;
+  const registeredAt = Date.parse(v.registeredAt);
+  if (!Number.isFinite(registeredAt) || typeof v.name !== 'string') return undefined;
+  return { id: v.id, name: oneLine(v.name, 100) ?? '', registeredAt: new Date(registeredAt).toISOString() };
 }
+
+const AGENT_ID = new RegExp(AGENT_ID_PATTERN);
 
 function messageOf(body: unknown): string | undefined {
   const b = body as { error?: unknown; message?: unknown } | undefined;

@@ -1,5 +1,6 @@
 import type { TunnelInfo, TunnelServerReply } from 'localtunnel/lib/Tunnel.js';
 import { BodyTooLargeError, appFetch, readCapped, type Response } from '../lib/http.js';
+import { escapedLine } from '../lib/text.js';
 import { TunnelConfigError, withTimeout, type TunnelConnection, type TunnelProvider } from './provider.js';
 
 /** The server's answer is a small JSON object ({id, port, max_conn_count, url}); more is not read. */
@@ -88,22 +89,23 @@ export class LocaltunnelProvider implements TunnelProvider {
       );
     }
     const text = await this.readAddressReply(response, signal, timeout);
-    let body: Partial<TunnelServerReply> & { message?: string } = {};
+    let body: Partial<Record<keyof TunnelServerReply | 'message', unknown>> = {};
     try {
-      body = JSON.parse(text) as typeof body;
+      body = (JSON.parse(text) as typeof body | null) ?? {};
     } catch {
       // Reported below with the status.
     }
     if (!response.ok) {
-      const detail = body.message ?? text.slice(0, 200);
+      // The server's own words, quoted: one line, capped and escaped.
+      const detail = escapedLine(typeof body.message === 'string' ? body.message : text, 200);
       const hint =
         subdomain && response.status < 500 ? `; subdomain "${subdomain}" may be taken or not allowed` : '';
       throw new Error(`tunnel server refused (HTTP ${response.status}: ${detail})${hint}`);
     }
-    if (typeof body.url !== 'string' || typeof body.port !== 'number' || typeof body.id !== 'string') {
+    const reply = tunnelReply(body);
+    if (!reply)
       throw new Error(`tunnel server ${this.host} answered something that is not a localtunnel reply`);
-    }
-    return body as TunnelServerReply;
+    return reply;
   }
 
   /** The address request's answer, at most ADDRESS_REPLY_MAX_BYTES (a server streaming without end). */
@@ -128,6 +130,23 @@ export class LocaltunnelProvider implements TunnelProvider {
       throw new Error(`tunnel server ${this.host} broke off its answer (${(error as Error).message})`);
     }
   }
+}
+
+/**
+ * The server's answer, its url cut to its origin (it becomes this agent's public address, shown to the
+ * operator and put in the card: a path, a newline or a terminal escape the server slipped in stays out).
+ */
+function tunnelReply(body: Partial<Record<keyof TunnelServerReply, unknown>>): TunnelServerReply | undefined {
+  const { id, url, port } = body;
+  if (typeof url !== 'string' || typeof port !== 'number' || typeof id !== 'string') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return undefined;
+  return { ...(body as TunnelServerReply), url: parsed.origin };
 }
 
 export type { TunnelInfo };

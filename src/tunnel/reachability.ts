@@ -1,5 +1,6 @@
 import { agentIdForUrl, type AgentCard } from '../protocol/index.js';
 import { BodyTooLargeError, appFetch, readCapped } from '../lib/http.js';
+import { escapedLine } from '../lib/text.js';
 
 /** The same cap peers apply to the cards they fetch: a bigger body is not a card, and is not buffered. */
 export const CARD_CHECK_MAX_BYTES = 64 * 1024;
@@ -47,8 +48,12 @@ export async function checkReachable(url: string, ours: AgentCard, timeoutMs = 1
     throw new Error(`${cardUrl} did not return JSON`);
   }
   const expectedId = agentIdForUrl(url);
-  if (card.id !== expectedId)
-    throw new Error(`${cardUrl} serves the card of ${String(card.id)}, expected ${expectedId}`);
+  if (card.id !== expectedId) {
+    // What the other server calls itself, quoted: one line, capped and escaped.
+    const served =
+      typeof card.id === 'string' ? `the card of ${escapedLine(card.id, 100)}` : 'a card without an id';
+    throw new Error(`${cardUrl} serves ${served}, expected ${expectedId}`);
+  }
   const active = (keys: AgentCard['publicKeys'] | undefined) =>
     (keys ?? [])
       .filter((k) => k.active)

@@ -239,9 +239,13 @@ describe('callbacks across a restart', () => {
     const seams = { allowHttp: true, isAllowedAddress: () => true };
     // Loopback stands in for a public https receiver, as above.
     const agent = await agentWith({ callbacks: { ...seams, backoffMs: [60_000] } });
+    const retrying: string[] = [];
+    agent.app.on('callback', (event) => retrying.push(event.outcome));
     const callbackUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
     const accepted = await submit(agent, { message: 'owed' }, { callbackUrl });
-    await until(() => attempts.length === 1);
+    // Until the agent has read the failed attempt's answer (the receiver sees the request before that).
+    await until(() => retrying.includes('retrying'));
+    expect(attempts).toHaveLength(1);
     await agent.app.stop(100);
 
     answer = 200;

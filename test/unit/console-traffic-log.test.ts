@@ -5,6 +5,7 @@ import type { EnvelopeEvent } from '../../src/agent/events.js';
 import { ConsoleError } from '../../src/console/errors.js';
 import { parseTrafficQuery } from '../../src/console/traffic-filter.js';
 import { TrafficLog, type TrafficLogOptions } from '../../src/console/traffic-log.js';
+import { HIDDEN_CHARS } from '../../src/lib/text.js';
 import type { TrafficEntry } from '../../src/protocol/console-api.js';
 import { tempDir } from '../helpers/agents.js';
 import { until } from '../helpers/polling.js';
@@ -129,6 +130,19 @@ describe('in memory', () => {
     await log.flush();
     const line = readFileSync(join(dir, 'logs', 'traffic.jsonl'), 'utf8').trim();
     expect(JSON.parse(line)).toEqual({ id: 1, ...full });
+  });
+
+  it("writes a remote party's hidden characters escaped: one line per entry, the same JSON", async () => {
+    // Issue 15: JSON escapes only C0; a line separator, NEL, a bidi override or a tag character in a sender's
+    // text would end the line or reorder it in the terminal or editor the operator reads the log with.
+    const hidden = 'agent://a\u2028FORGED\u0085b\u202eesrever\u{e0041}.example';
+    const { log, dir } = openLog();
+    log.add(event({ sender: hidden, callerName: `Alice\u2029\u200b\u009b` }));
+    await log.flush();
+    const text = readFileSync(join(dir, 'logs', 'traffic.jsonl'), 'utf8');
+    expect(text.endsWith('\n')).toBe(true);
+    expect(text.slice(0, -1)).not.toMatch(new RegExp(HIDDEN_CHARS, 'u'));
+    expect(JSON.parse(text)).toMatchObject({ sender: hidden, callerName: 'Alice\u2029\u200b\u009b' });
   });
 
   it('masks the secrets it is given wherever they appear, and cuts long texts', () => {
