@@ -28,18 +28,34 @@ export function testKey(kid: string): TestKey {
  */
 export interface CardHost {
   id: string;
+  port: number;
+  /** Serves the same card with its id written as `id` (another spelling of the same agent, say). */
+  rewrite(id: string): void;
   close(): Promise<void>;
 }
 
-export async function startCardHost(keys: PublicKeyEntry[], port = 0): Promise<CardHost> {
+export interface CardHostOptions {
+  /** The card's host name (default 127.0.0.1). */
+  host?: string;
+  /** Listens on loopback (default: on `port`, or a free one). */
+  listen?(server: Server): Promise<void>;
+}
+
+export async function startCardHost(
+  keys: PublicKeyEntry[],
+  port = 0,
+  options: CardHostOptions = {},
+): Promise<CardHost> {
   let body = '';
   const server: Server = createServer((req, res) => {
     if (req.url !== '/.well-known/agent.json') return void res.writeHead(404).end();
     res.writeHead(200, { 'content-type': 'application/json' }).end(body);
   });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await (options.listen?.(server) ??
+    new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)));
+  const listening = (server.address() as AddressInfo).port;
   const card = buildCard({
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `http://${options.host ?? '127.0.0.1'}:${listening}`,
     name: 'Card host',
     version: '1.0.0',
     description: 'An agent identity that only serves its card',
@@ -63,6 +79,8 @@ export async function startCardHost(keys: PublicKeyEntry[], port = 0): Promise<C
   body = JSON.stringify(card);
   return {
     id: card.id,
+    port: listening,
+    rewrite: (id) => void (body = JSON.stringify({ ...card, id })),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

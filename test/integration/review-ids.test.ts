@@ -3,19 +3,13 @@
 // host serves is used instead: the pin is the operator's word that the card is not to be relied on), and a
 // port written with leading zeros (agent://host:0PORT reaches the same host as agent://host:PORT, yet is
 // another sender: a denial is dodged). Real agents and card servers on loopback, the gateway double.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  buildCard,
-  privateKeyFromRaw,
-  generateRawKeyPair,
-  type PublicKeyEntry,
-} from '../../src/protocol/index.js';
+import { privateKeyFromRaw, generateRawKeyPair, type PublicKeyEntry } from '../../src/protocol/index.js';
 import { startGatewayDouble, type GatewayDouble } from '../fixtures/gateway-double.js';
 import { agentPool } from '../helpers/agents.js';
-import { testKey, type TestKey } from '../helpers/card-host.js';
+import { startCardHost, testKey, type CardHost, type TestKey } from '../helpers/card-host.js';
 import { PATHS, envelope, post, sign } from '../helpers/envelopes.js';
 import { expectError } from '../helpers/verify.js';
 
@@ -23,53 +17,22 @@ const TOKEN = 'gw-review-ids-3c1f';
 
 let gateway: GatewayDouble;
 const pool = agentPool(() => ({ gatewayUrl: gateway.url, gatewayToken: TOKEN }));
-const servers: Server[] = [];
+const hosts: CardHost[] = [];
 
 beforeAll(async () => {
   gateway = await startGatewayDouble({ token: TOKEN });
 });
 afterAll(async () => {
   await pool.closeAll();
-  for (const server of servers) server.close();
+  for (const host of hosts) await host.close();
   await gateway.close();
 });
 
 /** A card served at http://localhost:PORT (its id `agent://localhost:PORT`); `rewrite` changes how the id is written. */
-async function serveCard(
-  keys: PublicKeyEntry[],
-): Promise<{ id: string; port: number; rewrite(id: string): void }> {
-  let body = '';
-  const server = createServer((req, res) => {
-    if (req.url !== '/.well-known/agent.json') return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': 'application/json' }).end(body);
-  });
-  servers.push(server);
-  await listenBelow10000(server);
-  const { port } = server.address() as AddressInfo;
-  const card = buildCard({
-    url: `http://localhost:${port}`,
-    name: 'Card server',
-    version: '1.0.0',
-    description: 'Serves a card',
-    specializations: [],
-    models: [],
-    skills: [
-      {
-        id: 'chat',
-        name: 'Chat',
-        description: 'Talks',
-        inputSchema: { type: 'object' },
-        outputSchema: { type: 'object' },
-        modes: ['sync'],
-        trust: 'public',
-      },
-    ],
-    publicKeys: keys,
-    rateLimit: { requestsPerMinute: 60, requestsPerSender: 10, tokensPerSenderPerDay: 100_000 },
-    cardTTL: 300,
-  });
-  body = JSON.stringify(card);
-  return { id: card.id, port, rewrite: (id) => void (body = JSON.stringify({ ...card, id })) };
+async function serveCard(keys: PublicKeyEntry[]): Promise<CardHost> {
+  const host = await startCardHost(keys, 0, { host: 'localhost', listen: listenBelow10000 });
+  hosts.push(host);
+  return host;
 }
 
 // A port of four digits, so that one written with a leading zero still fits the envelope's 5-digit pattern
