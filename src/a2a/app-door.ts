@@ -9,6 +9,7 @@ import type { SseOptions } from '../agent/sse.js';
 import { A2ACalls, type A2ACallsOptions } from './shared-core.js';
 import type { CallbackEvent } from '../agent/events.js';
 import { screenPayload } from '../access/injection-screen.js';
+import { escapedLine } from '../lib/text.js';
 import type { PublicKeyEntry } from '../protocol/index.js';
 import type { Settings } from '../settings/schema.js';
 import type { RedisConnection } from '../state/redis-connection.js';
@@ -145,7 +146,8 @@ export function createAppA2ADoor(app: AppParts, wiring: AppWiring): A2ADoor {
     },
     bodyLimitBytes: () => settings().bodyLimitBytes,
     sse: { keepAliveMs: wiring.keepAliveMs },
-    onError: (error) => console.error(`Agent: A2A: ${(error as Error).message}`),
+    // A bug's message may quote what a caller sent: one escaped line in the operator's terminal.
+    onError: (error) => console.error(`Agent: A2A: ${escapedLine(String((error as Error)?.message), 300)}`),
     onCall: wiring.onCall,
   });
 }
