@@ -136,12 +136,8 @@ export async function checkA2ASend(agentUrl: string, key: string): Promise<void>
     ?.flatMap((a) => a.parts ?? [])
     .map((p) => p.text ?? '')
     .join('');
-  // The A2A core streams from the gateway (a cancel must reach it): the instant gateway's three stamped pieces.
-  if (
-    reply.status !== 200 ||
-    task?.status?.state !== 'TASK_STATE_COMPLETED' ||
-    !/^(\d+;){3}$/.test(replyText ?? '')
-  ) {
+  // A blocking send asks the gateway for the whole reply (nobody sees its pieces): the instant gateway's echo.
+  if (reply.status !== 200 || task?.status?.state !== 'TASK_STATE_COMPLETED' || replyText !== 'echo: check') {
     throw new Error(`An A2A send failed (HTTP ${reply.status}): ${text.slice(0, 300)}`);
   }
 }

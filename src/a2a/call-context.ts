@@ -34,6 +34,11 @@ export interface RequestScope {
    * and is written with the task.
    */
   push?: { taskId: string; entries: PushConfigEntry[] };
+  /**
+   * A blocking send without push configs: nobody can see its task before it ends (the caller learns the
+   * id with the reply), so the reply is asked of the gateway whole and the task is written once, finished.
+   */
+  quiet?: boolean;
   /** What the traffic log will show of this request (filled in as it goes). */
   call?: A2ACallRecord;
 }

@@ -53,8 +53,11 @@ export type ChatTurnRequest = Pick<ChatTurn, 'message'> & Partial<Pick<ChatTurn,
 export interface ChatControl {
   /** Aborted by a CancelTask, or when the agent shuts down: stop the gateway call (an honest cancel). */
   signal: AbortSignal;
-  /** Each piece of reply text as the gateway streams it; the front door sends it as an artifact update. */
-  onDelta(text: string): void;
+  /**
+   * Each piece of reply text as the gateway streams it; the front door sends it as an artifact update.
+   * Absent when nobody would see the pieces (a blocking send): the gateway is asked for the whole reply.
+   */
+  onDelta?(text: string): void;
 }
 
 export interface ChatReply {

@@ -7,7 +7,7 @@ import {
 } from '@a2a-js/sdk/server';
 import { A2AError } from '@a2a-js/sdk/errors';
 import { ProtocolError } from '../protocol/index.js';
-import { callerOf } from './call-context.js';
+import { callerOf, scopeOf } from './call-context.js';
 import type { A2ACaller, ChatCore } from './chat-core.js';
 import { agentMessage, messageText, textPart } from './message-text.js';
 
@@ -28,7 +28,8 @@ export interface ChatExecutorOptions {
 
 /**
  * Runs each A2A message as one chat turn through the shared core, as one task: `working` at once, the
- * reply's deltas as artifact updates (token by token, as our SSE stream does), then the whole reply as the
+ * reply's deltas as artifact updates (token by token, as our SSE stream does; a blocking send, whose task
+ * nobody sees before it ends, asks the gateway for the whole reply instead), then the whole reply as the
  * artifact's last chunk (so a task read later holds one text part, not one per token), then `completed`.
  * CancelTask aborts the core's signal (the gateway call stops) and ends the task `canceled` at once,
  * whatever the core does afterwards. It never throws: the SDK would turn the error's text into the task's
@@ -90,9 +91,10 @@ export class ChatExecutor<C extends A2ACaller> implements AgentExecutor {
         first = false;
       };
       const turn = { message: messageText(request.userMessage), contextId, taskId };
+      const quiet = scopeOf(request.context).quiet;
       const reply = await this.core.run(callerOf<C>(request.context), turn, {
         signal: controller.signal,
-        onDelta,
+        onDelta: quiet ? undefined : onDelta,
       });
       if (controller.signal.aborted) return stopped();
       bus.publish(artifactUpdate(taskId, contextId, reply.reply, { append: false, lastChunk: true }));

@@ -63,6 +63,9 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
 
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     await this.admit(params, context);
+    const configuration = params.configuration;
+    if (!configuration?.returnImmediately && !configuration?.taskPushNotificationConfig)
+      scopeOf(context).quiet = true;
     return this.passing(context, () => this.inner.sendMessage(params, context));
   }
 

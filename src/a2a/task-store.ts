@@ -3,6 +3,7 @@ import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import { ProtocolError } from '../protocol/index.js';
 import type { A2ATaskRecord, A2ATaskRecords } from '../state/a2a-records.js';
+import type { PushConfigEntry } from '../state/tasks.js';
 import { callerOf, scopeOf } from './call-context.js';
 import { agentMessage } from './message-text.js';
 
@@ -31,12 +32,17 @@ export interface A2ATaskStoreOptions {
  * The SDK's TaskStore over our task records. The SDK saves a task's whole object at every event, each
  * reply token included; a running task's latest form is kept here in memory and written to the records
  * only when its state changes (created, working, finished) and, with replicas, at most once a second, so
- * a streamed reply costs no disk or Redis write per token. Every read and write is scoped to the calling
- * A2A caller: another caller's task is "not found", as the spec asks (§13.1).
+ * a streamed reply costs no disk or Redis write per token. A quiet task (a blocking send: RequestScope's
+ * `quiet`) is written once, when it ends: its caller learns its id with the reply, as a SAMVAD sync caller
+ * gets its result, so there is nothing to read, list or recover before. Every read and write is scoped to
+ * the calling A2A caller: another caller's task is "not found", as the spec asks (§13.1).
  */
 export class A2ATaskStore implements TaskStore {
   /** Tasks running in this process: their latest form, and whether it changed since it was written. */
-  private readonly live = new Map<string, { owner: string; task: Task; unwritten: boolean }>();
+  private readonly live = new Map<
+    string,
+    { owner: string; task: Task; unwritten: boolean; quiet?: { push: PushConfigEntry[] } }
+  >();
   private readonly flusher: NodeJS.Timeout | undefined;
 
   constructor(
@@ -84,7 +90,12 @@ export class A2ATaskStore implements TaskStore {
     if (!running) return this.saveNotRunning(record, context);
     if (terminal) {
       this.live.delete(task.id);
+      if (running.quiet) return this.created(record, running.quiet.push);
       return this.finish(record);
+    }
+    if (running.quiet) {
+      running.task = copy;
+      return;
     }
     const changed = running.task.status?.state !== state;
     running.task = copy;
@@ -134,10 +145,16 @@ export class A2ATaskStore implements TaskStore {
   private async saveNotRunning(record: A2ATaskRecord, context: ServerCallContext): Promise<void> {
     const stored = await this.records.get(record.id);
     if (!stored) {
-      const pending = scopeOf(context).push;
-      await this.records.create(record, pending?.taskId === record.id ? pending.entries : []);
-      if (record.terminal) return this.finish(record);
-      this.live.set(record.id, { owner: record.owner, task: Task.fromJSON(record.doc), unwritten: false });
+      const scope = scopeOf(context);
+      const push = scope.push?.taskId === record.id ? scope.push.entries : [];
+      if (record.terminal) return this.created(record, push);
+      const task = Task.fromJSON(record.doc);
+      if (scope.quiet) {
+        this.live.set(record.id, { owner: record.owner, task, unwritten: false, quiet: { push } });
+        return;
+      }
+      await this.records.create(record, push);
+      this.live.set(record.id, { owner: record.owner, task, unwritten: false });
       return;
     }
     if (stored.owner !== record.owner) throw new Error('An A2A task never changes owner.');
@@ -148,6 +165,12 @@ export class A2ATaskStore implements TaskStore {
     await this.records.update(record);
   }
 
+  /** A task written first when it has ended (a quiet one, or one that ended at its first event). */
+  private async created(record: A2ATaskRecord, push: PushConfigEntry[]): Promise<void> {
+    const { owesPush } = await this.records.create(record, push);
+    if (owesPush) this.options.onOwed?.({ ...record, finalPush: { state: 'pending', attempts: 0 } });
+  }
+
   private async finish(record: A2ATaskRecord): Promise<void> {
     const { owesPush } = await this.records.finish(record);
     if (owesPush) this.options.onOwed?.({ ...record, finalPush: { state: 'pending', attempts: 0 } });
@@ -156,7 +179,7 @@ export class A2ATaskStore implements TaskStore {
   // With replicas: what changed since the last write of each running task, once a second at most.
   private async flush(): Promise<void> {
     for (const [id, running] of this.live) {
-      if (!running.unwritten) continue;
+      if (!running.unwritten || running.quiet) continue;
       running.unwritten = false;
       const written = await this.records.update(recordOf(running.owner, running.task)).catch(() => true); // Redis down: the next change, or the next flush, writes it.
       if (!written && this.live.get(id) === running) this.live.delete(id);

@@ -6,6 +6,7 @@ import {
   type A2AListQuery,
   type A2APart,
   type PushConfigEntry,
+  type TaskOutcome,
   type TaskState,
 } from './tasks.js';
 
@@ -38,8 +39,11 @@ export interface A2ATaskRecord {
 export interface A2ATaskRecords {
   /** Throws when `owner` may not start another task now: 429 at its own cap, 503 at the store's. */
   admit(owner: string): Promise<void>;
-  /** A task starting here (this replica runs it), with the push configs it was sent with. */
-  create(record: A2ATaskRecord, push: PushConfigEntry[]): Promise<void>;
+  /**
+   * A task starting here (this replica runs it), with the push configs it was sent with; or, when `record`
+   * is terminal, a task that ended before it was first written (then `owesPush` as for `finish`).
+   */
+  create(record: A2ATaskRecord, push: PushConfigEntry[]): Promise<{ owesPush: boolean }>;
   /** A running task's new form; false once it has finished (a late write changes nothing). */
   update(record: A2ATaskRecord): Promise<boolean>;
   /**
@@ -76,35 +80,38 @@ export class A2ARecords implements A2ATaskRecords {
   ) {}
 
   /**
-   * At the owner's cap, its oldest finished task makes room (every A2A message is a task: a cap counted
+   * At the owner's cap, its oldest finished tasks make room (every A2A message is a task: a cap counted
    * over a day's results would refuse a busy caller for the rest of the day); unfinished tasks still count.
+   * More than one may have to go: a quiet task is written when it ends, so a caller's concurrent blocking
+   * sends, each admitted under the cap, are all counted at once.
    */
   async admit(owner: string): Promise<void> {
     const retention = this.options.retentionMs();
-    try {
-      await this.tasks.admit(owner, retention);
-    } catch (error) {
-      if (!(error instanceof ProtocolError && error.httpStatus === 429)) throw error;
-      if (!(await this.tasks.dropOldestFinishedA2A(owner))) throw error;
-      await this.tasks.admit(owner, retention);
+    for (;;) {
+      try {
+        return await this.tasks.admit(owner, retention);
+      } catch (error) {
+        if (!(error instanceof ProtocolError && error.httpStatus === 429)) throw error;
+        if (!(await this.tasks.dropOldestFinishedA2A(owner))) throw error;
+      }
     }
   }
 
-  async create(record: A2ATaskRecord, push: PushConfigEntry[]): Promise<void> {
-    const task = await this.tasks.create(
-      {
-        sender: record.owner,
-        skill: 'chat',
-        // A2A has no trace ids: the task id is what a caller quotes.
-        traceId: '',
-        spanId: '',
-        protocol: 'a2a',
-        a2a: { ...part(record), push },
-      },
-      record.id,
-    );
-    await this.tasks.start(task);
-    this.held.set(record.id, task);
+  async create(record: A2ATaskRecord, push: PushConfigEntry[]): Promise<{ owesPush: boolean }> {
+    const meta = {
+      sender: record.owner,
+      skill: 'chat',
+      // A2A has no trace ids: the task id is what a caller quotes.
+      traceId: '',
+      spanId: '',
+      protocol: 'a2a' as const,
+      a2a: { ...part(record), push },
+    };
+    const outcome = record.terminal ? ended(record) : undefined;
+    const task = await this.tasks.create(meta, record.id, outcome);
+    const owesPush = task.callback?.state === 'pending';
+    if (!outcome || owesPush) this.held.set(record.id, task);
+    return { owesPush };
   }
 
   async update(record: A2ATaskRecord): Promise<boolean> {
@@ -118,8 +125,7 @@ export class A2ARecords implements A2ATaskRecords {
   async finish(record: A2ATaskRecord): Promise<{ finished: boolean; owesPush: boolean }> {
     const task = await this.task(record);
     if (!task) return { finished: false, owesPush: false };
-    const completed = record.state === 'TASK_STATE_COMPLETED';
-    const finished = await this.tasks.finish(task, { a2a: part(record), completed });
+    const finished = await this.tasks.finish(task, ended(record));
     const owesPush = finished && task.callback?.state === 'pending';
     if (owesPush) this.held.set(record.id, task);
     else this.held.delete(record.id);
@@ -177,6 +183,10 @@ export class A2ARecords implements A2ATaskRecords {
     if (task && task.sender !== record.owner) throw new Error('An A2A task never changes owner.');
     return task;
   }
+}
+
+function ended(record: A2ATaskRecord): TaskOutcome {
+  return { a2a: part(record), completed: record.state === 'TASK_STATE_COMPLETED' };
 }
 
 function part(record: A2ATaskRecord): A2APart {

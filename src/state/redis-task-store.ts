@@ -276,10 +276,11 @@ export class RedisTaskStore implements TaskState {
     return true;
   }
 
-  async create(meta: TaskMeta, taskId: string = randomUUID()): Promise<StoredTask> {
+  async create(meta: TaskMeta, taskId: string = randomUUID(), outcome?: TaskOutcome): Promise<StoredTask> {
     if (!TASK_ID.test(taskId)) throw new Error('A task id must be a random UUIDv4.');
     const { push = [], ...part } = meta.a2a ?? {};
-    const task: StoredTask = { taskId, status: 'pending', createdAt: this.now(), ...meta };
+    const status = protocolOf(meta) === 'a2a' ? 'running' : 'pending';
+    const task: StoredTask = { taskId, status, createdAt: this.now(), ...meta };
     if (meta.a2a) task.a2a = structuredClone(part as A2APart);
     if (meta.callbackUrl) task.callback = { state: 'pending', attempts: 0 };
     await this.run((c) => {
@@ -302,6 +303,8 @@ export class RedisTaskStore implements TaskState {
       return write.exec();
     });
     if (!task.held) this.held.add(taskId);
+    // Two steps here (no fsync to save): the finish script keeps its one definition.
+    if (outcome) await this.finish(task, outcome);
     return task;
   }
 

@@ -77,12 +77,17 @@ export class TaskStore implements TaskState {
   }
 
   /** A UUIDv4 has 122 random bits: the id is the caller's only credential for polling. */
-  create(meta: TaskMeta, taskId: string = randomUUID()): StoredTask {
+  create(meta: TaskMeta, taskId: string = randomUUID(), outcome?: TaskOutcome): StoredTask {
     if (!TASK_ID.test(taskId)) throw new Error('A task id must be a random UUIDv4.');
-    const task: StoredTask = { taskId, status: 'pending', createdAt: this.now(), ...meta };
+    const status = protocolOf(meta) === 'a2a' ? 'running' : 'pending';
+    const task: StoredTask = { taskId, status, createdAt: this.now(), ...meta };
     if (meta.a2a) task.a2a = structuredClone(meta.a2a);
     if (meta.callbackUrl) task.callback = { state: 'pending', attempts: 0 };
-    this.save(task);
+    if (outcome) applyOutcome(task, outcome, this.now(), (task.a2a?.push?.length ?? 0) > 0);
+    // Created finished: its caller was sent the task with the reply, so a machine crash (not a process
+    // crash: the kernel holds the file) loses nothing it does not hold, and the write costs no fsync.
+    // One that owes a push notification is written durably: the notification must survive.
+    this.save(task, { durable: !outcome || task.callback !== undefined });
     this.remember(lean(task));
     return task;
   }
@@ -281,14 +286,14 @@ export class TaskStore implements TaskState {
    * Writes the task's file; what memory does not keep (a result, an A2A document) is kept from the file
    * unless given, and leaves memory once written (a result may be megabytes, and thousands are kept).
    */
-  private save(task: StoredTask): void {
-    const keepResult = task.status === 'done' && !('result' in task);
+  private save(task: StoredTask, options?: { durable: boolean }): void {
+    const keepResult = task.status === 'done' && protocolOf(task) === 'samvad' && !('result' in task);
     const keepDocument = task.a2a !== undefined && task.a2a.doc === undefined;
     const onDisk = keepResult || keepDocument ? this.read(task.taskId) : undefined;
     const written: StoredTask = { ...task };
     if (keepResult) written.result = onDisk?.result;
     if (keepDocument) written.a2a = { ...task.a2a!, doc: onDisk?.a2a?.doc };
-    writeFileAtomic(this.file(task.taskId), JSON.stringify(written));
+    writeFileAtomic(this.file(task.taskId), JSON.stringify(written), 0o600, options);
     lean(task);
   }
 

@@ -109,8 +109,12 @@ export interface TaskState {
    * Returns whether one was dropped. Never touches SAMVAD tasks, nor unfinished ones.
    */
   dropOldestFinishedA2A(owner: string): Awaitable<boolean>;
-  /** A2A tasks (`protocol: 'a2a'`) come with their part (document, push configs) and are never held. */
-  create(meta: TaskMeta, taskId?: string): Awaitable<StoredTask>;
+  /**
+   * A SAMVAD task starts `pending` (`start` runs it). An A2A task (`protocol: 'a2a'`) comes with its part
+   * (document, push configs), is never held and runs from the start; with `outcome` it is created finished,
+   * in one write (a task nobody could read before it ended: a blocking send's).
+   */
+  create(meta: TaskMeta, taskId?: string, outcome?: TaskOutcome): Awaitable<StoredTask>;
   /** A SAMVAD task (never an A2A one: each protocol serves its own tasks only). */
   get(taskId: string): Awaitable<StoredTask | undefined>;
   /** An A2A task with its document (never a SAMVAD one). */

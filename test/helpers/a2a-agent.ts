@@ -16,7 +16,14 @@ import {
 } from '@a2a-js/sdk/client';
 import type { CallbackEvent } from '../../src/agent/events.js';
 import { createA2ATasks, type A2ATasks, type A2ATasksOptions } from '../../src/a2a/a2a-tasks.js';
-import type { A2ACaller, A2AGate, ChatCore, ChatTurn, ChatTurnRequest } from '../../src/a2a/chat-core.js';
+import type {
+  A2ACaller,
+  A2AGate,
+  ChatControl,
+  ChatCore,
+  ChatTurn,
+  ChatTurnRequest,
+} from '../../src/a2a/chat-core.js';
 import { A2AFrontDoor, type A2AFrontDoorOptions } from '../../src/a2a/front-door.js';
 import { KeyStore } from '../../src/keys/keystore.js';
 import { authFailed, ProtocolError } from '../../src/protocol/index.js';
@@ -35,6 +42,8 @@ export interface Turn {
   caller: A2ACaller;
   turn: ChatTurn;
   aborted: boolean;
+  /** Whether the front door asked for the reply's pieces (a blocking send does not: nobody sees them). */
+  streamed: boolean;
 }
 
 /** A gateway stand-in: "hold" waits for `release()` (or an abort) after its first delta; "deaf" ignores aborts. */
@@ -42,8 +51,8 @@ export class FakeCore implements ChatCore {
   readonly turns: Turn[] = [];
   private releases: (() => void)[] = [];
 
-  async run(caller: A2ACaller, turn: ChatTurn, control: { signal: AbortSignal; onDelta(t: string): void }) {
-    const record: Turn = { caller, turn, aborted: false };
+  async run(caller: A2ACaller, turn: ChatTurn, control: ChatControl) {
+    const record: Turn = { caller, turn, aborted: false, streamed: control.onDelta !== undefined };
     this.turns.push(record);
     control.signal.addEventListener('abort', () => (record.aborted = true), { once: true });
     if (turn.message === 'crash') throw new Error('secret internal detail /home/operator/.openclaw');
@@ -57,15 +66,15 @@ export class FakeCore implements ChatCore {
       return { reply: 'Too late' };
     }
     if (turn.message === 'hold') {
-      control.onDelta('Holding');
+      control.onDelta?.('Holding');
       await new Promise<void>((resolve, reject) => {
         this.releases.push(resolve);
         control.signal.addEventListener('abort', () => reject(control.signal.reason), { once: true });
       });
-      for (const word of words) control.onDelta(word);
+      for (const word of words) control.onDelta?.(word);
       return { reply: `Holding${words.join('')}` };
     }
-    for (const word of words) control.onDelta(word);
+    for (const word of words) control.onDelta?.(word);
     return { reply: words.join(''), usage: { promptTokens: 3, completionTokens: 4, totalTokens: 7 } };
   }
 

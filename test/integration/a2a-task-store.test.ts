@@ -97,29 +97,39 @@ describe('A2A tasks in the data dir', () => {
 
   it('write a streamed task on its changes of state, not on each reply token', async () => {
     const dir = dataDir();
-    const writes: A2APart[] = [];
-    const tasks = new TaskStore(dir);
-    const counting = Object.assign(Object.create(tasks) as Tasks, {
-      create: (meta: Parameters<Tasks['create']>[0], id?: string) => {
-        writes.push(meta.a2a!);
-        return tasks.create(meta, id);
-      },
-      saveA2A: (task: Parameters<Tasks['saveA2A']>[0], part: A2APart) => {
-        writes.push(part);
-        return tasks.saveA2A(task, part);
-      },
-      finish: (task: Parameters<Tasks['finish']>[0], outcome: TaskOutcome) => {
-        if ('a2a' in outcome) writes.push(outcome.a2a);
-        return tasks.finish(task, outcome);
-      },
-    });
+    const { writes, counting } = countingWrites(dir);
     const agent = await start({ dataDir: dir, taskState: counting });
     const alice = await a2aClient(agent.url, KEYS.alice);
     const events = await collect(alice.sendMessageStream(send('hi')));
     expect(events.length).toBe(7);
+    expect(agent.core.turns[0]?.streamed).toBe(true);
     expect(writes.map((w) => w.state)).toEqual(['TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
     const stored = writes.at(-1)!.doc as { artifacts: { parts: { text: string }[] }[] };
     expect(stored.artifacts[0]?.parts).toEqual([{ text: 'Hello, alice.', mediaType: 'text/plain' }]);
+  });
+
+  it('write a blocking send once, finished, and ask the core for the whole reply (nobody sees pieces)', async () => {
+    const dir = dataDir();
+    const { writes, counting } = countingWrites(dir);
+    const agent = await start({ dataDir: dir, taskState: counting });
+    const alice = await a2aClient(agent.url, KEYS.alice);
+    const task = asTask(await alice.sendMessage(send('hi')));
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(replyText(task)).toBe('Hello, alice.');
+    expect(agent.core.turns[0]?.streamed).toBe(false);
+    expect(writes.map((w) => w.state)).toEqual(['TASK_STATE_COMPLETED']);
+    expect(replyText(await alice.getTask({ tenant: '', id: task.id }))).toBe('Hello, alice.');
+    // A send that returns at once is read while it runs: written when it starts, and streamed.
+    writes.length = 0;
+    const later = asTask(await alice.sendMessage(send('hi', { configuration: { returnImmediately: true } })));
+    await until(
+      async () =>
+        (await alice.getTask({ tenant: '', id: later.id })).status?.state === TaskState.TASK_STATE_COMPLETED,
+      2000,
+      'the non-blocking task to end',
+    );
+    expect(agent.core.turns[1]?.streamed).toBe(true);
+    expect(writes.map((w) => w.state)).toEqual(['TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
   });
 
   it('refuse a task past the caller’s cap of unfinished tasks with 429, before the core runs', async () => {
@@ -164,3 +174,24 @@ describe('A2A tasks in the data dir', () => {
     }
   });
 });
+
+/** A data-dir task store that notes each A2A write (its part) as it passes it on. */
+function countingWrites(dir: string): { writes: A2APart[]; counting: Tasks } {
+  const writes: A2APart[] = [];
+  const tasks = new TaskStore(dir);
+  const counting = Object.assign(Object.create(tasks) as Tasks, {
+    create: (meta: Parameters<Tasks['create']>[0], id?: string, outcome?: TaskOutcome) => {
+      writes.push(outcome && 'a2a' in outcome ? outcome.a2a : meta.a2a!);
+      return tasks.create(meta, id, outcome);
+    },
+    saveA2A: (task: Parameters<Tasks['saveA2A']>[0], part: A2APart) => {
+      writes.push(part);
+      return tasks.saveA2A(task, part);
+    },
+    finish: (task: Parameters<Tasks['finish']>[0], outcome: TaskOutcome) => {
+      if ('a2a' in outcome) writes.push(outcome.a2a);
+      return tasks.finish(task, outcome);
+    },
+  });
+  return { writes, counting };
+}

@@ -343,7 +343,9 @@ describe.each(homes)('A2A tasks in %s', (_name, make) => {
   it('write a running task until it finishes, and the first terminal write stands', async () => {
     const tasks = await (await make()).tasks();
     const task = await tasks.create(a2aMeta('a2a-key:alice'));
-    expect(await tasks.start(task)).toBe(true);
+    // Never held: it runs from the start.
+    expect(task.status).toBe('running');
+    expect(await tasks.start(task)).toBe(false);
     const part = { contextId: 'ctx-1', state: 'TASK_STATE_WORKING', updatedAt: new Date().toISOString() };
     expect(await tasks.saveA2A(task, { ...part, doc: { note: 'half a reply' } })).toBe(true);
     expect((await tasks.getA2A(task.taskId))?.a2a?.doc).toEqual({ note: 'half a reply' });
@@ -355,6 +357,32 @@ describe.each(homes)('A2A tasks in %s', (_name, make) => {
       status: 'failed',
       a2a: { state: 'TASK_STATE_CANCELED', doc: { note: 'TASK_STATE_CANCELED' } },
     });
+  });
+
+  it('create a task that ended before it was first written in one write, owing its notification if it has configs', async () => {
+    const tasks = await (await make()).tasks();
+    const at = new Date().toISOString();
+    const quiet = await tasks.create(a2aMeta('a2a-key:alice'), undefined, ended(at));
+    expect(await tasks.getA2A(quiet.taskId)).toMatchObject({
+      status: 'done',
+      a2a: { state: 'TASK_STATE_COMPLETED', updatedAt: at, doc: { note: 'TASK_STATE_COMPLETED' } },
+    });
+    expect((await tasks.getA2A(quiet.taskId))?.callback).toBeUndefined();
+    expect(tasks.activeCount).toBe(0);
+    expect(await tasks.finish(quiet, ended(at, 'TASK_STATE_CANCELED'))).toBe(false);
+    expect((await tasks.listA2A('a2a-key:alice', { state: 'TASK_STATE_COMPLETED', limit: 10 })).total).toBe(
+      1,
+    );
+    const pushed = await tasks.create(
+      a2aMeta('a2a-key:alice', { push: [pushEntry('p0')] }),
+      undefined,
+      ended(at, 'TASK_STATE_FAILED'),
+    );
+    expect(await tasks.getA2A(pushed.taskId)).toMatchObject({
+      status: 'failed',
+      callback: { state: 'pending', attempts: 0 },
+    });
+    expect((await tasks.pushConfigs(pushed.taskId)).map((entry) => entry.id)).toEqual(['p0']);
   });
 
   it("list an owner's tasks newest first, filtered, in pages that meet exactly", async () => {
@@ -463,6 +491,20 @@ describe.each(homes)('A2A tasks in %s', (_name, make) => {
     await tasks.finish(samvad, { result: { reply: 'kept' } });
     expect(await tasks.dropOldestFinishedA2A('agent://a.example')).toBe(false);
     expect(await tasks.get(samvad.taskId)).toBeDefined();
+  });
+
+  it('make room for every task past the cap at once: concurrent blocking sends are counted when they end', async () => {
+    const tasks = await (await make()).tasks({ maxPerSender: 2, maxTotal: 100 });
+    const records = new A2ARecords(tasks, { retentionMs: () => 3600_000 });
+    const at = (ms: number) => new Date(Date.now() - ms).toISOString();
+    const finished = [];
+    for (const age of [4000, 3000, 2000, 1000]) {
+      finished.push(await tasks.create(a2aMeta('a2a-key:alice'), undefined, ended(at(age))));
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    await records.admit('a2a-key:alice');
+    const left = await tasks.listA2A('a2a-key:alice', { limit: 10 });
+    expect(left.tasks.map((task) => task.taskId)).toEqual([finished[3]!.taskId]);
   });
 });
 
@@ -732,7 +774,6 @@ describe('Redis: what replicas share', () => {
       () => c.close(),
     );
     const task = await a.create(a2aMeta('a2a-key:alice', { push: [pushEntry('p1')] }));
-    expect(await a.start(task)).toBe(true);
     a.close();
     await new Promise((resolve) => setTimeout(resolve, 400));
     // SAMVAD's recovery leaves it to A2A's (the final notification is A2A's to send).
