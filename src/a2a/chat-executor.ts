@@ -1,4 +1,4 @@
-import { TaskState, type TaskStatus } from '@a2a-js/sdk';
+import { TaskState, type Artifact, type TaskStatus } from '@a2a-js/sdk';
 import {
   AgentEvent,
   type AgentExecutor,
@@ -8,7 +8,7 @@ import {
 import { A2AError } from '@a2a-js/sdk/errors';
 import { ProtocolError } from '../protocol/index.js';
 import { callerOf, scopeOf } from './call-context.js';
-import type { A2ACaller, ChatCore } from './chat-core.js';
+import type { A2ACaller, ChatCore, ChatReply } from './chat-core.js';
 import { agentMessage, messageText, textPart } from './message-text.js';
 
 /** The one artifact a chat task produces: the reply. */
@@ -29,8 +29,9 @@ export interface ChatExecutorOptions {
 /**
  * Runs each A2A message as one chat turn through the shared core, as one task: `working` at once, the
  * reply's deltas as artifact updates (token by token, as our SSE stream does; a blocking send, whose task
- * nobody sees before it ends, asks the gateway for the whole reply instead), then the whole reply as the
- * artifact's last chunk (so a task read later holds one text part, not one per token), then `completed`.
+ * nobody sees before it ends, asks the gateway for the whole reply instead and is published once, ended),
+ * then the whole reply as the artifact's last chunk (so a task read later holds one text part, not one per
+ * token), then `completed`.
  * CancelTask aborts the core's signal (the gateway call stops) and ends the task `canceled` at once,
  * whatever the core does afterwards. It never throws: the SDK would turn the error's text into the task's
  * status message, which must say only what a caller may read.
@@ -56,34 +57,42 @@ export class ChatExecutor<C extends A2ACaller> implements AgentExecutor {
     const { taskId, contextId } = request;
     const controller = new AbortController();
     this.running.set(taskId, { controller, contextId, bus });
-    const publishStatus = (state: TaskState, text?: string, metadata?: Record<string, unknown>) =>
-      bus.publish(
-        AgentEvent.statusUpdate({
-          taskId,
-          contextId,
-          status: status(taskId, contextId, state, text),
-          metadata,
-        }),
-      );
+    // A quiet task (a blocking send) is seen by nobody before it ends: one event, the finished task.
+    const quiet = scopeOf(request.context).quiet;
+    const end = (state: TaskState, ending: { text?: string; reply?: string; usage?: ChatReply['usage'] }) => {
+      const last = status(taskId, contextId, state, ending.text);
+      const metadata = ending.usage ? { usage: ending.usage } : undefined;
+      if (quiet) {
+        const history = last.message ? [request.userMessage, last.message] : [request.userMessage];
+        const artifacts = ending.reply === undefined ? [] : [replyArtifact(ending.reply)];
+        bus.publish(AgentEvent.task({ id: taskId, contextId, status: last, artifacts, history, metadata }));
+        return;
+      }
+      if (ending.reply !== undefined) {
+        bus.publish(artifactUpdate(taskId, contextId, ending.reply, { append: false, lastChunk: true }));
+      }
+      bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: last, metadata }));
+    };
     // Aborted: a cancel ended the task already; otherwise the agent is stopping (or stopped the run).
     const stopped = () => {
       if (controller.signal.reason instanceof CanceledByCaller) return;
-      publishStatus(
-        TaskState.TASK_STATE_FAILED,
-        'The agent stopped before this task finished; send the message again.',
-      );
+      end(TaskState.TASK_STATE_FAILED, {
+        text: 'The agent stopped before this task finished; send the message again.',
+      });
     };
     try {
-      bus.publish(
-        AgentEvent.task({
-          id: taskId,
-          contextId,
-          status: status(taskId, contextId, TaskState.TASK_STATE_WORKING),
-          artifacts: [],
-          history: [request.userMessage],
-          metadata: undefined,
-        }),
-      );
+      if (!quiet) {
+        bus.publish(
+          AgentEvent.task({
+            id: taskId,
+            contextId,
+            status: status(taskId, contextId, TaskState.TASK_STATE_WORKING),
+            artifacts: [],
+            history: [request.userMessage],
+            metadata: undefined,
+          }),
+        );
+      }
       let first = true;
       const onDelta = (text: string) => {
         if (controller.signal.aborted || text === '') return;
@@ -91,23 +100,17 @@ export class ChatExecutor<C extends A2ACaller> implements AgentExecutor {
         first = false;
       };
       const turn = { message: messageText(request.userMessage), contextId, taskId };
-      const quiet = scopeOf(request.context).quiet;
       const reply = await this.core.run(callerOf<C>(request.context), turn, {
         signal: controller.signal,
         onDelta: quiet ? undefined : onDelta,
       });
       if (controller.signal.aborted) return stopped();
-      bus.publish(artifactUpdate(taskId, contextId, reply.reply, { append: false, lastChunk: true }));
-      publishStatus(
-        TaskState.TASK_STATE_COMPLETED,
-        undefined,
-        reply.usage ? { usage: reply.usage } : undefined,
-      );
+      end(TaskState.TASK_STATE_COMPLETED, { reply: reply.reply, usage: reply.usage });
     } catch (error) {
       if (controller.signal.aborted) return stopped();
       if (!(error instanceof ProtocolError || error instanceof A2AError))
         this.options.onError?.(taskId, error);
-      publishStatus(TaskState.TASK_STATE_FAILED, failureText(error));
+      end(TaskState.TASK_STATE_FAILED, { text: failureText(error) });
     } finally {
       this.running.delete(taskId);
     }
@@ -164,17 +167,21 @@ function artifactUpdate(
   return AgentEvent.artifactUpdate({
     taskId,
     contextId,
-    artifact: {
-      artifactId: REPLY_ARTIFACT_ID,
-      name: 'reply',
-      description: '',
-      parts: [textPart(text)],
-      metadata: undefined,
-      extensions: [],
-    },
+    artifact: replyArtifact(text),
     ...chunk,
     metadata: undefined,
   });
+}
+
+function replyArtifact(text: string): Artifact {
+  return {
+    artifactId: REPLY_ARTIFACT_ID,
+    name: 'reply',
+    description: '',
+    parts: [textPart(text)],
+    metadata: undefined,
+    extensions: [],
+  };
 }
 
 function failureText(error: unknown): string {

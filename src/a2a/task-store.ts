@@ -33,16 +33,13 @@ export interface A2ATaskStoreOptions {
  * reply token included; a running task's latest form is kept here in memory and written to the records
  * only when its state changes (created, working, finished) and, with replicas, at most once a second, so
  * a streamed reply costs no disk or Redis write per token. A quiet task (a blocking send: RequestScope's
- * `quiet`) is written once, when it ends: its caller learns its id with the reply, as a SAMVAD sync caller
- * gets its result, so there is nothing to read, list or recover before. Every read and write is scoped to
- * the calling A2A caller: another caller's task is "not found", as the spec asks (§13.1).
+ * `quiet`) comes as one event, ended, and is written once: its caller learns its id with the reply, as a
+ * SAMVAD sync caller gets its result, so there is nothing to read, list or recover before. Every read and
+ * write is scoped to the calling A2A caller: another caller's task is "not found", as the spec asks (§13.1).
  */
 export class A2ATaskStore implements TaskStore {
   /** Tasks running in this process: their latest form, and whether it changed since it was written. */
-  private readonly live = new Map<
-    string,
-    { owner: string; task: Task; unwritten: boolean; quiet?: { push: PushConfigEntry[] } }
-  >();
+  private readonly live = new Map<string, { owner: string; task: Task; unwritten: boolean }>();
   private readonly flusher: NodeJS.Timeout | undefined;
 
   constructor(
@@ -81,26 +78,19 @@ export class A2ATaskStore implements TaskStore {
 
   async save(task: Task, context: ServerCallContext): Promise<void> {
     const owner = ownerOf(context);
-    const copy = structuredClone(task);
-    const state = copy.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
-    const terminal = TERMINAL_STATES.has(state);
+    const state = task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
     const running = this.live.get(task.id);
     if (running && running.owner !== owner) throw new Error('An A2A task never changes owner.');
-    const record = recordOf(owner, copy);
-    if (!running) return this.saveNotRunning(record, context);
-    if (terminal) {
+    // A record is a copy (Task.toJSON builds its own objects): made only when something is written.
+    if (!running) return this.saveNotRunning(recordOf(owner, task), context);
+    if (TERMINAL_STATES.has(state)) {
       this.live.delete(task.id);
-      if (running.quiet) return this.created(record, running.quiet.push);
-      return this.finish(record);
-    }
-    if (running.quiet) {
-      running.task = copy;
-      return;
+      return this.finish(recordOf(owner, task));
     }
     const changed = running.task.status?.state !== state;
-    running.task = copy;
+    running.task = structuredClone(task);
     running.unwritten = !changed;
-    if (changed && !(await this.records.update(record))) this.live.delete(task.id);
+    if (changed && !(await this.records.update(recordOf(owner, task)))) this.live.delete(task.id);
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
@@ -148,13 +138,8 @@ export class A2ATaskStore implements TaskStore {
       const scope = scopeOf(context);
       const push = scope.push?.taskId === record.id ? scope.push.entries : [];
       if (record.terminal) return this.created(record, push);
-      const task = Task.fromJSON(record.doc);
-      if (scope.quiet) {
-        this.live.set(record.id, { owner: record.owner, task, unwritten: false, quiet: { push } });
-        return;
-      }
       await this.records.create(record, push);
-      this.live.set(record.id, { owner: record.owner, task, unwritten: false });
+      this.live.set(record.id, { owner: record.owner, task: Task.fromJSON(record.doc), unwritten: false });
       return;
     }
     if (stored.owner !== record.owner) throw new Error('An A2A task never changes owner.');
@@ -165,7 +150,7 @@ export class A2ATaskStore implements TaskStore {
     await this.records.update(record);
   }
 
-  /** A task written first when it has ended (a quiet one, or one that ended at its first event). */
+  /** A task first written when it has ended (a quiet one: see RequestScope), in one write. */
   private async created(record: A2ATaskRecord, push: PushConfigEntry[]): Promise<void> {
     const { owesPush } = await this.records.create(record, push);
     if (owesPush) this.options.onOwed?.({ ...record, finalPush: { state: 'pending', attempts: 0 } });
@@ -179,7 +164,7 @@ export class A2ATaskStore implements TaskStore {
   // With replicas: what changed since the last write of each running task, once a second at most.
   private async flush(): Promise<void> {
     for (const [id, running] of this.live) {
-      if (!running.unwritten || running.quiet) continue;
+      if (!running.unwritten) continue;
       running.unwritten = false;
       const written = await this.records.update(recordOf(running.owner, running.task)).catch(() => true); // Redis down: the next change, or the next flush, writes it.
       if (!written && this.live.get(id) === running) this.live.delete(id);

@@ -163,7 +163,17 @@ describe('A2A tasks in the data dir', () => {
     const later = { configuration: { returnImmediately: true } };
     const held = asTask(await alice.sendMessage(send('hold', later)));
     const deaf = asTask(await alice.sendMessage(send('deaf', later)));
+    // A blocking send in flight gets its task, ended, on its open request.
+    const blocking = alice.sendMessage(send('hold'));
+    await until(async () => agent.core.turns.length === 3, 2000, 'the blocking send to reach the core');
     agent.door.close();
+    const cut = asTask(await blocking);
+    expect(cut.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    expect(cut.status?.message?.parts[0]?.content?.value).toMatch(/agent stopped/);
+    expect(cut.history?.map((message) => message.parts[0]?.content?.value)).toEqual([
+      'hold',
+      expect.stringMatching(/agent stopped/),
+    ]);
     agent.core.release();
     for (const id of [held.id, deaf.id]) {
       const state = async () => (await alice.getTask({ tenant: '', id })).status?.state;
