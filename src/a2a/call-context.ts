@@ -1,5 +1,6 @@
 import { ServerCallContext, type User } from '@a2a-js/sdk/server';
 import type { ProtocolError } from '../protocol/index.js';
+import type { A2ATaskRecord } from '../state/a2a-records.js';
 import type { PushConfigEntry } from '../state/tasks.js';
 import type { A2ACallRecord } from './call-record.js';
 import type { A2ACaller } from './chat-core.js';
@@ -39,6 +40,8 @@ export interface RequestScope {
    * id with the reply), so the reply is asked of the gateway whole and the task is written once, finished.
    */
   quiet?: boolean;
+  /** The task this request wrote as it ended (a quiet one), which the SDK reads back at once. */
+  ended?: A2ATaskRecord;
   /** What the traffic log will show of this request (filled in as it goes). */
   call?: A2ACallRecord;
 }

@@ -97,6 +97,9 @@ export class A2ATaskStore implements TaskStore {
     const owner = ownerOf(context);
     const running = this.live.get(taskId);
     if (running) return running.owner === owner ? structuredClone(running.task) : undefined;
+    // The SDK reads back what this request just wrote (to answer with it): no need to ask the records.
+    const ended = scopeOf(context).ended;
+    if (ended?.id === taskId) return Task.fromJSON(ended.doc);
     const stored = await this.records.get(taskId);
     return stored?.owner === owner ? taskOf(stored) : undefined;
   }
@@ -137,7 +140,11 @@ export class A2ATaskStore implements TaskStore {
     if (!stored) {
       const scope = scopeOf(context);
       const push = scope.push?.taskId === record.id ? scope.push.entries : [];
-      if (record.terminal) return this.created(record, push);
+      if (record.terminal) {
+        await this.created(record, push);
+        scope.ended = record;
+        return;
+      }
       await this.records.create(record, push);
       this.live.set(record.id, { owner: record.owner, task: Task.fromJSON(record.doc), unwritten: false });
       return;
