@@ -5,6 +5,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { isLoopbackHost } from '../protocol/index.js';
 import { AddressRefusedError, guardedLookup, isPublicAddress } from './address-policy.js';
 import { isAllowedPeerAddress } from './public-dispatcher.js';
+import { escapedLine } from './text.js';
 
 /** One delivery attempt's outcome, for the operator's log (never a header: they may hold the caller's secrets). */
 export interface WebhookEvent {
@@ -130,7 +131,8 @@ export class WebhookSender {
         outcome = { ok, retry, status, message: `HTTP ${status}` };
       } catch (error) {
         const refused = error instanceof WebhookUrlError || error instanceof AddressRefusedError;
-        outcome = { ok: false, retry: !refused, message: (error as Error).message };
+        // A network error's text can quote the peer (a TLS message names its certificate): one escaped line.
+        outcome = { ok: false, retry: !refused, message: escapedLine((error as Error).message, 300) };
         if (refused) {
           this.emit({ taskId, url: rawUrl, attempt, outcome: 'refused', message: outcome.message });
           return result('failed');

@@ -19,4 +19,29 @@ describe('webhook address rules', () => {
     expect(() => dev.check('https://10.0.0.8/x')).toThrow(/public address/);
     expect(() => dev.check('https://user:pw@hooks.example.com/x')).toThrow(/credentials/);
   });
+
+  it("report a network error's text to the operator as one escaped, capped line", async () => {
+    const events: { outcome: string; message?: string }[] = [];
+    const hostile = `getaddrinfo failed \u001b[31m${'x'.repeat(400)}\nforged: delivered\u202e`;
+    const webhook = new WebhookSender({
+      name: 'the URL',
+      ...webhookRules(false),
+      backoffMs: [],
+      resolveHost: () => Promise.reject(new Error(hostile)),
+      onEvent: (event) => events.push(event),
+    });
+    const request = {
+      taskId: 't',
+      url: 'https://hooks.example.com/x',
+      body: Buffer.from('{}'),
+      contentType: 'application/json',
+      headers: () => ({}),
+    };
+    expect(await webhook.deliver(request)).toEqual({ outcome: 'failed', attempts: 1 });
+    const message = events.at(-1)?.message ?? '';
+    expect(message).toMatch(/^getaddrinfo failed /);
+    // eslint-disable-next-line no-control-regex -- the point: no raw control character in the line
+    expect(message).not.toMatch(/[\u0000-\u001f\u202e]/);
+    expect(message.length).toBeLessThan(400);
+  });
 });
