@@ -27,16 +27,9 @@ export class CorruptFileError extends Error {
 
 /**
  * Replaces `path` so that readers see either the old or the new content, never a torn file:
- * write a temp file beside it, fsync, rename over the target, fsync the directory. `durable: false` skips
- * both fsyncs: the file survives the process crashing (the kernel holds it) but not the machine, for what
- * its reader already holds another way (a reply it was sent); that costs a tenth of the CPU here.
+ * write a temp file beside it, fsync, rename over the target, fsync the directory.
  */
-export function writeFileAtomic(
-  path: string,
-  data: string | Uint8Array,
-  mode = 0o600,
-  { durable = true }: { durable?: boolean } = {},
-): void {
+export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600): void {
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   let fd: number | undefined;
@@ -47,7 +40,7 @@ export function writeFileAtomic(
     // The umask may have narrowed the mode; make it exactly what was asked.
     fchmodSync(fd, mode);
     writeFileSync(fd, data);
-    if (durable) fsyncSync(fd);
+    fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
     renameSync(temp, path);
@@ -56,7 +49,7 @@ export function writeFileAtomic(
     unlinkQuietly(temp);
     throw error;
   }
-  if (durable) fsyncDirectory(dir);
+  fsyncDirectory(dir);
 }
 
 /** Parsed JSON of `path`; undefined when the file does not exist. */

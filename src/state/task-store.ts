@@ -3,6 +3,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Envelope, TaskRecord, TaskStatus } from '../protocol/index.js';
 import { ensureDir, readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
+import { TaskJournal } from './task-journal.js';
 import {
   TASK_ID,
   applyOutcome,
@@ -41,6 +42,8 @@ export class TaskStore implements TaskState {
   private readonly tasks = new Map<string, StoredTask>();
   private readonly perSender = new Map<string, number>();
   private readonly dir: string;
+  /** Tasks created ended whose callers already hold them: one line each instead of a file each. */
+  private readonly journal: TaskJournal;
   private readonly now: () => number;
   readonly maxPerSender: number;
   readonly maxTotal: number;
@@ -61,6 +64,10 @@ export class TaskStore implements TaskState {
         continue;
       }
     }
+    // A task's own file supersedes its journal line (it moves there when it changes again).
+    this.journal = new TaskJournal(join(this.dir, 'answered.jsonl'), (task) => {
+      if (TASK_ID.test(task.taskId) && !this.tasks.has(task.taskId)) this.remember(lean(task));
+    });
   }
 
   /**
@@ -84,11 +91,14 @@ export class TaskStore implements TaskState {
     if (meta.a2a) task.a2a = structuredClone(meta.a2a);
     if (meta.callbackUrl) task.callback = { state: 'pending', attempts: 0 };
     if (outcome) applyOutcome(task, outcome, this.now(), (task.a2a?.push?.length ?? 0) > 0);
-    // Created finished: its caller was sent the task with the reply, so a machine crash (not a process
-    // crash: the kernel holds the file) loses nothing it does not hold, and the write costs no fsync.
-    // One that owes a push notification is written durably: the notification must survive.
-    this.save(task, { durable: !outcome || task.callback !== undefined });
-    this.remember(lean(task));
+    // Created ended: its caller was sent the task with the reply, so a line in the journal (not fsynced:
+    // a machine crash, not a process crash, may lose it) loses nothing the caller does not hold. One that
+    // owes a push notification gets a file of its own, durably: the notification must survive.
+    if (outcome && task.callback === undefined) {
+      this.journal.append(task);
+      lean(task);
+    } else this.save(task);
+    this.remember(task);
     return task;
   }
 
@@ -227,7 +237,9 @@ export class TaskStore implements TaskState {
     return this.undeliveredCallbacks(protocol);
   }
 
-  close(): void {}
+  close(): void {
+    this.journal.close();
+  }
 
   get activeCount(): number {
     let count = 0;
@@ -244,7 +256,7 @@ export class TaskStore implements TaskState {
     }
     if (!oldest) return false;
     this.forget(oldest);
-    rmSync(this.file(oldest.taskId), { force: true });
+    this.remove(oldest.taskId);
     return true;
   }
 
@@ -254,7 +266,7 @@ export class TaskStore implements TaskState {
     for (const task of this.tasks.values()) {
       if (task.finishedAt !== undefined && task.finishedAt < cutoff) {
         this.forget(task);
-        rmSync(this.file(task.taskId), { force: true });
+        this.remove(task.taskId);
       }
     }
   }
@@ -286,18 +298,21 @@ export class TaskStore implements TaskState {
    * Writes the task's file; what memory does not keep (a result, an A2A document) is kept from the file
    * unless given, and leaves memory once written (a result may be megabytes, and thousands are kept).
    */
-  private save(task: StoredTask, options?: { durable: boolean }): void {
+  private save(task: StoredTask): void {
     const keepResult = task.status === 'done' && protocolOf(task) === 'samvad' && !('result' in task);
     const keepDocument = task.a2a !== undefined && task.a2a.doc === undefined;
     const onDisk = keepResult || keepDocument ? this.read(task.taskId) : undefined;
     const written: StoredTask = { ...task };
     if (keepResult) written.result = onDisk?.result;
     if (keepDocument) written.a2a = { ...task.a2a!, doc: onDisk?.a2a?.doc };
-    writeFileAtomic(this.file(task.taskId), JSON.stringify(written), 0o600, options);
+    writeFileAtomic(this.file(task.taskId), JSON.stringify(written));
+    // From now on its file holds it (a push config added to an answered task, say).
+    this.journal.drop(task.taskId);
     lean(task);
   }
 
   private read(taskId: string): StoredTask | undefined {
+    if (this.journal.has(taskId)) return this.journal.read(taskId);
     try {
       return readJsonFile<StoredTask>(this.file(taskId));
     } catch {
@@ -319,6 +334,11 @@ export class TaskStore implements TaskState {
     const copy = structuredClone(task);
     copy.a2a = { ...copy.a2a!, doc: this.read(task.taskId)?.a2a?.doc };
     return copy;
+  }
+
+  private remove(taskId: string): void {
+    if (this.journal.has(taskId)) this.journal.drop(taskId);
+    else rmSync(this.file(taskId), { force: true });
   }
 
   private file(taskId: string): string {

@@ -1,0 +1,123 @@
+import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { writeFileAtomic } from '../lib/atomic-file.js';
+import type { StoredTask } from './tasks.js';
+
+/** Where one task's line is in the journal (bytes). */
+interface Spot {
+  offset: number;
+  length: number;
+}
+
+/** Rewritten without its dead lines once it holds at least this many, and more dead lines than live ones. */
+const COMPACT_AT = 1024;
+
+/**
+ * Ended tasks whose callers already hold them (an A2A blocking send's task, sent with the reply), one JSON
+ * line each in one file, instead of a file each: a task then costs one write to an open file, where a file
+ * of its own costs creating, renaming and later deleting one (most of an A2A call's CPU). A task dropped or
+ * swept is a `{"drop": id}` line; the file is rewritten without the dead lines once they outnumber the live
+ * ones. Lines are not fsynced (their callers hold the tasks): they survive the process crashing, not the
+ * machine. A line cut short by a crash is dropped when the file is next opened.
+ */
+export class TaskJournal {
+  private fd: number;
+  private size = 0;
+  private dead = 0;
+  private readonly spots = new Map<string, Spot>();
+
+  /** Opens (or creates, 0600) the journal and reads it: `found` gets each task it holds, once. */
+  constructor(
+    private readonly path: string,
+    found: (task: StoredTask) => void,
+  ) {
+    this.fd = openSync(path, 'a+', 0o600);
+    const text = readFileSync(this.fd);
+    const tasks = new Map<string, StoredTask>();
+    let offset = 0;
+    for (;;) {
+      const end = text.indexOf(0x0a, offset);
+      if (end < 0) break;
+      const line = parseLine(text.subarray(offset, end));
+      if (line?.drop !== undefined) {
+        if (tasks.delete(line.drop)) this.spots.delete(line.drop);
+        this.dead += 2;
+      } else if (line?.task) {
+        if (tasks.has(line.task.taskId)) this.dead++;
+        tasks.set(line.task.taskId, line.task);
+        this.spots.set(line.task.taskId, { offset, length: end - offset });
+      } else this.dead++;
+      offset = end + 1;
+    }
+    // A line cut short by a crash: its task never reached its caller (the reply follows the write).
+    if (offset < text.length) ftruncateSync(this.fd, offset);
+    this.size = offset;
+    for (const task of tasks.values()) found(task);
+  }
+
+  has(taskId: string): boolean {
+    return this.spots.has(taskId);
+  }
+
+  /** Appends a task (with its document and result: everything a reader may ask for later). */
+  append(task: StoredTask): void {
+    if (this.spots.has(task.taskId)) this.drop(task.taskId);
+    const line = Buffer.from(`${JSON.stringify({ task })}\n`);
+    writeSync(this.fd, line);
+    this.spots.set(task.taskId, { offset: this.size, length: line.length - 1 });
+    this.size += line.length;
+  }
+
+  read(taskId: string): StoredTask | undefined {
+    const spot = this.spots.get(taskId);
+    if (!spot) return undefined;
+    const bytes = Buffer.alloc(spot.length);
+    readSync(this.fd, bytes, 0, spot.length, spot.offset);
+    return parseLine(bytes)?.task;
+  }
+
+  /** Forgets a task (dropped, swept, or now kept in a file of its own). */
+  drop(taskId: string): void {
+    if (!this.spots.delete(taskId)) return;
+    const line = Buffer.from(`${JSON.stringify({ drop: taskId })}\n`);
+    writeSync(this.fd, line);
+    this.size += line.length;
+    this.dead += 2;
+    if (this.dead >= COMPACT_AT && this.dead > this.spots.size) this.compact();
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+
+  /** Rewrites the file with the live lines only (atomically, and fsynced: it replaces lines it holds). */
+  private compact(): void {
+    const lines: Buffer[] = [];
+    const spots = new Map<string, Spot>();
+    let offset = 0;
+    for (const [taskId, spot] of this.spots) {
+      const line = Buffer.alloc(spot.length + 1, 0x0a);
+      readSync(this.fd, line, 0, spot.length, spot.offset);
+      lines.push(line);
+      spots.set(taskId, { offset, length: spot.length });
+      offset += line.length;
+    }
+    writeFileAtomic(this.path, Buffer.concat(lines));
+    closeSync(this.fd);
+    this.fd = openSync(this.path, 'a+', 0o600);
+    this.size = fstatSync(this.fd).size;
+    this.dead = 0;
+    this.spots.clear();
+    for (const [taskId, spot] of spots) this.spots.set(taskId, spot);
+  }
+}
+
+function parseLine(bytes: Buffer): { task?: StoredTask; drop?: string } | undefined {
+  try {
+    const line = JSON.parse(bytes.toString('utf8')) as { task?: StoredTask; drop?: unknown };
+    if (typeof line.drop === 'string') return { drop: line.drop };
+    if (line.task && typeof line.task.taskId === 'string') return { task: line.task };
+  } catch {
+    // A torn or foreign line: skipped (a task is only ever reported once its line is whole).
+  }
+  return undefined;
+}

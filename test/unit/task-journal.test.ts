@@ -1,0 +1,147 @@
+import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TaskStore } from '../../src/state/task-store.js';
+import type { TaskMeta, TaskOutcome } from '../../src/state/tasks.js';
+
+// The data dir's journal of answered tasks (A2A blocking sends, created ended): one line each, what a
+// restart reads back, what a crash may cut, what dropping and sweeping leave, and when it is rewritten.
+const dirs: string[] = [];
+const stores: TaskStore[] = [];
+
+afterEach(() => {
+  for (const store of stores.splice(0)) store.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function dataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'task-journal-'));
+  dirs.push(dir);
+  return dir;
+}
+
+function open(dir: string, options: ConstructorParameters<typeof TaskStore>[1] = {}): TaskStore {
+  const store = new TaskStore(dir, options);
+  stores.push(store);
+  return store;
+}
+
+const meta = (owner = 'a2a-key:alice'): TaskMeta => ({
+  sender: owner,
+  skill: 'chat',
+  traceId: '',
+  spanId: '',
+  protocol: 'a2a',
+  a2a: {
+    contextId: 'ctx-1',
+    state: 'TASK_STATE_WORKING',
+    updatedAt: new Date().toISOString(),
+    doc: { note: 'working' },
+  },
+});
+
+const ended = (reply: string): TaskOutcome => ({
+  a2a: {
+    contextId: 'ctx-1',
+    state: 'TASK_STATE_COMPLETED',
+    updatedAt: new Date().toISOString(),
+    doc: { reply },
+  },
+  completed: true,
+});
+
+const journal = (dir: string) => join(dir, 'tasks', 'answered.jsonl');
+const taskFiles = (dir: string) => readdirSync(join(dir, 'tasks')).filter((name) => name.endsWith('.json'));
+
+describe('the journal of answered tasks', () => {
+  it('holds a task created ended as one line, no file of its own, and reads it back after a restart', () => {
+    const dir = dataDir();
+    const store = open(dir);
+    const task = store.create(meta(), undefined, ended('Hello.'));
+    expect(taskFiles(dir)).toEqual([]);
+    expect(readFileSync(journal(dir), 'utf8').split('\n')).toHaveLength(2);
+    expect(statSync(journal(dir)).mode & 0o777).toBe(0o600);
+    expect(store.getA2A(task.taskId)?.a2a?.doc).toEqual({ reply: 'Hello.' });
+    store.close();
+    stores.length = 0;
+
+    const again = open(dir);
+    expect(again.getA2A(task.taskId)).toMatchObject({ status: 'done', a2a: { doc: { reply: 'Hello.' } } });
+    expect(again.listA2A('a2a-key:alice', { limit: 10 }).total).toBe(1);
+    expect(again.activeCount).toBe(0);
+  });
+
+  it('drops a line a crash cut short, and appends after it as usual', () => {
+    const dir = dataDir();
+    const store = open(dir);
+    const kept = store.create(meta(), undefined, ended('kept'));
+    store.close();
+    stores.length = 0;
+    appendFileSync(journal(dir), '{"task":{"taskId":"9b1deb4d-3b7d');
+
+    const again = open(dir);
+    expect(again.getA2A(kept.taskId)?.a2a?.doc).toEqual({ reply: 'kept' });
+    const next = again.create(meta(), undefined, ended('next'));
+    again.close();
+    stores.length = 0;
+    const third = open(dir);
+    expect(third.getA2A(next.taskId)?.a2a?.doc).toEqual({ reply: 'next' });
+    expect(third.listA2A('a2a-key:alice', { limit: 10 }).total).toBe(2);
+  });
+
+  it('forgets what the cap drops and what the sweep removes, across a restart too', () => {
+    const dir = dataDir();
+    let now = Date.now();
+    const store = open(dir, { now: () => now, maxPerSender: 2 });
+    const first = store.create(meta(), undefined, ended('first'));
+    now += 1000;
+    const second = store.create(meta(), undefined, ended('second'));
+    expect(store.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
+    expect(store.getA2A(first.taskId)).toBeUndefined();
+    now += 3600_000;
+    store.sweep(1800_000);
+    expect(store.getA2A(second.taskId)).toBeUndefined();
+    store.close();
+    stores.length = 0;
+    const again = open(dir, { now: () => now });
+    expect(again.listA2A('a2a-key:alice', { limit: 10 }).total).toBe(0);
+  });
+
+  it('moves a task to a file of its own when it changes again (a push config added once answered)', () => {
+    const dir = dataDir();
+    const store = open(dir);
+    const task = store.create(meta(), undefined, ended('answered'));
+    const entry = { id: 'p1', config: { url: 'https://hooks.example.com/p1' }, wireVersion: '1.0' };
+    expect(store.savePushConfig(task.taskId, entry, 4)).toBe('saved');
+    expect(taskFiles(dir)).toEqual([`${task.taskId}.json`]);
+    store.close();
+    stores.length = 0;
+    const again = open(dir);
+    expect(again.getA2A(task.taskId)).toMatchObject({ a2a: { doc: { reply: 'answered' } } });
+    expect(again.pushConfigs(task.taskId).map((kept) => kept.id)).toEqual(['p1']);
+    // Dropped from its file, it is gone: the journal's old line does not bring it back.
+    expect(again.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
+    again.close();
+    stores.length = 0;
+    expect(open(dir).getA2A(task.taskId)).toBeUndefined();
+  });
+
+  it('is rewritten without its dead lines once they outnumber the live ones', () => {
+    const dir = dataDir();
+    const store = open(dir, { maxPerSender: 10_000 });
+    const ids: string[] = [];
+    for (let i = 0; i < 700; i++) ids.push(store.create(meta(), undefined, ended(`reply ${i}`)).taskId);
+    const full = statSync(journal(dir)).size;
+    for (let i = 0; i < 600; i++) expect(store.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
+    expect(statSync(journal(dir)).size).toBeLessThan(full / 2);
+    expect(store.getA2A(ids[699]!)?.a2a?.doc).toEqual({ reply: 'reply 699' });
+    const next = store.create(meta(), undefined, ended('after the rewrite'));
+    store.close();
+    stores.length = 0;
+    const again = open(dir, { maxPerSender: 10_000 });
+    expect(again.listA2A('a2a-key:alice', { limit: 200 }).total).toBe(101);
+    expect(again.getA2A(ids[650]!)?.a2a?.doc).toEqual({ reply: 'reply 650' });
+    expect(again.getA2A(next.taskId)?.a2a?.doc).toEqual({ reply: 'after the rewrite' });
+  });
+});
