@@ -7,6 +7,7 @@ import {
   type ServerCallContext,
   type StoredPushNotificationConfig,
 } from '@a2a-js/sdk/server';
+import { scopeOf } from './call-context.js';
 import { TERMINAL_STATES } from './task-store.js';
 
 /** One webhook POST, ready to send: the network part (address rules, retries, once across replicas) is not ours. */
@@ -50,6 +51,8 @@ export class A2APushSender implements PushNotificationSender {
   constructor(private readonly options: A2APushSenderOptions) {}
 
   async send(event: StreamResponse, context: ServerCallContext, task?: Task): Promise<void> {
+    // A quiet task (a blocking send without configs) can have none: nobody knew its id until the reply.
+    if (scopeOf(context).quiet) return;
     const taskId = notableTaskId(event);
     if (!taskId) return;
     // The SDK goes on changing its task object: the notification shows it as it is now.

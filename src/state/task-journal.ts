@@ -24,6 +24,7 @@ export class TaskJournal {
   private size = 0;
   private dead = 0;
   private readonly spots = new Map<string, Spot>();
+  private unwrittenDrops = '';
 
   /** Opens (or creates, 0600) the journal and reads it: `found` gets each task it holds, once. */
   constructor(
@@ -58,13 +59,20 @@ export class TaskJournal {
     return this.spots.has(taskId);
   }
 
-  /** Appends a task (with its document and result: everything a reader may ask for later). */
+  /**
+   * Appends a task (with its document and result: everything a reader may ask for later), after the drops
+   * not written yet, in one write.
+   */
   append(task: StoredTask): void {
     if (this.spots.has(task.taskId)) this.drop(task.taskId);
-    const line = Buffer.from(`${JSON.stringify({ task })}\n`);
-    writeSync(this.fd, line);
-    this.spots.set(task.taskId, { offset: this.size, length: line.length - 1 });
-    this.size += line.length;
+    const drops = this.unwrittenDrops;
+    const line = `${JSON.stringify({ task })}\n`;
+    const bytes = Buffer.from(drops + line);
+    writeSync(this.fd, bytes);
+    this.unwrittenDrops = '';
+    const length = Buffer.byteLength(line) - 1;
+    this.spots.set(task.taskId, { offset: this.size + bytes.length - length - 1, length });
+    this.size += bytes.length;
   }
 
   read(taskId: string): StoredTask | undefined {
@@ -75,18 +83,30 @@ export class TaskJournal {
     return parseLine(bytes)?.task;
   }
 
-  /** Forgets a task (dropped, swept, or now kept in a file of its own). */
-  drop(taskId: string): void {
+  /**
+   * Forgets a task (dropped, swept, or now kept in a file of its own). Its drop line goes out with the next
+   * append, or at close: a crash before brings the task back (its caller's cap or the sweep drops it again).
+   * A task moving to a file of its own (`now`) is dropped at once: its file may be deleted before a restart.
+   */
+  drop(taskId: string, { now = false }: { now?: boolean } = {}): void {
     if (!this.spots.delete(taskId)) return;
-    const line = Buffer.from(`${JSON.stringify({ drop: taskId })}\n`);
-    writeSync(this.fd, line);
-    this.size += line.length;
+    this.unwrittenDrops += `${JSON.stringify({ drop: taskId })}\n`;
     this.dead += 2;
+    if (now) this.writeDrops();
     if (this.dead >= COMPACT_AT && this.dead > this.spots.size) this.compact();
   }
 
   close(): void {
+    this.writeDrops();
     closeSync(this.fd);
+  }
+
+  private writeDrops(): void {
+    if (!this.unwrittenDrops) return;
+    const bytes = Buffer.from(this.unwrittenDrops);
+    writeSync(this.fd, bytes);
+    this.size += bytes.length;
+    this.unwrittenDrops = '';
   }
 
   /** Rewrites the file with the live lines only (atomically, and fsynced: it replaces lines it holds). */
@@ -101,6 +121,8 @@ export class TaskJournal {
       spots.set(taskId, { offset, length: spot.length });
       offset += line.length;
     }
+    // The rewrite holds no dropped line: the drops not written yet are written by leaving them out.
+    this.unwrittenDrops = '';
     writeFileAtomic(this.path, Buffer.concat(lines));
     closeSync(this.fd);
     this.fd = openSync(this.path, 'a+', 0o600);

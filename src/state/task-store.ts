@@ -307,7 +307,7 @@ export class TaskStore implements TaskState {
     if (keepDocument) written.a2a = { ...task.a2a!, doc: onDisk?.a2a?.doc };
     writeFileAtomic(this.file(task.taskId), JSON.stringify(written));
     // From now on its file holds it (a push config added to an answered task, say).
-    this.journal.drop(task.taskId);
+    this.journal.drop(task.taskId, { now: true });
     lean(task);
   }
 

@@ -115,8 +115,7 @@ describe('the journal of answered tasks', () => {
     const entry = { id: 'p1', config: { url: 'https://hooks.example.com/p1' }, wireVersion: '1.0' };
     expect(store.savePushConfig(task.taskId, entry, 4)).toBe('saved');
     expect(taskFiles(dir)).toEqual([`${task.taskId}.json`]);
-    store.close();
-    stores.length = 0;
+    // The process dies here (no close): the move is already in the journal.
     const again = open(dir);
     expect(again.getA2A(task.taskId)).toMatchObject({ a2a: { doc: { reply: 'answered' } } });
     expect(again.pushConfigs(task.taskId).map((kept) => kept.id)).toEqual(['p1']);
@@ -125,6 +124,26 @@ describe('the journal of answered tasks', () => {
     again.close();
     stores.length = 0;
     expect(open(dir).getA2A(task.taskId)).toBeUndefined();
+  });
+
+  it('writes a drop with the next task, so a crash before it brings the dropped task back', () => {
+    const dir = dataDir();
+    const store = open(dir);
+    const first = store.create(meta(), undefined, ended('first'));
+    expect(store.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
+    const lines = () => readFileSync(journal(dir), 'utf8').split('\n').filter(Boolean);
+    expect(lines()).toHaveLength(1);
+    // The process dies here: the drop was not written.
+    expect(open(dir).getA2A(first.taskId)?.a2a?.doc).toEqual({ reply: 'first' });
+    const second = store.create(meta(), undefined, ended('second'));
+    expect(lines().map((line) => Object.keys(JSON.parse(line) as object)[0])).toEqual([
+      'task',
+      'drop',
+      'task',
+    ]);
+    const after = open(dir);
+    expect(after.getA2A(first.taskId)).toBeUndefined();
+    expect(after.getA2A(second.taskId)?.a2a?.doc).toEqual({ reply: 'second' });
   });
 
   it('is rewritten without its dead lines once they outnumber the live ones', () => {
