@@ -1,4 +1,3 @@
-import { ProtocolError } from '../protocol/index.js';
 import type { StoredTask } from './tasks.js';
 import {
   A2A_INTERRUPTED_STATE,
@@ -82,19 +81,9 @@ export class A2ARecords implements A2ATaskRecords {
   /**
    * At the owner's cap, its oldest finished tasks make room (every A2A message is a task: a cap counted
    * over a day's results would refuse a busy caller for the rest of the day); unfinished tasks still count.
-   * More than one may have to go: a quiet task is written when it ends, so a caller's concurrent blocking
-   * sends, each admitted under the cap, are all counted at once.
    */
   async admit(owner: string): Promise<void> {
-    const retention = this.options.retentionMs();
-    for (;;) {
-      try {
-        return await this.tasks.admit(owner, retention);
-      } catch (error) {
-        if (!(error instanceof ProtocolError && error.httpStatus === 429)) throw error;
-        if (!(await this.tasks.dropOldestFinishedA2A(owner))) throw error;
-      }
-    }
+    await this.tasks.admitA2A(owner, this.options.retentionMs());
   }
 
   async create(record: A2ATaskRecord, push: PushConfigEntry[]): Promise<{ owesPush: boolean }> {

@@ -7,6 +7,7 @@ import {
   applyOutcome,
   isFinished,
   pageA2A,
+  admitMakingRoom,
   protocolOf,
   senderAtCap,
   storeFull,
@@ -254,6 +255,10 @@ export class RedisTaskStore implements TaskState {
     if (all >= this.maxTotal) {
       throw storeFull();
     }
+  }
+
+  admitA2A(owner: string, retentionMs: number): Promise<void> {
+    return admitMakingRoom(this, owner, retentionMs);
   }
 
   async dropOldestFinishedA2A(owner: string): Promise<boolean> {

@@ -88,7 +88,8 @@ export class TaskStore implements TaskState {
     if (!TASK_ID.test(taskId)) throw new Error('A task id must be a random UUIDv4.');
     const status = protocolOf(meta) === 'a2a' ? 'running' : 'pending';
     const task: StoredTask = { taskId, status, createdAt: this.now(), ...meta };
-    if (meta.a2a) task.a2a = structuredClone(meta.a2a);
+    // A copy of the part (lean() takes the document out of it); the document itself is never changed.
+    if (meta.a2a) task.a2a = { ...meta.a2a };
     if (meta.callbackUrl) task.callback = { state: 'pending', attempts: 0 };
     if (outcome) applyOutcome(task, outcome, this.now(), (task.a2a?.push?.length ?? 0) > 0);
     // Created ended: its caller was sent the task with the reply, so a line in the journal (not fsynced:
@@ -246,6 +247,11 @@ export class TaskStore implements TaskState {
     for (const task of this.tasks.values())
       if (task.status === 'pending' || task.status === 'running') count++;
     return count;
+  }
+
+  admitA2A(owner: string, retentionMs: number): void {
+    while ((this.perSender.get(owner) ?? 0) >= this.maxPerSender && this.dropOldestFinishedA2A(owner));
+    this.admit(owner, retentionMs);
   }
 
   dropOldestFinishedA2A(owner: string): boolean {

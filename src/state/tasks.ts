@@ -110,6 +110,11 @@ export interface TaskState {
    */
   dropOldestFinishedA2A(owner: string): Awaitable<boolean>;
   /**
+   * `admit` for an A2A task: at the owner's cap, its oldest finished tasks make room first, as many as
+   * needed (a blocking send's task is written when it ends, so a caller's concurrent ones arrive together).
+   */
+  admitA2A(owner: string, retentionMs: number): Awaitable<void>;
+  /**
    * A SAMVAD task starts `pending` (`start` runs it). An A2A task (`protocol: 'a2a'`) comes with its part
    * (document, push configs), is never held and runs from the start; with `outcome` it is created finished,
    * in one write (a task nobody could read before it ended: a blocking send's).
@@ -247,6 +252,22 @@ export function taskView(task: StoredTask, result: () => unknown): TaskRecord {
   if (task.status === 'done') record.result = result();
   if (task.status === 'failed' && task.error) record.error = task.error;
   return record;
+}
+
+/** `admitA2A` through `admit` and `dropOldestFinishedA2A`, for a store with nothing cheaper. */
+export async function admitMakingRoom(
+  tasks: Pick<TaskState, 'admit' | 'dropOldestFinishedA2A'>,
+  owner: string,
+  retentionMs: number,
+): Promise<void> {
+  for (;;) {
+    try {
+      return await tasks.admit(owner, retentionMs);
+    } catch (error) {
+      if (!(error instanceof ProtocolError && error.httpStatus === 429)) throw error;
+      if (!(await tasks.dropOldestFinishedA2A(owner))) throw error;
+    }
+  }
 }
 
 /** 429 at a sender's own cap; `retryAfterSeconds`: when its oldest result leaves the store. */
