@@ -41,6 +41,8 @@ export interface TaskStoreOptions {
 export class TaskStore implements TaskState {
   private readonly tasks = new Map<string, StoredTask>();
   private readonly perSender = new Map<string, number>();
+  /** Each A2A owner's finished tasks, oldest first: the cap drops from the front without a scan. */
+  private readonly finishedA2A = new Map<string, Set<string>>();
   private readonly dir: string;
   /** Tasks created ended whose callers already hold them: one line each instead of a file each. */
   private readonly journal: TaskJournal;
@@ -68,6 +70,10 @@ export class TaskStore implements TaskState {
     this.journal = new TaskJournal(join(this.dir, 'answered.jsonl'), (task) => {
       if (TASK_ID.test(task.taskId) && !this.tasks.has(task.taskId)) this.remember(lean(task));
     });
+    // Read in no particular order: put each owner's finished tasks in the order they finished.
+    const byFinish = [...this.tasks.values()].sort((a, b) => (a.finishedAt ?? 0) - (b.finishedAt ?? 0));
+    this.finishedA2A.clear();
+    for (const task of byFinish) this.finished(task);
   }
 
   /**
@@ -189,6 +195,7 @@ export class TaskStore implements TaskState {
     if (isFinished(own)) return false;
     applyOutcome(own, outcome, this.now(), (own.a2a?.push?.length ?? 0) > 0);
     this.save(own);
+    this.finished(own);
     if (own !== task) Object.assign(task, own);
     return true;
   }
@@ -255,11 +262,8 @@ export class TaskStore implements TaskState {
   }
 
   dropOldestFinishedA2A(owner: string): boolean {
-    let oldest: StoredTask | undefined;
-    for (const task of this.tasks.values()) {
-      if (task.sender !== owner || protocolOf(task) !== 'a2a' || task.finishedAt === undefined) continue;
-      if (!oldest || task.finishedAt < oldest.finishedAt!) oldest = task;
-    }
+    const oldestId = this.finishedA2A.get(owner)?.values().next().value;
+    const oldest = oldestId === undefined ? undefined : this.tasks.get(oldestId);
     if (!oldest) return false;
     this.forget(oldest);
     this.remove(oldest.taskId);
@@ -281,6 +285,7 @@ export class TaskStore implements TaskState {
     if (this.tasks.has(task.taskId)) return;
     this.tasks.set(task.taskId, task);
     this.perSender.set(task.sender, (this.perSender.get(task.sender) ?? 0) + 1);
+    this.finished(task);
   }
 
   private forget(task: StoredTask): void {
@@ -288,6 +293,15 @@ export class TaskStore implements TaskState {
     const left = (this.perSender.get(task.sender) ?? 1) - 1;
     if (left > 0) this.perSender.set(task.sender, left);
     else this.perSender.delete(task.sender);
+    const finished = this.finishedA2A.get(task.sender);
+    if (finished?.delete(task.taskId) && finished.size === 0) this.finishedA2A.delete(task.sender);
+  }
+
+  /** Notes a finished A2A task, in the order tasks finish (the oldest is dropped first at the cap). */
+  private finished(task: StoredTask): void {
+    if (protocolOf(task) !== 'a2a' || task.finishedAt === undefined) return;
+    const owner = this.finishedA2A.get(task.sender) ?? new Set<string>();
+    this.finishedA2A.set(task.sender, owner.add(task.taskId));
   }
 
   // When the sender's oldest finished task leaves the store (or a minute, if none has finished yet).

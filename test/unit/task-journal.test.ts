@@ -108,6 +108,23 @@ describe('the journal of answered tasks', () => {
     expect(again.listA2A('a2a-key:alice', { limit: 10 }).total).toBe(0);
   });
 
+  it('drops the task that finished first at the cap, whether a file or a line holds it, after a restart too', () => {
+    const dir = dataDir();
+    let now = 1_000_000;
+    const store = open(dir, { now: () => now });
+    const slow = store.create(meta()); // runs, in a file of its own
+    now += 1000;
+    const answered = store.create(meta(), undefined, ended('answered first'));
+    now += 1000;
+    store.finish(slow, ended('finished later'));
+    store.close();
+    stores.length = 0;
+    const again = open(dir, { now: () => now });
+    expect(again.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
+    expect(again.getA2A(answered.taskId)).toBeUndefined();
+    expect(again.getA2A(slow.taskId)?.a2a?.doc).toEqual({ reply: 'finished later' });
+  });
+
   it('moves a task to a file of its own when it changes again (a push config added once answered)', () => {
     const dir = dataDir();
     const store = open(dir);
