@@ -84,6 +84,55 @@ export function measureA2ASend(env: BenchEnv, options: PhaseOptions): Promise<Me
   return measure(env.agent, a2aMessage(env.agent.a2aKey), options);
 }
 
+export interface PairedOptions {
+  /** A B B A blocks: each gives two signed runs and two A2A runs. */
+  blocks: number;
+  warmupMs: number;
+  runMs: number;
+}
+
+export interface PairedCpu {
+  concurrency: number;
+  /** Agent CPU per call of each run, µs, in run order. */
+  signedRuns: number[];
+  a2aRuns: number[];
+  /** Pooled over each side's runs: CPU time / calls, µs. */
+  signedUs: number;
+  a2aUs: number;
+}
+
+/**
+ * 1a. Agent CPU per call, A2A blocking send against signed chat, in alternating runs (signed, A2A, A2A,
+ * signed in each block), so that a drift of the machine (a neighbour, a GC of another process) weighs on
+ * both sides alike: one run of each, minutes apart, differs by more than the two do.
+ */
+export async function measurePairedCpu(
+  env: BenchEnv,
+  concurrency: number,
+  options: PairedOptions,
+): Promise<PairedCpu> {
+  const phase = { concurrency, warmupMs: options.warmupMs, durationMs: options.runMs };
+  const sides = {
+    signed: { runs: [] as number[], cpu: 0, calls: 0, run: () => measureSignedChat(env, phase) },
+    a2a: { runs: [] as number[], cpu: 0, calls: 0, run: () => measureA2ASend(env, phase) },
+  };
+  for (let block = 0; block < options.blocks; block++) {
+    for (const side of [sides.signed, sides.a2a, sides.a2a, sides.signed]) {
+      const result = await side.run();
+      side.runs.push(result.server.cpuUsPerCall);
+      side.cpu += result.server.cpuUsPerCall * result.ok;
+      side.calls += result.ok;
+    }
+  }
+  return {
+    concurrency,
+    signedRuns: sides.signed.runs,
+    a2aRuns: sides.a2a.runs,
+    signedUs: sides.signed.cpu / sides.signed.calls,
+    a2aUs: sides.a2a.cpu / sides.a2a.calls,
+  };
+}
+
 /** 2. The same requests (built and signed the same way) to a plain Koa JSON echo server: the ceiling. */
 export function measureEcho(env: BenchEnv, options: PhaseOptions): Promise<Measured> {
   return measure(env.echo, signedChat(env.caller, env.agent.id), options);

@@ -7,8 +7,11 @@ import {
   measureDirectGateway,
   measureEcho,
   measureSignedChat,
+  measurePairedCpu,
   measureSigningCost,
   type Measured,
+  type PairedCpu,
+  type PairedOptions,
   type PhaseOptions,
   type SigningCost,
 } from './measure.js';
@@ -45,6 +48,8 @@ export interface BenchConfig {
   ui: UiOptions;
   /** 8: samvad_call through the MCP server against the same call made directly with the client. */
   mcp: McpOptions;
+  /** 1a: agent CPU per call, A2A against signed chat, in alternating runs at each concurrency. */
+  paired: PairedOptions & { concurrency: number[] };
   /** Write a CPU profile of the agent process (the throughput runs) into this directory. */
   cpuProfileDir?: string;
   /** Pin the server under test to one CPU and the client and gateway to another, where possible. */
@@ -61,6 +66,7 @@ export const FULL: BenchConfig = {
   console: { concurrency: [32, 1], clients: 2, warmupMs: 3000, runMs: 800, blocks: 3 },
   ui: { entries: 10_000, scrollMs: 2000, filterRuns: 3, filterText: 'nonce' },
   mcp: { warmupCalls: 500, callsPerRun: 250, blocks: 4 },
+  paired: { concurrency: [32, 1], blocks: 2, warmupMs: 500, runMs: 1500 },
   pin: true,
 };
 
@@ -74,6 +80,7 @@ export const QUICK: BenchConfig = {
   console: { concurrency: [32, 1], clients: 2, warmupMs: 800, runMs: 400, blocks: 1 },
   ui: { entries: 10_000, scrollMs: 1000, filterRuns: 1, filterText: 'nonce' },
   mcp: { warmupCalls: 100, callsPerRun: 100, blocks: 1 },
+  paired: { concurrency: [32, 1], blocks: 1, warmupMs: 200, runMs: 400 },
   pin: true,
 };
 
@@ -97,7 +104,7 @@ export interface BenchResults {
    * 1a. A2A blocking sends (JSON-RPC, an issued key) to the same agent; then signed chat c=32 again, so
    * the run shows whether A2A traffic left SAMVAD's throughput where it was.
    */
-  a2a: { c1: Measured; c32: Measured; stream: StreamResult; signedAfter: Measured };
+  a2a: { c1: Measured; c32: Measured; stream: StreamResult; signedAfter: Measured; paired: PairedCpu[] };
   echo: { c1: Measured; c32: Measured };
   /** 1r: the signed path with shared state on a redis-server on loopback; or why it was not measured. */
   redis: RedisResult | RedisFailure;
@@ -153,6 +160,11 @@ export async function runSuite(
     const a2aStream = await measureA2AStream(env, config.stream);
     // JSON-RPC answers 200 to a refusal too: one checked call shows the runs were sends, not refusals.
     await checkA2ASend(env.agent.url, env.agent.a2aKey);
+    const paired: PairedCpu[] = [];
+    for (const concurrency of config.paired.concurrency) {
+      progress(`1a. agent CPU per call, signed and A2A in alternating runs, concurrency ${concurrency}`);
+      paired.push(await measurePairedCpu(env, concurrency, config.paired));
+    }
     progress('1a. signed chat again after the A2A runs, concurrency 32');
     const signedAfter = await measureSignedChat(env, phase(32));
     progress('2. Koa echo, concurrency 1');
@@ -187,7 +199,7 @@ export async function runSuite(
       idle,
       signing,
       signed: { c1: signedC1, c32: signedC32, c64: signedC64 },
-      a2a: { c1: a2aC1, c32: a2aC32, stream: a2aStream, signedAfter },
+      a2a: { c1: a2aC1, c32: a2aC32, stream: a2aStream, signedAfter, paired },
       echo: { c1: echoC1, c32: echoC32 },
       redis,
       direct,
