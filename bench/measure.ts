@@ -96,7 +96,7 @@ export interface PairedCpu {
   /** Agent CPU per call of each run, µs, in run order. */
   signedRuns: number[];
   a2aRuns: number[];
-  /** Pooled over each side's runs: CPU time / calls, µs. */
+  /** The median of each side's runs, µs (a run that met a GC of another process, say, moves it little). */
   signedUs: number;
   a2aUs: number;
 }
@@ -113,24 +113,27 @@ export async function measurePairedCpu(
 ): Promise<PairedCpu> {
   const phase = { concurrency, warmupMs: options.warmupMs, durationMs: options.runMs };
   const sides = {
-    signed: { runs: [] as number[], cpu: 0, calls: 0, run: () => measureSignedChat(env, phase) },
-    a2a: { runs: [] as number[], cpu: 0, calls: 0, run: () => measureA2ASend(env, phase) },
+    signed: { runs: [] as number[], run: () => measureSignedChat(env, phase) },
+    a2a: { runs: [] as number[], run: () => measureA2ASend(env, phase) },
   };
   for (let block = 0; block < options.blocks; block++) {
     for (const side of [sides.signed, sides.a2a, sides.a2a, sides.signed]) {
-      const result = await side.run();
-      side.runs.push(result.server.cpuUsPerCall);
-      side.cpu += result.server.cpuUsPerCall * result.ok;
-      side.calls += result.ok;
+      side.runs.push((await side.run()).server.cpuUsPerCall);
     }
   }
   return {
     concurrency,
     signedRuns: sides.signed.runs,
     a2aRuns: sides.a2a.runs,
-    signedUs: sides.signed.cpu / sides.signed.calls,
-    a2aUs: sides.a2a.cpu / sides.a2a.calls,
+    signedUs: median(sides.signed.runs),
+    a2aUs: median(sides.a2a.runs),
   };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /** 2. The same requests (built and signed the same way) to a plain Koa JSON echo server: the ceiling. */

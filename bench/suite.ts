@@ -66,7 +66,7 @@ export const FULL: BenchConfig = {
   console: { concurrency: [32, 1], clients: 2, warmupMs: 3000, runMs: 800, blocks: 3 },
   ui: { entries: 10_000, scrollMs: 2000, filterRuns: 3, filterText: 'nonce' },
   mcp: { warmupCalls: 500, callsPerRun: 250, blocks: 4 },
-  paired: { concurrency: [32, 1], blocks: 2, warmupMs: 500, runMs: 1500 },
+  paired: { concurrency: [32, 1], blocks: 3, warmupMs: 500, runMs: 1500 },
   pin: true,
 };
 

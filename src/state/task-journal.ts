@@ -8,8 +8,12 @@ interface Spot {
   length: number;
 }
 
-/** Rewritten without its dead lines once it holds at least this many, and more dead lines than live ones. */
-const COMPACT_AT = 1024;
+/**
+ * Rewritten without its dead lines once it holds at least this many, and more dead lines than live ones:
+ * a busy caller at its cap adds a dead line a call, so a rewrite (a few MB at most: live tasks are capped)
+ * comes every few thousand calls.
+ */
+const COMPACT_AT = 8192;
 
 /**
  * Ended tasks whose callers already hold them (an A2A blocking send's task, sent with the reply), one JSON
