@@ -70,13 +70,13 @@ export class TaskJournal {
   append(task: StoredTask): void {
     if (this.spots.has(task.taskId)) this.drop(task.taskId);
     const drops = this.unwrittenDrops;
-    const line = `${JSON.stringify({ task })}\n`;
-    const bytes = Buffer.from(drops + line);
-    writeSync(this.fd, bytes);
+    const line = JSON.stringify({ task });
+    writeSync(this.fd, `${drops}${line}\n`);
     this.unwrittenDrops = '';
-    const length = Buffer.byteLength(line) - 1;
-    this.spots.set(task.taskId, { offset: this.size + bytes.length - length - 1, length });
-    this.size += bytes.length;
+    const length = Buffer.byteLength(line);
+    const offset = this.size + Buffer.byteLength(drops);
+    this.spots.set(task.taskId, { offset, length });
+    this.size = offset + length + 1;
   }
 
   read(taskId: string): StoredTask | undefined {
@@ -107,9 +107,8 @@ export class TaskJournal {
 
   private writeDrops(): void {
     if (!this.unwrittenDrops) return;
-    const bytes = Buffer.from(this.unwrittenDrops);
-    writeSync(this.fd, bytes);
-    this.size += bytes.length;
+    writeSync(this.fd, this.unwrittenDrops);
+    this.size += Buffer.byteLength(this.unwrittenDrops);
     this.unwrittenDrops = '';
   }
 

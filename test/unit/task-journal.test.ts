@@ -58,17 +58,21 @@ describe('the journal of answered tasks', () => {
   it('holds a task created ended as one line, no file of its own, and reads it back after a restart', () => {
     const dir = dataDir();
     const store = open(dir);
-    const task = store.create(meta(), undefined, ended('Hello.'));
+    // Offsets are bytes: a reply of multi-byte characters, then one after it, read back at their places.
+    const task = store.create(meta(), undefined, ended('Héllo 👋.'));
+    const after = store.create(meta(), undefined, ended('next'));
     expect(taskFiles(dir)).toEqual([]);
-    expect(readFileSync(journal(dir), 'utf8').split('\n')).toHaveLength(2);
+    expect(readFileSync(journal(dir), 'utf8').split('\n')).toHaveLength(3);
     expect(statSync(journal(dir)).mode & 0o777).toBe(0o600);
-    expect(store.getA2A(task.taskId)?.a2a?.doc).toEqual({ reply: 'Hello.' });
+    expect(store.getA2A(task.taskId)?.a2a?.doc).toEqual({ reply: 'Héllo 👋.' });
+    expect(store.getA2A(after.taskId)?.a2a?.doc).toEqual({ reply: 'next' });
     store.close();
     stores.length = 0;
 
     const again = open(dir);
-    expect(again.getA2A(task.taskId)).toMatchObject({ status: 'done', a2a: { doc: { reply: 'Hello.' } } });
-    expect(again.listA2A('a2a-key:alice', { limit: 10 }).total).toBe(1);
+    expect(again.getA2A(task.taskId)).toMatchObject({ status: 'done', a2a: { doc: { reply: 'Héllo 👋.' } } });
+    expect(again.getA2A(after.taskId)?.a2a?.doc).toEqual({ reply: 'next' });
+    expect(again.listA2A('a2a-key:alice', { limit: 10 }).total).toBe(2);
     expect(again.activeCount).toBe(0);
   });
 
