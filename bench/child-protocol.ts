@@ -60,6 +60,8 @@ export interface ChildSample {
   /** CPU time of the whole process (all threads), microseconds. */
   userUs: number;
   systemUs: number;
+  /** Time the main thread spent in garbage collection pauses, microseconds (helper threads not included). */
+  gcUs: number;
   /** Agent only: `durationMs` of each accepted envelope (from handleEnvelope's start to the reply). */
   handled?: LatencySummary;
 }

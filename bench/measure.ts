@@ -18,6 +18,8 @@ export interface ServerStats {
   /** CPU time of the server process per successful call, user + system, µs. */
   cpuUsPerCall: number;
   systemShare: number;
+  /** Main-thread garbage collection pauses per successful call, µs (part of cpuUsPerCall). */
+  gcUsPerCall: number;
   /** Agent only: time inside handleEnvelope per call (its envelope log's durationMs). */
   handled?: LatencySummary;
 }
@@ -61,6 +63,7 @@ export async function measure(
       server: {
         cpuUsPerCall: result.ok ? cpuUs / result.ok : NaN,
         systemShare: cpuUs ? sample.systemUs / cpuUs : 0,
+        gcUsPerCall: result.ok ? sample.gcUs / result.ok : NaN,
         handled: sample.handled,
       },
       clientCpuUsPerCall: result.ok ? (client.user + client.system) / result.ok : NaN,
@@ -99,6 +102,9 @@ export interface PairedCpu {
   /** The median of each side's runs, µs (a run that met a GC of another process, say, moves it little). */
   signedUs: number;
   a2aUs: number;
+  /** The same for the main thread's garbage collection pauses per call, µs. */
+  signedGcUs: number;
+  a2aGcUs: number;
 }
 
 /**
@@ -113,12 +119,14 @@ export async function measurePairedCpu(
 ): Promise<PairedCpu> {
   const phase = { concurrency, warmupMs: options.warmupMs, durationMs: options.runMs };
   const sides = {
-    signed: { runs: [] as number[], run: () => measureSignedChat(env, phase) },
-    a2a: { runs: [] as number[], run: () => measureA2ASend(env, phase) },
+    signed: { runs: [] as number[], gc: [] as number[], run: () => measureSignedChat(env, phase) },
+    a2a: { runs: [] as number[], gc: [] as number[], run: () => measureA2ASend(env, phase) },
   };
   for (let block = 0; block < options.blocks; block++) {
     for (const side of [sides.signed, sides.a2a, sides.a2a, sides.signed]) {
-      side.runs.push((await side.run()).server.cpuUsPerCall);
+      const { server } = await side.run();
+      side.runs.push(server.cpuUsPerCall);
+      side.gc.push(server.gcUsPerCall);
     }
   }
   return {
@@ -127,6 +135,8 @@ export async function measurePairedCpu(
     a2aRuns: sides.a2a.runs,
     signedUs: median(sides.signed.runs),
     a2aUs: median(sides.a2a.runs),
+    signedGcUs: median(sides.signed.gc),
+    a2aGcUs: median(sides.a2a.gc),
   };
 }
 

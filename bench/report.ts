@@ -157,7 +157,8 @@ function a2aRows(r: BenchResults): Row[] {
         label: `1a. Same, alternating runs, c=${p.concurrency}`,
         result:
           `${us(p.a2aUs)} / ${us(p.signedUs)} = ${ratio.toFixed(2)} ` +
-          `(A2A runs ${runs(p.a2aRuns)} us; signed ${runs(p.signedRuns)} us)`,
+          `(A2A runs ${runs(p.a2aRuns)} us; signed ${runs(p.signedRuns)} us; ` +
+          `main-thread GC pauses ${us(p.a2aGcUs)} / ${us(p.signedGcUs)} a call)`,
         target: '<= 1.00',
         pass: ratio <= 1,
       };

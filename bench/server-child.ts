@@ -3,6 +3,7 @@
 // Started by bench/child-host.ts with an IPC channel.
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import type {
   ChildConfig,
   ChildMemory,
@@ -95,11 +96,16 @@ agent?.app.on('envelope', (event) => {
   if (event.verdict === 'accepted') handled.push(event.durationMs);
 });
 let cpuMark = process.cpuUsage();
+let gcUs = 0;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) gcUs += entry.duration * 1000;
+}).observe({ entryTypes: ['gc'] });
 
 function sample(): ChildSample {
   const cpu = process.cpuUsage(cpuMark);
   cpuMark = process.cpuUsage();
-  const result: ChildSample = { userUs: cpu.user, systemUs: cpu.system };
+  const result: ChildSample = { userUs: cpu.user, systemUs: cpu.system, gcUs };
+  gcUs = 0;
   if (agent) result.handled = summarize(handled.values());
   handled = new Samples();
   return result;
