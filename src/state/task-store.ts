@@ -66,10 +66,14 @@ export class TaskStore implements TaskState {
         continue;
       }
     }
-    // A task's own file supersedes its journal line (it moves there when it changes again).
+    // A task's own file supersedes its journal line (it moves there when it changes again; a crash between
+    // writing the file and dropping the line leaves both, and the line must not answer reads).
+    const superseded: string[] = [];
     this.journal = new TaskJournal(join(this.dir, 'answered.jsonl'), (task) => {
-      if (TASK_ID.test(task.taskId) && !this.tasks.has(task.taskId)) this.remember(lean(task));
+      if (this.tasks.has(task.taskId)) superseded.push(task.taskId);
+      else if (TASK_ID.test(task.taskId)) this.remember(lean(task));
     });
+    for (const taskId of superseded) this.journal.drop(taskId, { now: true });
     // Read in no particular order: put each owner's finished tasks in the order they finished.
     const byFinish = [...this.tasks.values()].sort((a, b) => (a.finishedAt ?? 0) - (b.finishedAt ?? 0));
     this.finishedA2A.clear();

@@ -1,4 +1,12 @@
-import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -165,6 +173,24 @@ describe('the journal of answered tasks', () => {
     const after = open(dir);
     expect(after.getA2A(first.taskId)).toBeUndefined();
     expect(after.getA2A(second.taskId)?.a2a?.doc).toEqual({ reply: 'second' });
+  });
+
+  it('lets a file of its own win over a line left by a crash between writing the file and dropping the line', () => {
+    const dir = dataDir();
+    const store = open(dir);
+    const task = store.create(meta(), undefined, ended('answered'));
+    const line = readFileSync(journal(dir), 'utf8');
+    const entry = { id: 'p1', config: { url: 'https://hooks.example.com/p1' }, wireVersion: '1.0' };
+    expect(store.savePushConfig(task.taskId, entry, 4)).toBe('saved');
+    store.close();
+    stores.length = 0;
+    writeFileSync(journal(dir), line); // the drop line never made it
+    const again = open(dir);
+    expect(again.pushConfigs(task.taskId).map((kept) => kept.id)).toEqual(['p1']);
+    expect(again.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
+    again.close();
+    stores.length = 0;
+    expect(open(dir).getA2A(task.taskId)).toBeUndefined();
   });
 
   it('is rewritten without its dead lines once they outnumber the live ones', () => {
