@@ -40,6 +40,11 @@ export interface RequestScope {
    * id with the reply), so the reply is asked of the gateway whole and the task is written once, finished.
    */
   quiet?: boolean;
+  /**
+   * Gives back the place the caps hold for this request's task until it is written (A2ATaskStore.admit);
+   * called once it is, and when the request ends (a refused or failed one never writes it).
+   */
+  slot?: () => void;
   /** The task this request wrote as it ended (a quiet one), which the SDK reads back at once. */
   ended?: A2ATaskRecord;
   /** What the traffic log will show of this request (filled in as it goes). */

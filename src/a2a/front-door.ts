@@ -25,7 +25,7 @@ export interface A2AFrontDoorOptions<C extends A2ACaller> extends CardRouteOptio
   /** Where A2A tasks live (the SDK's interface); every event of a running task is saved through it. */
   tasks: TaskStore;
   /** Refuses a new task past its caller's cap (A2ATaskStore.admit), before the gate admits the turn. */
-  taskCapacity?(owner: string): Promise<void>;
+  taskCapacity?(owner: string): Promise<() => void>;
   /** Push notification configs, kept with their task (A2APushConfigs). */
   pushConfigs: PushNotificationStore;
   /** Sends a task's push notifications in order (the shared, address-guarded webhook delivery). */

@@ -41,8 +41,11 @@ export interface GatedHandlerOptions<C extends A2ACaller> {
   tasks: TaskStore;
   /** Why a push notification URL is refused (the SAMVAD callback rule: public https only), or undefined. */
   pushUrlProblem(url: string): string | undefined;
-  /** Refuses a new task when its caller holds as many as it may (A2ATaskStore.admit); before the gate. */
-  taskCapacity?(owner: string): Promise<void>;
+  /**
+   * Refuses a new task when its caller holds as many as it may (A2ATaskStore.admit); before the gate.
+   * Returns what gives back the place it holds until the task is first written.
+   */
+  taskCapacity?(owner: string): Promise<() => void>;
   /** With replicas: cancels a run at another replica and waits for it (A2ATaskStore.cancelElsewhere). */
   cancelElsewhere?(taskId: string, context: ServerCallContext): Promise<void>;
   onError?(error: unknown): void;
@@ -64,9 +67,13 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     await this.admit(params, context);
     const configuration = params.configuration;
-    if (!configuration?.returnImmediately && !configuration?.taskPushNotificationConfig)
-      scopeOf(context).quiet = true;
-    return this.passing(context, () => this.inner.sendMessage(params, context));
+    const scope = scopeOf(context);
+    if (!configuration?.returnImmediately && !configuration?.taskPushNotificationConfig) scope.quiet = true;
+    try {
+      return await this.passing(context, () => this.inner.sendMessage(params, context));
+    } finally {
+      scope.slot?.();
+    }
   }
 
   async *sendMessageStream(
@@ -78,6 +85,8 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
       yield* this.inner.sendMessageStream(params, context);
     } catch (error) {
       throw this.kept(error, context);
+    } finally {
+      scopeOf(context).slot?.();
     }
   }
 
@@ -241,11 +250,13 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     const push = params.configuration?.taskPushNotificationConfig;
     if (push) this.checkPush(push);
     const caller = callerOf<C>(context);
+    const scope = scopeOf(context);
     try {
       // The cap first: the gate's admission holds the turn's budget reservation for its run.
-      await this.options.taskCapacity?.(caller.id);
+      scope.slot = await this.options.taskCapacity?.(caller.id);
       await this.options.gate.admit(caller, { message: text, contextId: message?.contextId || undefined });
     } catch (error) {
+      scope.slot?.();
       throw this.refusal(error, context);
     }
   }

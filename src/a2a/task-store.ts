@@ -41,6 +41,9 @@ export class A2ATaskStore implements TaskStore {
   /** Tasks running in this process: their latest form, and whether it changed since it was written. */
   private readonly live = new Map<string, { owner: string; task: Task; unwritten: boolean }>();
   private readonly flusher: NodeJS.Timeout | undefined;
+  /** Tasks admitted here and not yet written, per owner and in all (see `admit`). */
+  private readonly unwritten = new Map<string, number>();
+  private unwrittenAll = 0;
 
   constructor(
     private readonly records: A2ATaskRecords,
@@ -52,9 +55,32 @@ export class A2ATaskStore implements TaskStore {
     }
   }
 
-  /** Throws when `owner` holds as many tasks as it may (429) or the store is full (503). */
-  admit(owner: string): Promise<void> {
-    return this.records.admit(owner);
+  /**
+   * Throws when `owner` holds as many tasks as it may (429) or the store is full (503). An admitted task
+   * holds its place until it is first written (RequestScope.slot gives it back): a blocking send is written
+   * only when it ends, and a caller's concurrent sends are all admitted before any is written.
+   */
+  async admit(owner: string): Promise<() => void> {
+    const unwritten = { mine: this.unwritten.get(owner) ?? 0, all: this.unwrittenAll };
+    // Taken before the records answer, so concurrent admissions see each other.
+    this.unwritten.set(owner, unwritten.mine + 1);
+    this.unwrittenAll++;
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      this.unwrittenAll--;
+      const left = (this.unwritten.get(owner) ?? 1) - 1;
+      if (left > 0) this.unwritten.set(owner, left);
+      else this.unwritten.delete(owner);
+    };
+    try {
+      await this.records.admit(owner, unwritten);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return release;
   }
 
   /**
@@ -136,16 +162,21 @@ export class A2ATaskStore implements TaskStore {
    * first terminal state stands).
    */
   private async saveNotRunning(record: A2ATaskRecord, context: ServerCallContext): Promise<void> {
-    const stored = await this.records.get(record.id);
+    const scope = scopeOf(context);
+    // A quiet task's first write is its only one: nobody could have written it before.
+    const stored = scope.quiet ? undefined : await this.records.get(record.id);
     if (!stored) {
-      const scope = scopeOf(context);
       const push = scope.push?.taskId === record.id ? scope.push.entries : [];
-      if (record.terminal) {
-        await this.created(record, push);
-        scope.ended = record;
-        return;
+      try {
+        if (record.terminal) {
+          await this.created(record, push);
+          scope.ended = record;
+          return;
+        }
+        await this.records.create(record, push);
+      } finally {
+        scope.slot?.();
       }
-      await this.records.create(record, push);
       this.live.set(record.id, { owner: record.owner, task: Task.fromJSON(record.doc), unwritten: false });
       return;
     }

@@ -7,6 +7,7 @@ import {
   type PushConfigEntry,
   type TaskOutcome,
   type TaskState,
+  type Unwritten,
 } from './tasks.js';
 
 /**
@@ -36,8 +37,11 @@ export interface A2ATaskRecord {
 
 /** Where A2A tasks live: the project's task state (data dir, or Redis), in A2A's terms. */
 export interface A2ATaskRecords {
-  /** Throws when `owner` may not start another task now: 429 at its own cap, 503 at the store's. */
-  admit(owner: string): Promise<void>;
+  /**
+   * Throws when `owner` may not start another task now: 429 at its own cap, 503 at the store's.
+   * `unwritten`: tasks this process admitted and has not written yet (they count too).
+   */
+  admit(owner: string, unwritten?: Unwritten): Promise<void>;
   /**
    * A task starting here (this replica runs it), with the push configs it was sent with; or, when `record`
    * is terminal, a task that ended before it was first written (then `owesPush` as for `finish`).
@@ -82,8 +86,8 @@ export class A2ARecords implements A2ATaskRecords {
    * At the owner's cap, its oldest finished tasks make room (every A2A message is a task: a cap counted
    * over a day's results would refuse a busy caller for the rest of the day); unfinished tasks still count.
    */
-  async admit(owner: string): Promise<void> {
-    await this.tasks.admitA2A(owner, this.options.retentionMs());
+  async admit(owner: string, unwritten?: Unwritten): Promise<void> {
+    await this.tasks.admitA2A(owner, this.options.retentionMs(), unwritten);
   }
 
   async create(record: A2ATaskRecord, push: PushConfigEntry[]): Promise<{ owesPush: boolean }> {

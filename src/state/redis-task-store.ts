@@ -6,6 +6,7 @@ import {
   TASK_ID,
   applyOutcome,
   isFinished,
+  NONE_UNWRITTEN,
   pageA2A,
   admitMakingRoom,
   protocolOf,
@@ -21,6 +22,7 @@ import {
   type TaskOutcome,
   type TaskProtocol,
   type TaskState,
+  type Unwritten,
 } from './tasks.js';
 
 const ALL = `${KEY_PREFIX}tasks:all`;
@@ -236,7 +238,7 @@ export class RedisTaskStore implements TaskState {
     this.renewTimer.unref();
   }
 
-  async admit(sender: string, retentionMs: number): Promise<void> {
+  async admit(sender: string, retentionMs: number, unwritten: Unwritten = NONE_UNWRITTEN): Promise<void> {
     const now = this.now();
     const replies = await this.run((c) =>
       c
@@ -247,8 +249,8 @@ export class RedisTaskStore implements TaskState {
         .zcard(ALL)
         .exec(),
     );
-    const mine = Number(replies?.[2]?.[1] ?? 0);
-    const all = Number(replies?.[3]?.[1] ?? 0);
+    const mine = Number(replies?.[2]?.[1] ?? 0) + unwritten.mine;
+    const all = Number(replies?.[3]?.[1] ?? 0) + unwritten.all;
     if (mine >= this.maxPerSender) {
       throw senderAtCap(sender, this.maxPerSender, retentionMs, 60);
     }
@@ -257,8 +259,8 @@ export class RedisTaskStore implements TaskState {
     }
   }
 
-  admitA2A(owner: string, retentionMs: number): Promise<void> {
-    return admitMakingRoom(this, owner, retentionMs);
+  admitA2A(owner: string, retentionMs: number, unwritten?: Unwritten): Promise<void> {
+    return admitMakingRoom(this, owner, retentionMs, unwritten);
   }
 
   async dropOldestFinishedA2A(owner: string): Promise<boolean> {

@@ -8,6 +8,7 @@ import {
   TASK_ID,
   applyOutcome,
   isFinished,
+  NONE_UNWRITTEN,
   pageA2A,
   protocolOf,
   senderAtCap,
@@ -21,6 +22,7 @@ import {
   type TaskOutcome,
   type TaskProtocol,
   type TaskState,
+  type Unwritten,
 } from './tasks.js';
 
 export interface TaskStoreOptions {
@@ -84,11 +86,11 @@ export class TaskStore implements TaskState {
    * Throws when `sender` may not submit another task now: 429 at its own cap (until its oldest results
    * expire), 503 at the store's.
    */
-  admit(sender: string, retentionMs: number): void {
-    if ((this.perSender.get(sender) ?? 0) >= this.maxPerSender) {
+  admit(sender: string, retentionMs: number, unwritten: Unwritten = NONE_UNWRITTEN): void {
+    if ((this.perSender.get(sender) ?? 0) + unwritten.mine >= this.maxPerSender) {
       throw senderAtCap(sender, this.maxPerSender, retentionMs, this.secondsUntilSlot(sender, retentionMs));
     }
-    if (this.tasks.size >= this.maxTotal) {
+    if (this.tasks.size + unwritten.all >= this.maxTotal) {
       throw storeFull();
     }
   }
@@ -260,9 +262,10 @@ export class TaskStore implements TaskState {
     return count;
   }
 
-  admitA2A(owner: string, retentionMs: number): void {
-    while ((this.perSender.get(owner) ?? 0) >= this.maxPerSender && this.dropOldestFinishedA2A(owner));
-    this.admit(owner, retentionMs);
+  admitA2A(owner: string, retentionMs: number, unwritten: Unwritten = NONE_UNWRITTEN): void {
+    const atCap = () => (this.perSender.get(owner) ?? 0) + unwritten.mine >= this.maxPerSender;
+    while (atCap() && this.dropOldestFinishedA2A(owner));
+    this.admit(owner, retentionMs, unwritten);
   }
 
   dropOldestFinishedA2A(owner: string): boolean {

@@ -94,6 +94,17 @@ export interface StoredTask extends TaskRecord {
 }
 
 /**
+ * Tasks admitted by this process and not yet in the store: a blocking A2A send is written only when it
+ * ends, yet holds its place under the caps while it runs. `mine`: the sender's; `all`: everyone's.
+ */
+export interface Unwritten {
+  mine: number;
+  all: number;
+}
+
+export const NONE_UNWRITTEN: Unwritten = { mine: 0, all: 0 };
+
+/**
  * Where async tasks live: one file each in the data dir, or on Redis, where every replica can answer a poll
  * and a task whose replica stopped is failed by another once its lease runs out. The data-dir version
  * answers at once; callers await either.
@@ -101,8 +112,11 @@ export interface StoredTask extends TaskRecord {
 export interface TaskState {
   readonly maxPerSender: number;
   readonly maxTotal: number;
-  /** Throws when `sender` may not submit another task now (429 at its own cap, 503 at the store's). */
-  admit(sender: string, retentionMs: number): Awaitable<void>;
+  /**
+   * Throws when `sender` may not submit another task now (429 at its own cap, 503 at the store's).
+   * `unwritten`: tasks admitted here and not yet written, which count against both caps.
+   */
+  admit(sender: string, retentionMs: number, unwritten?: Unwritten): Awaitable<void>;
   /**
    * Drops the owner's oldest finished A2A task, if it has one, to make room under its cap: an A2A caller
    * sends every message as a task, so its newest results are kept rather than refusing it for a day.
@@ -113,7 +127,7 @@ export interface TaskState {
    * `admit` for an A2A task: at the owner's cap, its oldest finished tasks make room first, as many as
    * needed (a blocking send's task is written when it ends, so a caller's concurrent ones arrive together).
    */
-  admitA2A(owner: string, retentionMs: number): Awaitable<void>;
+  admitA2A(owner: string, retentionMs: number, unwritten?: Unwritten): Awaitable<void>;
   /**
    * A SAMVAD task starts `pending` (`start` runs it). An A2A task (`protocol: 'a2a'`) comes with its part
    * (document, push configs), is never held and runs from the start; with `outcome` it is created finished,
@@ -259,10 +273,11 @@ export async function admitMakingRoom(
   tasks: Pick<TaskState, 'admit' | 'dropOldestFinishedA2A'>,
   owner: string,
   retentionMs: number,
+  unwritten: Unwritten = NONE_UNWRITTEN,
 ): Promise<void> {
   for (;;) {
     try {
-      return await tasks.admit(owner, retentionMs);
+      return await tasks.admit(owner, retentionMs, unwritten);
     } catch (error) {
       if (!(error instanceof ProtocolError && error.httpStatus === 429)) throw error;
       if (!(await tasks.dropOldestFinishedA2A(owner))) throw error;

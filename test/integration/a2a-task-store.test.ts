@@ -13,7 +13,8 @@ import { envelope, post, sign } from '../helpers/envelopes.js';
 import { until } from '../helpers/polling.js';
 
 // A2A tasks in the data dir, through the SDK's client: what survives a restart, what a stream costs the
-// store, and the caps. The chat core is a fake (tests/helpers/a2a-agent.ts): the real core comes later.
+// store, and the caps. The chat core is a fake (test/helpers/a2a-agent.ts); the real core behind this door
+// is tested in a2a-app*.test.ts.
 const agents: A2AAgent[] = [];
 const dirs: string[] = [];
 
@@ -155,6 +156,29 @@ describe('A2A tasks in the data dir', () => {
     for (let i = 0; i < 3; i++) {
       expect(asTask(await alice.sendMessage(send('hi'))).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     }
+  });
+
+  it('count blocking sends still running against the cap, though they are written only when they end', async () => {
+    const dir = dataDir();
+    const agent = await start({ dataDir: dir, taskState: new TaskStore(dir, { maxPerSender: 2 }) });
+    const alice = await a2aClient(agent.url, KEYS.alice, 'HTTP+JSON');
+    // A refusal by the gate gives back the place it held: it never counts.
+    await expect(alice.sendMessage(send('too often'))).rejects.toMatchObject({ statusCode: 429 });
+    const running = [alice.sendMessage(send('hold')), alice.sendMessage(send('hold'))];
+    await until(async () => agent.core.turns.length === 2, 2000, 'both blocking sends to reach the core');
+    const refused = await alice.sendMessage(send('hi')).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ statusCode: 429, message: expect.stringMatching(/already has 2 tasks/) });
+    expect(agent.core.turns).toHaveLength(2);
+    agent.core.release();
+    for (const task of await Promise.all(running)) {
+      expect(asTask(task).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    }
+    // Written and finished, they make room as any finished task does; nothing is held any more.
+    const more = await Promise.all([alice.sendMessage(send('hi')), alice.sendMessage(send('hi'))]);
+    expect(more.map((task) => asTask(task).status?.state)).toEqual([
+      TaskState.TASK_STATE_COMPLETED,
+      TaskState.TASK_STATE_COMPLETED,
+    ]);
   });
 
   it('end failed when the agent stops with their runs in flight, whether the core listens or not', async () => {

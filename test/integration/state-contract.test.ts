@@ -493,7 +493,7 @@ describe.each(homes)('A2A tasks in %s', (_name, make) => {
     expect(await tasks.get(samvad.taskId)).toBeDefined();
   });
 
-  it('make room for every task past the cap at once: concurrent blocking sends are counted when they end', async () => {
+  it('make room for several tasks at once (a caller\'s blocking sends, written as they end, come together)', async () => {
     const tasks = await (await make()).tasks({ maxPerSender: 2, maxTotal: 100 });
     const records = new A2ARecords(tasks, { retentionMs: () => 3600_000 });
     const at = (ms: number) => new Date(Date.now() - ms).toISOString();
@@ -505,6 +505,22 @@ describe.each(homes)('A2A tasks in %s', (_name, make) => {
     await records.admit('a2a-key:alice');
     const left = await tasks.listA2A('a2a-key:alice', { limit: 10 });
     expect(left.tasks.map((task) => task.taskId)).toEqual([finished[3]!.taskId]);
+  });
+
+  it('count tasks admitted and not yet written (running blocking sends) against both caps', async () => {
+    const tasks = await (await make()).tasks({ maxPerSender: 3, maxTotal: 4 });
+    const records = new A2ARecords(tasks, { retentionMs: () => 3600_000 });
+    const done = await tasks.create(a2aMeta('a2a-key:alice'), undefined, ended(new Date().toISOString()));
+    // One more of alice's runs unwritten: room is made by dropping her finished task, the cap holds.
+    await records.admit('a2a-key:alice', { mine: 1, all: 1 });
+    expect(await tasks.getA2A(done.taskId)).toBeDefined();
+    await records.admit('a2a-key:alice', { mine: 2, all: 2 });
+    expect(await tasks.getA2A(done.taskId)).toBeUndefined();
+    await expect(records.admit('a2a-key:alice', { mine: 3, all: 3 })).rejects.toMatchObject({ httpStatus: 429 });
+    // The store's cap counts everyone's unwritten runs.
+    await tasks.create(a2aMeta('a2a-key:bob'));
+    await expect(records.admit('a2a-key:carol', { mine: 0, all: 3 })).rejects.toMatchObject({ httpStatus: 503 });
+    await records.admit('a2a-key:carol', { mine: 0, all: 2 });
   });
 });
 
