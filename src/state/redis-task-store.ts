@@ -30,6 +30,8 @@ const HELD = `${KEY_PREFIX}tasks:held`;
 /** Tasks some replica answers for (running, or a callback owed), scored by when its lease runs out. */
 const LEASES = `${KEY_PREFIX}tasks:leases`;
 const OWNERS = `${KEY_PREFIX}tasks:owners`;
+/** How many of an owner's oldest finished tasks one look at the cap considers (stale entries are skipped). */
+const DROP_BATCH = 16;
 /** Score of a task that has not finished: it counts against the caps until it does. */
 const UNFINISHED = 1e15;
 
@@ -264,23 +266,30 @@ export class RedisTaskStore implements TaskState {
   }
 
   async dropOldestFinishedA2A(owner: string): Promise<boolean> {
-    // Finished tasks are scored by when they expire: the lowest score below UNFINISHED finished first.
-    const [oldest] = await this.run((c) =>
-      c.zrangebyscore(senderKey(owner), '-inf', `(${UNFINISHED}`, 'LIMIT', 0, 1),
+    // Finished tasks are scored by when they expire: the lowest scores below UNFINISHED finished first.
+    const oldest = await this.run((c) =>
+      c.zrangebyscore(senderKey(owner), '-inf', `(${UNFINISHED}`, 'LIMIT', 0, DROP_BATCH),
     );
-    if (!oldest || !TASK_ID.test(oldest)) return false;
-    const task = await this.getA2A(oldest);
-    if (!task || task.a2a === undefined || !isFinished(task)) return false;
-    await this.run((c) =>
-      c
-        .multi()
-        .del(taskKey(oldest), pushKey(oldest))
-        .zrem(senderKey(owner), oldest)
-        .zrem(ALL, oldest)
-        .hdel(ownerIndexKey(owner), oldest)
-        .exec(),
-    );
-    return true;
+    for (const id of oldest) {
+      const replies = await this.run((c) =>
+        c.multi().exists(taskKey(id)).hexists(ownerIndexKey(owner), id).exec(),
+      );
+      const [stored, a2a] = [Number(replies?.[0]?.[1] ?? 0), Number(replies?.[1]?.[1] ?? 0)];
+      // Not an A2A task of this owner's index: never dropped for room (a SAMVAD sender's result).
+      if (stored && !a2a) continue;
+      // Dropped, or an entry its task outlived (evicted, dropped by another replica): gone either way.
+      await this.run((c) =>
+        c
+          .multi()
+          .del(taskKey(id), pushKey(id))
+          .zrem(senderKey(owner), id)
+          .zrem(ALL, id)
+          .hdel(ownerIndexKey(owner), id)
+          .exec(),
+      );
+      if (stored) return true;
+    }
+    return false;
   }
 
   async create(meta: TaskMeta, taskId: string = randomUUID(), outcome?: TaskOutcome): Promise<StoredTask> {
@@ -290,28 +299,34 @@ export class RedisTaskStore implements TaskState {
     const task: StoredTask = { taskId, status, createdAt: this.now(), ...meta };
     if (meta.a2a) task.a2a = structuredClone(part as A2APart);
     if (meta.callbackUrl) task.callback = { state: 'pending', attempts: 0 };
+    // A task that ended before it was first written (a blocking A2A send) is written finished, at once.
+    if (outcome) applyOutcome(task, outcome, this.now(), push.length > 0);
+    const retention = outcome ? Math.max(1000, this.options.retentionMs()) : undefined;
+    const score = retention === undefined ? UNFINISHED : task.finishedAt! + retention;
+    // A running task is this replica's; a finished one only while it owes its final notification.
+    const leased = !task.held && (!outcome || task.callback?.state === 'pending');
     await this.run((c) => {
-      const write = c
-        .multi()
-        .set(taskKey(taskId), JSON.stringify(task), 'NX')
-        .zadd(ALL, UNFINISHED, taskId)
-        .zadd(senderKey(task.sender), UNFINISHED, taskId);
+      const write = c.multi();
+      if (retention === undefined) write.set(taskKey(taskId), JSON.stringify(task), 'NX');
+      else write.set(taskKey(taskId), JSON.stringify(task), 'PX', retention, 'NX');
+      write.zadd(ALL, score, taskId).zadd(senderKey(task.sender), score, taskId);
+      if (retention !== undefined) write.pexpire(senderKey(task.sender), retention);
       if (task.a2a) {
         const index = ownerIndexKey(task.sender);
         write
-          .hset(index, taskId, indexEntry(task))
+          .hset(index, taskId, indexEntry(task, retention))
           .pexpire(index, this.options.retentionMs() + INDEX_SLACK_MS);
         for (const entry of push) write.hset(pushKey(taskId), entry.id, JSON.stringify(entry));
+        if (retention !== undefined && push.length > 0) write.pexpire(pushKey(taskId), retention);
       }
       // A held task waits for the operator, not for a replica: no lease until it runs. Any other is this
       // replica's from now: if it stops before the task starts, the others fail it once the lease lapses.
       if (task.held) write.sadd(HELD, taskId);
-      else write.zadd(LEASES, this.now() + this.leaseMs, taskId).hset(OWNERS, taskId, this.replica);
+      else if (leased)
+        write.zadd(LEASES, this.now() + this.leaseMs, taskId).hset(OWNERS, taskId, this.replica);
       return write.exec();
     });
-    if (!task.held) this.held.add(taskId);
-    // Two steps here (no fsync to save): the finish script keeps its one definition.
-    if (outcome) await this.finish(task, outcome);
+    if (leased) this.held.add(taskId);
     return task;
   }
 

@@ -493,7 +493,7 @@ describe.each(homes)('A2A tasks in %s', (_name, make) => {
     expect(await tasks.get(samvad.taskId)).toBeDefined();
   });
 
-  it('make room for several tasks at once (a caller\'s blocking sends, written as they end, come together)', async () => {
+  it("make room for several tasks at once (a caller's blocking sends, written as they end, come together)", async () => {
     const tasks = await (await make()).tasks({ maxPerSender: 2, maxTotal: 100 });
     const records = new A2ARecords(tasks, { retentionMs: () => 3600_000 });
     const at = (ms: number) => new Date(Date.now() - ms).toISOString();
@@ -516,10 +516,14 @@ describe.each(homes)('A2A tasks in %s', (_name, make) => {
     expect(await tasks.getA2A(done.taskId)).toBeDefined();
     await records.admit('a2a-key:alice', { mine: 2, all: 2 });
     expect(await tasks.getA2A(done.taskId)).toBeUndefined();
-    await expect(records.admit('a2a-key:alice', { mine: 3, all: 3 })).rejects.toMatchObject({ httpStatus: 429 });
+    await expect(records.admit('a2a-key:alice', { mine: 3, all: 3 })).rejects.toMatchObject({
+      httpStatus: 429,
+    });
     // The store's cap counts everyone's unwritten runs.
     await tasks.create(a2aMeta('a2a-key:bob'));
-    await expect(records.admit('a2a-key:carol', { mine: 0, all: 3 })).rejects.toMatchObject({ httpStatus: 503 });
+    await expect(records.admit('a2a-key:carol', { mine: 0, all: 3 })).rejects.toMatchObject({
+      httpStatus: 503,
+    });
     await records.admit('a2a-key:carol', { mine: 0, all: 2 });
   });
 });
@@ -809,6 +813,59 @@ describe('Redis: what replicas share', () => {
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect([...(await b.recover('a2a')), ...(await c.recover('a2a'))]).toEqual([]);
     expect(await redisTtl(`agent-bridge:task:${task.taskId}:push`)).toBeGreaterThan(0);
+  });
+
+  it('writes an A2A task that ended before it was first written in one transaction, leased only while it owes a notification', async () => {
+    await admin.flushdb();
+    const commands: string[] = [];
+    const monitor = await admin.duplicate().monitor();
+    monitor.on('monitor', (_time: string, args: string[]) => commands.push(args[0]!.toLowerCase()));
+    const lease = { retentionMs: () => 3600_000, leaseMs: 300 };
+    const a = new RedisTaskStore(await connection(), lease);
+    cleanups.push(async () => monitor.disconnect());
+    const at = new Date().toISOString();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    commands.length = 0;
+    const quiet = await a.create(a2aMeta('a2a-key:alice'), undefined, ended(at));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Nothing between MULTI and EXEC is seen half-done by another replica; no script, no second step.
+    expect(commands.filter((name) => ['multi', 'exec', 'evalsha', 'eval'].includes(name))).toEqual([
+      'multi',
+      'exec',
+    ]);
+    const ttl = await redisTtl(`agent-bridge:task:${quiet.taskId}`);
+    expect(ttl).toBeGreaterThan(3500_000);
+    expect(ttl).toBeLessThanOrEqual(3600_000);
+    expect(await admin.zscore('agent-bridge:tasks:leases', quiet.taskId)).toBeNull();
+    const pushed = await a.create(
+      a2aMeta('a2a-key:alice', { push: [pushEntry('p0')] }),
+      undefined,
+      ended(at, 'TASK_STATE_FAILED'),
+    );
+    expect(await admin.zscore('agent-bridge:tasks:leases', pushed.taskId)).not.toBeNull();
+    expect(await redisTtl(`agent-bridge:task:${pushed.taskId}:push`)).toBeGreaterThan(0);
+    // Stopped before delivering, the notification it owes passes to another replica; the quiet one is no one's.
+    a.close();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const b = new RedisTaskStore(await connection(), lease);
+    cleanups.push(() => b.close());
+    expect((await b.recover('a2a')).map((task) => task.taskId)).toEqual([pushed.taskId]);
+    expect((await b.getA2A(quiet.taskId))?.status).toBe('done');
+  });
+
+  it("makes room at an owner's cap past entries whose task is gone (evicted, or dropped by another replica)", async () => {
+    await admin.flushdb();
+    const tasks = new RedisTaskStore(await connection(), { retentionMs: () => 3600_000, maxPerSender: 2 });
+    cleanups.push(() => tasks.close());
+    const at = (ms: number) => new Date(Date.now() - ms).toISOString();
+    const gone = await tasks.create(a2aMeta('a2a-key:alice'), undefined, ended(at(2000)));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const kept = await tasks.create(a2aMeta('a2a-key:alice'), undefined, ended(at(1000)));
+    await admin.del(`agent-bridge:task:${gone.taskId}`);
+    await tasks.admitA2A('a2a-key:alice', 3600_000);
+    expect(await tasks.getA2A(kept.taskId)).toBeUndefined();
+    expect(await admin.zscore('agent-bridge:tasks:sender:a2a-key:alice', gone.taskId)).toBeNull();
+    expect(await admin.hexists('agent-bridge:tasks:a2a:a2a-key:alice', gone.taskId)).toBe(0);
   });
 
   it('loads SAMVAD tasks written before A2A existed', async () => {
