@@ -29,6 +29,7 @@ export class TaskJournal {
   private dead = 0;
   private readonly spots = new Map<string, Spot>();
   private unwrittenDrops = '';
+  private closed = false;
 
   /** Opens (or creates, 0600) the journal and reads it: `found` gets each task it holds, once. */
   constructor(
@@ -100,7 +101,10 @@ export class TaskJournal {
     if (this.dead >= COMPACT_AT && this.dead > this.spots.size) this.compact();
   }
 
+  /** A second call does nothing (a store may be closed by its owner and again at shutdown). */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     this.writeDrops();
     closeSync(this.fd);
   }

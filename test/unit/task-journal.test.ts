@@ -210,4 +210,12 @@ describe('the journal of answered tasks', () => {
     expect(again.getA2A(ids[4150]!)?.a2a?.doc).toEqual({ reply: 'reply 4150' });
     expect(again.getA2A(next.taskId)?.a2a?.doc).toEqual({ reply: 'after the rewrite' });
   });
+
+  it('may be closed twice (the second close does nothing)', () => {
+    const dir = dataDir();
+    const store = open(dir);
+    store.create(meta(), undefined, ended('kept'));
+    store.close();
+    expect(() => store.close()).not.toThrow();
+  });
 });
