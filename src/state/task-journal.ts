@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
 import { writeFileAtomic } from '../lib/atomic-file.js';
-import type { StoredTask } from './tasks.js';
+import { TASK_ID, type StoredTask } from './tasks.js';
 
 /** Where one task's line is in the journal (bytes). */
 interface Spot {
@@ -144,7 +144,10 @@ function parseLine(bytes: Buffer): { task?: StoredTask; drop?: string } | undefi
   try {
     const line = JSON.parse(bytes.toString('utf8')) as { task?: StoredTask; drop?: unknown };
     if (typeof line.drop === 'string') return { drop: line.drop };
-    if (line.task && typeof line.task.taskId === 'string') return { task: line.task };
+    // An id that is no task's (a hand-edited line) is dropped with the line: nothing may look it up.
+    if (line.task && typeof line.task.taskId === 'string' && TASK_ID.test(line.task.taskId)) {
+      return { task: line.task };
+    }
   } catch {
     // A torn or foreign line: skipped (a task is only ever reported once its line is whole).
   }

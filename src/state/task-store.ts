@@ -73,7 +73,7 @@ export class TaskStore implements TaskState {
     const superseded: string[] = [];
     this.journal = new TaskJournal(join(this.dir, 'answered.jsonl'), (task) => {
       if (this.tasks.has(task.taskId)) superseded.push(task.taskId);
-      else if (TASK_ID.test(task.taskId)) this.remember(lean(task));
+      else this.remember(lean(task));
     });
     for (const taskId of superseded) this.journal.drop(taskId, { now: true });
     // Read in no particular order: put each owner's finished tasks in the order they finished.

@@ -10,6 +10,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TaskJournal } from '../../src/state/task-journal.js';
 import { TaskStore } from '../../src/state/task-store.js';
 import type { TaskMeta, TaskOutcome } from '../../src/state/tasks.js';
 
@@ -217,5 +218,21 @@ describe('the journal of answered tasks', () => {
     store.create(meta(), undefined, ended('kept'));
     store.close();
     expect(() => store.close()).not.toThrow();
+  });
+
+  it('drops at open a line whose task id is not a task id: it is not held, read or handed on', () => {
+    const dir = dataDir();
+    const store = open(dir);
+    const kept = store.create(meta(), undefined, ended('kept'));
+    store.close();
+    stores.length = 0;
+    const good = JSON.parse(readFileSync(journal(dir), 'utf8')) as { task: { taskId: string } };
+    appendFileSync(journal(dir), `${JSON.stringify({ task: { ...good.task, taskId: '../not-a-task' } })}\n`);
+    const found: string[] = [];
+    const lines = new TaskJournal(journal(dir), (task) => found.push(task.taskId));
+    expect(found).toEqual([kept.taskId]);
+    expect(lines.has('../not-a-task')).toBe(false);
+    expect(lines.read('../not-a-task')).toBeUndefined();
+    lines.close();
   });
 });
