@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
-import { writeFileAtomic } from '../lib/atomic-file.js';
+import { errorCode, writeFileAtomic } from '../lib/atomic-file.js';
 import { TASK_ID, type StoredTask } from './tasks.js';
 
 /** Where one task's line is in the journal (bytes). */
@@ -31,13 +31,16 @@ export class TaskJournal {
   private unwrittenDrops = '';
   private closed = false;
 
+  /** What the open left out: a last line cut short by a crash (bytes), and lines it could not read. */
+  readonly dropped = { tornBytes: 0, unreadableLines: 0 };
+
   /** Opens (or creates, 0600) the journal and reads it: `found` gets each task it holds, once. */
   constructor(
     private readonly path: string,
     found: (task: StoredTask) => void,
   ) {
-    this.fd = openSync(path, 'a+', 0o600);
-    const text = readFileSync(this.fd);
+    const { fd, text } = openJournal(path);
+    this.fd = fd;
     const tasks = new Map<string, StoredTask>();
     let offset = 0;
     for (;;) {
@@ -51,12 +54,18 @@ export class TaskJournal {
         if (tasks.has(line.task.taskId)) this.dead++;
         tasks.set(line.task.taskId, line.task);
         this.spots.set(line.task.taskId, { offset, length: end - offset });
-      } else this.dead++;
+      } else {
+        this.dead++;
+        if (end > offset) this.dropped.unreadableLines++;
+      }
       offset = end + 1;
     }
     // A line cut short by a crash: its task never reached its caller (the reply follows the write).
     if (offset < text.length) ftruncateSync(this.fd, offset);
+    this.dropped.tornBytes = text.length - offset;
     this.size = offset;
+    // Rewritten without them, so they are reported once, not at every start.
+    if (this.dropped.unreadableLines > 0) this.compact();
     for (const task of tasks.values()) found(task);
   }
 
@@ -152,4 +161,19 @@ function parseLine(bytes: Buffer): { task?: StoredTask; drop?: string } | undefi
     // A torn or foreign line: skipped (a task is only ever reported once its line is whole).
   }
   return undefined;
+}
+
+function openJournal(path: string): { fd: number; text: Buffer } {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'a+', 0o600);
+    return { fd, text: readFileSync(fd) };
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd);
+    // The agent must not start forgetting (or re-answering) tasks it cannot read: say what to do.
+    throw new Error(
+      `${path} could not be read (${errorCode(error) ?? (error as Error).message}): it holds the A2A tasks already answered. Fix it (its permissions, or what is at that path), or delete it: those tasks are then forgotten (their callers already hold them).`,
+      { cause: error },
+    );
+  }
 }

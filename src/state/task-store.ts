@@ -71,11 +71,13 @@ export class TaskStore implements TaskState {
     // A task's own file supersedes its journal line (it moves there when it changes again; a crash between
     // writing the file and dropping the line leaves both, and the line must not answer reads).
     const superseded: string[] = [];
-    this.journal = new TaskJournal(join(this.dir, 'answered.jsonl'), (task) => {
+    const journalPath = join(this.dir, 'answered.jsonl');
+    this.journal = new TaskJournal(journalPath, (task) => {
       if (this.tasks.has(task.taskId)) superseded.push(task.taskId);
       else this.remember(lean(task));
     });
     for (const taskId of superseded) this.journal.drop(taskId, { now: true });
+    reportDropped(journalPath, this.journal.dropped);
     // Read in no particular order: put each owner's finished tasks in the order they finished.
     const byFinish = [...this.tasks.values()].sort((a, b) => (a.finishedAt ?? 0) - (b.finishedAt ?? 0));
     this.finishedA2A.clear();
@@ -371,6 +373,16 @@ export class TaskStore implements TaskState {
   private file(taskId: string): string {
     return join(this.dir, `${taskId}.json`);
   }
+}
+
+// The operator learns what a start left out of the journal (a crash, a disk fault, a hand edit).
+function reportDropped(path: string, { tornBytes, unreadableLines }: TaskJournal['dropped']): void {
+  const parts = [];
+  if (tornBytes > 0) parts.push(`a last line cut short (${tornBytes} bytes)`);
+  if (unreadableLines > 0)
+    parts.push(`${unreadableLines} unreadable line${unreadableLines === 1 ? '' : 's'}`);
+  if (parts.length === 0) return;
+  console.error(`Agent: ${path}: dropped ${parts.join(' and ')} at start; the tasks on them are forgotten.`);
 }
 
 // What memory keeps of a task: no result, no held envelope and no A2A document (all on disk), so

@@ -1,5 +1,6 @@
 import {
   appendFileSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   readdirSync,
@@ -9,7 +10,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TaskJournal } from '../../src/state/task-journal.js';
 import { TaskStore } from '../../src/state/task-store.js';
 import type { TaskMeta, TaskOutcome } from '../../src/state/tasks.js';
@@ -20,6 +21,7 @@ const dirs: string[] = [];
 const stores: TaskStore[] = [];
 
 afterEach(() => {
+  vi.restoreAllMocks();
   for (const store of stores.splice(0)) store.close();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
@@ -92,6 +94,7 @@ describe('the journal of answered tasks', () => {
     store.close();
     stores.length = 0;
     appendFileSync(journal(dir), '{"task":{"taskId":"9b1deb4d-3b7d');
+    vi.spyOn(console, 'error').mockImplementation(() => undefined); // the cut is reported: see below
 
     const again = open(dir);
     expect(again.getA2A(kept.taskId)?.a2a?.doc).toEqual({ reply: 'kept' });
@@ -234,5 +237,35 @@ describe('the journal of answered tasks', () => {
     expect(lines.has('../not-a-task')).toBe(false);
     expect(lines.read('../not-a-task')).toBeUndefined();
     lines.close();
+  });
+
+  it('tells the operator what to do when it cannot be read', () => {
+    const dir = dataDir();
+    mkdirSync(journal(dir), { recursive: true }); // something else at its path
+    expect(() => open(dir)).toThrow(
+      `${journal(dir)} could not be read (EISDIR): it holds the A2A tasks already answered. Fix it`,
+    );
+  });
+
+  it('reports at start how many bytes of a cut line and how many unreadable lines it dropped', () => {
+    const dir = dataDir();
+    const store = open(dir);
+    const kept = store.create(meta(), undefined, ended('kept'));
+    store.close();
+    stores.length = 0;
+    appendFileSync(journal(dir), 'not json\n{"task":{"taskId":"nope"}}\n\n{"task":{"taskId":"9b1d');
+    const report = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const again = open(dir);
+    expect(again.getA2A(kept.taskId)?.a2a?.doc).toEqual({ reply: 'kept' });
+    expect(report.mock.calls).toEqual([
+      [
+        `Agent: ${journal(dir)}: dropped a last line cut short (23 bytes) and 2 unreadable lines at start; the tasks on them are forgotten.`,
+      ],
+    ]);
+    // Nothing left to report the next time.
+    again.close();
+    stores.length = 0;
+    open(dir);
+    expect(report).toHaveBeenCalledTimes(1);
   });
 });
