@@ -81,12 +81,10 @@ export class TaskJournal {
     if (this.spots.has(task.taskId)) this.drop(task.taskId);
     const drops = this.unwrittenDrops;
     const line = JSON.stringify({ task });
-    writeSync(this.fd, `${drops}${line}\n`);
+    this.write(`${drops}${line}\n`);
     this.unwrittenDrops = '';
     const length = Buffer.byteLength(line);
-    const offset = this.size + Buffer.byteLength(drops);
-    this.spots.set(task.taskId, { offset, length });
-    this.size = offset + length + 1;
+    this.spots.set(task.taskId, { offset: this.size - length - 1, length });
   }
 
   read(taskId: string): StoredTask | undefined {
@@ -114,15 +112,31 @@ export class TaskJournal {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.writeDrops();
-    closeSync(this.fd);
+    try {
+      this.writeDrops();
+    } finally {
+      closeSync(this.fd);
+    }
   }
 
   private writeDrops(): void {
     if (!this.unwrittenDrops) return;
-    writeSync(this.fd, this.unwrittenDrops);
-    this.size += Buffer.byteLength(this.unwrittenDrops);
+    this.write(this.unwrittenDrops);
     this.unwrittenDrops = '';
+  }
+
+  /**
+   * Appends `text` in one write. A short one (a full disk, a file size limit) is cut back off and thrown:
+   * a partial line would glue itself to the next one, and the caller must not be told it was written.
+   */
+  private write(text: string): void {
+    const bytes = Buffer.byteLength(text);
+    const written = writeSync(this.fd, text);
+    if (written !== bytes) {
+      ftruncateSync(this.fd, this.size);
+      throw new Error(`${this.path}: only ${written} of ${bytes} bytes could be written; is the disk full?`);
+    }
+    this.size += bytes;
   }
 
   /** Rewrites the file with the live lines only (atomically, and fsynced: it replaces lines it holds). */

@@ -9,7 +9,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TaskJournal } from '../../src/state/task-journal.js';
 import { TaskStore } from '../../src/state/task-store.js';
@@ -267,5 +268,33 @@ describe('the journal of answered tasks', () => {
     stores.length = 0;
     open(dir);
     expect(report).toHaveBeenCalledTimes(1);
+  });
+
+  it('cuts a line written short (file size limit) back off and throws, so no partial line is left', () => {
+    const dir = dataDir();
+    // A real short write: a child process under `ulimit -f 2` (2 KiB) appends ~600-byte lines until one
+    // does not fit (Node ignores SIGXFSZ, so write() returns the bytes that fit).
+    const child = `
+      import { TaskStore } from ${JSON.stringify(resolve('src/state/task-store.ts'))};
+      const store = new TaskStore(${JSON.stringify(dir)});
+      const meta = ${JSON.stringify(meta())};
+      const ended = ${JSON.stringify(ended('x'.repeat(400)))};
+      let written = 0;
+      try {
+        for (;;) { store.create(meta, undefined, ended); written++; }
+      } catch (error) {
+        console.log(JSON.stringify({ written, error: error.message }));
+      }`;
+    const out = execFileSync(
+      'bash',
+      ['-c', 'ulimit -f 2 && exec node --import tsx --input-type=module -e "$0"', child],
+      { encoding: 'utf8' },
+    );
+    const { written, error } = JSON.parse(out) as { written: number; error: string };
+    expect(error).toMatch(/answered\.jsonl: only \d+ of \d+ bytes could be written; is the disk full\?$/);
+    const text = readFileSync(journal(dir), 'utf8');
+    expect(text.endsWith('\n')).toBe(true);
+    expect(text.split('\n').filter(Boolean)).toHaveLength(written);
+    expect(open(dir).listA2A('a2a-key:alice', { limit: 10 }).total).toBe(written);
   });
 });
