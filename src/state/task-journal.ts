@@ -154,8 +154,11 @@ export class TaskJournal {
     // The rewrite holds no dropped line: the drops not written yet are written by leaving them out.
     this.unwrittenDrops = '';
     writeFileAtomic(this.path, Buffer.concat(lines));
+    // Opened before the old one is closed: if the open fails, the old descriptor (and its offsets) still
+    // serve reads and appends, and the next rewrite carries them over from it.
+    const fd = openSync(this.path, 'a+', 0o600);
     closeSync(this.fd);
-    this.fd = openSync(this.path, 'a+', 0o600);
+    this.fd = fd;
     this.size = fstatSync(this.fd).size;
     this.dead = 0;
     this.spots.clear();

@@ -1,0 +1,59 @@
+import * as fs from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, expect, it, vi } from 'vitest';
+import { TaskStore } from '../../src/state/task-store.js';
+import type { TaskMeta, TaskOutcome } from '../../src/state/tasks.js';
+
+// Opening the rewritten journal cannot be made to fail for real here (the open follows a rename in the
+// same process): node:fs's openSync is wrapped so that this one open fails.
+vi.mock('node:fs', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:fs')>();
+  return { ...real, openSync: vi.fn(real.openSync) };
+});
+
+const dirs: string[] = [];
+afterEach(() => {
+  vi.mocked(fs.openSync).mockRestore();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const meta: TaskMeta = {
+  sender: 'a2a-key:alice',
+  skill: 'chat',
+  traceId: '',
+  spanId: '',
+  protocol: 'a2a',
+};
+const ended = (reply: string): TaskOutcome => ({
+  a2a: {
+    contextId: 'ctx-1',
+    state: 'TASK_STATE_COMPLETED',
+    updatedAt: new Date().toISOString(),
+    doc: { reply },
+  },
+  completed: true,
+});
+
+it('keeps the journal open and working when the rewritten file cannot be opened', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'task-journal-reopen-'));
+  dirs.push(dir);
+  const path = join(dir, 'tasks', 'answered.jsonl');
+  const store = new TaskStore(dir, { maxPerSender: 10_000 });
+  const ids: string[] = [];
+  for (let i = 0; i < 4200; i++) ids.push(store.create(meta, undefined, ended(`reply ${i}`)).taskId);
+  const real = vi.mocked(fs.openSync).getMockImplementation()!;
+  vi.mocked(fs.openSync).mockImplementation((at, ...rest) => {
+    if (at === path)
+      throw Object.assign(new Error(`EMFILE: too many open files, open '${path}'`), { code: 'EMFILE' });
+    return real(at, ...rest);
+  });
+  expect(() => {
+    for (let i = 0; i < 4100; i++) store.dropOldestFinishedA2A('a2a-key:alice');
+  }).toThrow(/EMFILE/);
+  expect(store.getA2A(ids[4199]!)?.a2a?.doc).toEqual({ reply: 'reply 4199' });
+  const next = store.create(meta, undefined, ended('after the failed open'));
+  expect(store.getA2A(next.taskId)?.a2a?.doc).toEqual({ reply: 'after the failed open' });
+  expect(() => store.close()).not.toThrow();
+});
