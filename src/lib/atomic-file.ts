@@ -27,9 +27,14 @@ export class CorruptFileError extends Error {
 
 /**
  * Replaces `path` so that readers see either the old or the new content, never a torn file:
- * write a temp file beside it, fsync, rename over the target, fsync the directory.
+ * write a temp file beside it, fsync, rename over the target, fsync the directory. `data` may come in
+ * chunks (a large file written without one copy of it all).
  */
-export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600): void {
+export function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array | Iterable<Uint8Array>,
+  mode = 0o600,
+): void {
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   let fd: number | undefined;
@@ -39,7 +44,8 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 
     fd = openSync(temp, 'wx', mode);
     // The umask may have narrowed the mode; make it exactly what was asked.
     fchmodSync(fd, mode);
-    writeFileSync(fd, data);
+    if (typeof data === 'string' || data instanceof Uint8Array) writeFileSync(fd, data);
+    else for (const chunk of data) writeFileSync(fd, chunk);
     fsyncSync(fd);
     closeSync(fd);
     fd = undefined;

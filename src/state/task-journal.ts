@@ -14,6 +14,8 @@ interface Spot {
  * comes every few thousand calls.
  */
 const COMPACT_AT = 8192;
+/** The rewrite writes the live lines in pieces of this size, not as one copy of the whole file. */
+const CHUNK = 64 * 1024;
 
 /**
  * Ended tasks whose callers already hold them (an A2A blocking send's task, sent with the reply), one JSON
@@ -30,6 +32,9 @@ export class TaskJournal {
   private readonly spots = new Map<string, Spot>();
   private unwrittenDrops = '';
   private closed = false;
+  /** Dead lines at which a rewrite is due (pushed further after one fails). */
+  private compactAt = COMPACT_AT;
+  private compaction: NodeJS.Immediate | undefined;
 
   /** What the open left out: a last line cut short by a crash (bytes), and lines it could not read. */
   readonly dropped = { tornBytes: 0, unreadableLines: 0 };
@@ -105,13 +110,14 @@ export class TaskJournal {
     this.unwrittenDrops += `${JSON.stringify({ drop: taskId })}\n`;
     this.dead += 2;
     if (now) this.writeDrops();
-    if (this.dead >= COMPACT_AT && this.dead > this.spots.size) this.compact();
+    this.compactWhenDue();
   }
 
   /** A second call does nothing (a store may be closed by its owner and again at shutdown). */
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    clearImmediate(this.compaction);
     try {
       this.writeDrops();
     } finally {
@@ -139,21 +145,20 @@ export class TaskJournal {
     this.size += bytes;
   }
 
-  /** Rewrites the file with the live lines only (atomically, and fsynced: it replaces lines it holds). */
+  /**
+   * Rewrites the file with the live lines only (atomically, and fsynced: it replaces lines it holds). Run
+   * after the request that dropped the line, in one go: nothing is appended while it reads and writes.
+   */
   private compact(): void {
-    const lines: Buffer[] = [];
     const spots = new Map<string, Spot>();
     let offset = 0;
     for (const [taskId, spot] of this.spots) {
-      const line = Buffer.alloc(spot.length + 1, 0x0a);
-      readSync(this.fd, line, 0, spot.length, spot.offset);
-      lines.push(line);
       spots.set(taskId, { offset, length: spot.length });
-      offset += line.length;
+      offset += spot.length + 1;
     }
+    writeFileAtomic(this.path, this.liveLines());
     // The rewrite holds no dropped line: the drops not written yet are written by leaving them out.
     this.unwrittenDrops = '';
-    writeFileAtomic(this.path, Buffer.concat(lines));
     // Opened before the old one is closed: if the open fails, the old descriptor (and its offsets) still
     // serve reads and appends, and the next rewrite carries them over from it.
     const fd = openSync(this.path, 'a+', 0o600);
@@ -161,8 +166,46 @@ export class TaskJournal {
     this.fd = fd;
     this.size = fstatSync(this.fd).size;
     this.dead = 0;
+    this.compactAt = COMPACT_AT;
     this.spots.clear();
     for (const [taskId, spot] of spots) this.spots.set(taskId, spot);
+  }
+
+  /** The live lines in chunks of at most CHUNK bytes (or one longer line): no copy of the whole file. */
+  private *liveLines(): Generator<Uint8Array> {
+    const chunk = Buffer.allocUnsafe(CHUNK);
+    let used = 0;
+    for (const { offset, length } of this.spots.values()) {
+      if (used > 0 && used + length + 1 > CHUNK) {
+        yield chunk.subarray(0, used);
+        used = 0;
+      }
+      const into = length + 1 > CHUNK ? Buffer.allocUnsafe(length + 1) : chunk;
+      const at = into === chunk ? used : 0;
+      readSync(this.fd, into, at, length, offset);
+      into[at + length] = 0x0a;
+      if (into === chunk) used += length + 1;
+      else yield into;
+    }
+    if (used > 0) yield chunk.subarray(0, used);
+  }
+
+  private compactWhenDue(): void {
+    if (this.compaction || this.dead < this.compactAt || this.dead <= this.spots.size) return;
+    // Off the request that dropped the line: the rewrite reads and writes every live line (megabytes).
+    this.compaction = setImmediate(() => {
+      this.compaction = undefined;
+      if (this.closed) return;
+      try {
+        this.compact();
+      } catch (error) {
+        // Lines are only appended meanwhile; not tried again at every drop.
+        this.compactAt = this.dead + COMPACT_AT;
+        console.error(
+          `Agent: ${this.path} could not be rewritten without its dropped lines (${(error as Error).message}); tried again later.`,
+        );
+      }
+    });
   }
 }
 

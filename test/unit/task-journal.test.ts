@@ -63,6 +63,7 @@ const ended = (reply: string): TaskOutcome => ({
   completed: true,
 });
 
+const tick = () => new Promise((resolve) => setImmediate(resolve));
 const journal = (dir: string) => join(dir, 'tasks', 'answered.jsonl');
 const taskFiles = (dir: string) => readdirSync(join(dir, 'tasks')).filter((name) => name.endsWith('.json'));
 
@@ -198,13 +199,16 @@ describe('the journal of answered tasks', () => {
     expect(open(dir).getA2A(task.taskId)).toBeUndefined();
   });
 
-  it('is rewritten without its dead lines once they outnumber the live ones', () => {
+  it('is rewritten without its dead lines once they outnumber the live ones, after the call that dropped them', async () => {
     const dir = dataDir();
     const store = open(dir, { maxPerSender: 10_000 });
     const ids: string[] = [];
     for (let i = 0; i < 4200; i++) ids.push(store.create(meta(), undefined, ended(`reply ${i}`)).taskId);
     const full = statSync(journal(dir)).size;
     for (let i = 0; i < 4100; i++) expect(store.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
+    // Not in the dropping call's own path: once it has returned.
+    expect(statSync(journal(dir)).size).toBe(full);
+    await tick();
     expect(statSync(journal(dir)).size).toBeLessThan(full / 10);
     expect(store.getA2A(ids[4199]!)?.a2a?.doc).toEqual({ reply: 'reply 4199' });
     const next = store.create(meta(), undefined, ended('after the rewrite'));
@@ -296,5 +300,26 @@ describe('the journal of answered tasks', () => {
     expect(text.endsWith('\n')).toBe(true);
     expect(text.split('\n').filter(Boolean)).toHaveLength(written);
     expect(open(dir).listA2A('a2a-key:alice', { limit: 10 }).total).toBe(written);
+  });
+
+  it('keeps every live line whole through a rewrite, lines longer than a write chunk too', () => {
+    const dir = dataDir();
+    const store = open(dir);
+    const replies = [
+      'small',
+      'x'.repeat(100_000),
+      ...Array.from({ length: 300 }, (_, i) => `${i}`.repeat(300)),
+    ];
+    const ids = replies.map((reply) => store.create(meta(), undefined, ended(reply)).taskId);
+    store.close();
+    stores.length = 0;
+    appendFileSync(journal(dir), 'not json\n'); // an unreadable line: the open rewrites the file
+    vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const before = statSync(journal(dir)).size;
+    open(dir).close();
+    stores.length = 0;
+    expect(statSync(journal(dir)).size).toBe(before - 'not json\n'.length);
+    const again = open(dir);
+    ids.forEach((id, i) => expect(again.getA2A(id)?.a2a?.doc).toEqual({ reply: replies[i] }));
   });
 });
