@@ -271,12 +271,20 @@ export class TaskStore implements TaskState {
   }
 
   dropOldestFinishedA2A(owner: string): boolean {
-    const oldestId = this.finishedA2A.get(owner)?.values().next().value;
-    const oldest = oldestId === undefined ? undefined : this.tasks.get(oldestId);
-    if (!oldest) return false;
-    this.forget(oldest);
-    this.remove(oldest.taskId);
-    return true;
+    const finished = this.finishedA2A.get(owner);
+    for (const taskId of finished ?? []) {
+      const oldest = this.tasks.get(taskId);
+      // An id no longer held must not stand in front of the live ones and hold the cap shut.
+      if (!oldest) {
+        finished!.delete(taskId);
+        continue;
+      }
+      this.forget(oldest);
+      this.remove(taskId);
+      return true;
+    }
+    this.finishedA2A.delete(owner);
+    return false;
   }
 
   /** Forgets tasks finished longer than `retentionMs` ago. */
@@ -308,7 +316,7 @@ export class TaskStore implements TaskState {
 
   /** Notes a finished A2A task, in the order tasks finish (the oldest is dropped first at the cap). */
   private finished(task: StoredTask): void {
-    if (protocolOf(task) !== 'a2a' || task.finishedAt === undefined) return;
+    if (protocolOf(task) !== 'a2a' || task.finishedAt === undefined || !this.tasks.has(task.taskId)) return;
     const owner = this.finishedA2A.get(task.sender) ?? new Set<string>();
     this.finishedA2A.set(task.sender, owner.add(task.taskId));
   }

@@ -543,6 +543,18 @@ describe.each(homes)('finished tasks in %s', (_name, make) => {
   });
 });
 
+describe("the data dir's finished A2A tasks", () => {
+  it('make room at the cap even after a task this store does not hold was finished through it', () => {
+    const tasks = new TaskStore(dataDir(), { maxPerSender: 2 });
+    const foreign = new TaskStore(dataDir()).create(a2aMeta('a2a-key:alice'));
+    tasks.finish(foreign, ended(new Date().toISOString()));
+    const done = tasks.create(a2aMeta('a2a-key:alice'), undefined, ended(new Date().toISOString()));
+    expect(tasks.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
+    expect(tasks.getA2A(done.taskId)).toBeUndefined();
+    expect(tasks.dropOldestFinishedA2A('a2a-key:alice')).toBe(false);
+  });
+});
+
 describe('the data dir across a restart', () => {
   it('loads SAMVAD tasks written before A2A existed, and each protocol recovers its own tasks, once', async () => {
     const dir = dataDir();
