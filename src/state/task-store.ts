@@ -62,7 +62,7 @@ export class TaskStore implements TaskState {
       if (!name.endsWith('.json')) continue;
       try {
         const task = readJsonFile<StoredTask>(join(this.dir, name));
-        if (task && TASK_ID.test(task.taskId)) this.remember(lean(task));
+        if (task && TASK_ID.test(task.taskId)) this.remember(lean(task), false);
       } catch {
         // A torn file cannot be a task anyone was told about as done: skip it.
         continue;
@@ -74,13 +74,13 @@ export class TaskStore implements TaskState {
     const journalPath = join(this.dir, 'answered.jsonl');
     this.journal = new TaskJournal(journalPath, (task) => {
       if (this.tasks.has(task.taskId)) superseded.push(task.taskId);
-      else this.remember(lean(task));
+      else this.remember(lean(task), false);
     });
     for (const taskId of superseded) this.journal.drop(taskId, { now: true });
     reportDropped(journalPath, this.journal.dropped);
-    // Read in no particular order: put each owner's finished tasks in the order they finished.
-    const byFinish = [...this.tasks.values()].sort((a, b) => (a.finishedAt ?? 0) - (b.finishedAt ?? 0));
-    this.finishedA2A.clear();
+    // Read in no particular order: each owner's finished tasks are noted once, in the order they finished.
+    const byFinish = [...this.tasks.values()].filter((task) => task.finishedAt !== undefined);
+    byFinish.sort((a, b) => a.finishedAt! - b.finishedAt!);
     for (const task of byFinish) this.finished(task);
   }
 
@@ -298,11 +298,12 @@ export class TaskStore implements TaskState {
     }
   }
 
-  private remember(task: StoredTask): void {
+  /** `noteFinished` false while loading: the finish order is built once, after every task is read. */
+  private remember(task: StoredTask, noteFinished = true): void {
     if (this.tasks.has(task.taskId)) return;
     this.tasks.set(task.taskId, task);
     this.perSender.set(task.sender, (this.perSender.get(task.sender) ?? 0) + 1);
-    this.finished(task);
+    if (noteFinished) this.finished(task);
   }
 
   private forget(task: StoredTask): void {
