@@ -101,15 +101,20 @@ export class TaskJournal {
   }
 
   /**
-   * Forgets a task (dropped, swept, or now kept in a file of its own). Its drop line goes out with the next
-   * append, or at close: a crash before brings the task back (its caller's cap or the sweep drops it again).
-   * A task moving to a file of its own (`now`) is dropped at once: its file may be deleted before a restart.
+   * Forgets a task (dropped at its caller's cap). Its drop line goes out with the next append, or at close:
+   * a crash before brings the task back (its caller's cap or the sweep drops it again).
    */
-  drop(taskId: string, { now = false }: { now?: boolean } = {}): void {
-    if (!this.spots.delete(taskId)) return;
-    this.unwrittenDrops += `${JSON.stringify({ drop: taskId })}\n`;
-    this.dead += 2;
-    if (now) this.writeDrops();
+  drop(taskId: string): void {
+    if (this.forget(taskId)) this.compactWhenDue();
+  }
+
+  /**
+   * Forgets tasks with their drop lines written at once, in one write: a task moving to a file of its own
+   * (its file may be deleted before a restart), or the sweep's (a crash must not bring them back).
+   */
+  dropNow(taskIds: Iterable<string>): void {
+    for (const taskId of taskIds) this.forget(taskId);
+    this.writeDrops();
     this.compactWhenDue();
   }
 
@@ -123,6 +128,13 @@ export class TaskJournal {
     } finally {
       closeSync(this.fd);
     }
+  }
+
+  private forget(taskId: string): boolean {
+    if (!this.spots.delete(taskId)) return false;
+    this.unwrittenDrops += `${JSON.stringify({ drop: taskId })}\n`;
+    this.dead += 2;
+    return true;
   }
 
   private writeDrops(): void {

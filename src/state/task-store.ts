@@ -76,7 +76,7 @@ export class TaskStore implements TaskState {
       if (this.tasks.has(task.taskId)) superseded.push(task.taskId);
       else this.remember(lean(task), false);
     });
-    for (const taskId of superseded) this.journal.drop(taskId, { now: true });
+    this.journal.dropNow(superseded);
     reportDropped(journalPath, this.journal.dropped);
     // Read in no particular order: each owner's finished tasks are noted once, in the order they finished.
     const byFinish = [...this.tasks.values()].filter((task) => task.finishedAt !== undefined);
@@ -290,12 +290,15 @@ export class TaskStore implements TaskState {
   /** Forgets tasks finished longer than `retentionMs` ago. */
   sweep(retentionMs: number): void {
     const cutoff = this.now() - retentionMs;
+    const lines: string[] = [];
     for (const task of this.tasks.values()) {
-      if (task.finishedAt !== undefined && task.finishedAt < cutoff) {
-        this.forget(task);
-        this.remove(task.taskId);
-      }
+      if (task.finishedAt === undefined || task.finishedAt >= cutoff) continue;
+      this.forget(task);
+      if (this.journal.has(task.taskId)) lines.push(task.taskId);
+      else rmSync(this.file(task.taskId), { force: true });
     }
+    // All the sweep's drop lines in one write, now: a crash after it cannot bring swept tasks back.
+    this.journal.dropNow(lines);
   }
 
   /** `noteFinished` false while loading: the finish order is built once, after every task is read. */
@@ -345,7 +348,7 @@ export class TaskStore implements TaskState {
     if (keepDocument) written.a2a = { ...task.a2a!, doc: onDisk?.a2a?.doc };
     writeFileAtomic(this.file(task.taskId), JSON.stringify(written));
     // From now on its file holds it (a push config added to an answered task, say).
-    this.journal.drop(task.taskId, { now: true });
+    this.journal.dropNow([task.taskId]);
     lean(task);
   }
 

@@ -322,4 +322,23 @@ describe('the journal of answered tasks', () => {
     const again = open(dir);
     ids.forEach((id, i) => expect(again.getA2A(id)?.a2a?.doc).toEqual({ reply: replies[i] }));
   });
+
+  it('writes the drop lines of a sweep at its end, all in one go, so a crash after it keeps them swept', () => {
+    const dir = dataDir();
+    let now = 1_000_000;
+    const store = open(dir, { now: () => now });
+    const old = [1, 2, 3].map((i) => store.create(meta(), undefined, ended(`old ${i}`)).taskId);
+    now += 3600_000;
+    const kept = store.create(meta(), undefined, ended('kept')).taskId;
+    store.sweep(1800_000);
+    const kinds = readFileSync(journal(dir), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => Object.keys(JSON.parse(line) as object)[0]);
+    expect(kinds).toEqual(['task', 'task', 'task', 'task', 'drop', 'drop', 'drop']);
+    // The process dies here (no close): the swept tasks stay gone.
+    const again = open(dir, { now: () => now });
+    for (const id of old) expect(again.getA2A(id)).toBeUndefined();
+    expect(again.getA2A(kept)?.a2a?.doc).toEqual({ reply: 'kept' });
+  });
 });
