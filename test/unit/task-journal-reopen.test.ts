@@ -9,7 +9,7 @@ import type { TaskMeta, TaskOutcome } from '../../src/state/tasks.js';
 // Opening the rewritten journal cannot be made to fail for real here (the open follows a rename in the
 // same process): node:fs's openSync is wrapped so that this one open fails.
 vi.mock('node:fs', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:fs')>();
+  const real = await importOriginal<typeof fs>();
   return { ...real, openSync: vi.fn(real.openSync) };
 });
 
