@@ -70,7 +70,7 @@ export class TaskJournal {
     this.dropped.tornBytes = text.length - offset;
     this.size = offset;
     // Rewritten without them, so they are reported once, not at every start.
-    if (this.dropped.unreadableLines > 0) this.compact();
+    if (this.dropped.unreadableLines > 0) this.tryCompact();
     for (const task of tasks.values()) found(task);
   }
 
@@ -159,7 +159,7 @@ export class TaskJournal {
 
   /**
    * Rewrites the file with the live lines only (atomically, and fsynced: it replaces lines it holds). Run
-   * after the request that dropped the line, in one go: nothing is appended while it reads and writes.
+   * at open or after the request that dropped a line, in one go: nothing is appended while it runs.
    */
   private compact(): void {
     const spots = new Map<string, Spot>();
@@ -207,17 +207,21 @@ export class TaskJournal {
     // Off the request that dropped the line: the rewrite reads and writes every live line (megabytes).
     this.compaction = setImmediate(() => {
       this.compaction = undefined;
-      if (this.closed) return;
-      try {
-        this.compact();
-      } catch (error) {
-        // Lines are only appended meanwhile; not tried again at every drop.
-        this.compactAt = this.dead + COMPACT_AT;
-        console.error(
-          `Agent: ${this.path} could not be rewritten without its dropped lines (${(error as Error).message}); tried again later.`,
-        );
-      }
+      if (!this.closed) this.tryCompact();
     });
+  }
+
+  /** A failed rewrite leaves the journal as it was: it is reported, not thrown at whoever dropped a line. */
+  private tryCompact(): void {
+    try {
+      this.compact();
+    } catch (error) {
+      // Tried again after as many more dead lines, not at every drop.
+      this.compactAt = this.dead + COMPACT_AT;
+      console.error(
+        `Agent: ${this.path} could not be rewritten without its dropped lines (${(error as Error).message}); tried again later.`,
+      );
+    }
   }
 }
 

@@ -1,13 +1,14 @@
 import * as fs from 'node:fs';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it, vi } from 'vitest';
 import { TaskStore } from '../../src/state/task-store.js';
 import type { TaskMeta, TaskOutcome } from '../../src/state/tasks.js';
 
-// Opening the rewritten journal cannot be made to fail for real here (the open follows a rename in the
-// same process): node:fs's openSync is wrapped so that this one open fails.
+// Opening the rewritten journal or its temp file cannot be made to fail for real here (the open follows a
+// rename in the same process; root ignores permissions; no disk to fill): node:fs's openSync is wrapped
+// so that the one open fails.
 vi.mock('node:fs', async (importOriginal) => {
   const real = await importOriginal<typeof fs>();
   return { ...real, openSync: vi.fn(real.openSync) };
@@ -60,4 +61,27 @@ it('keeps the journal open and working when the rewritten file cannot be opened'
   const next = store.create(meta, undefined, ended('after the failed open'));
   expect(store.getA2A(next.taskId)?.a2a?.doc).toEqual({ reply: 'after the failed open' });
   expect(() => store.close()).not.toThrow();
+});
+
+it('opens even when the rewrite that leaves out unreadable lines fails, and says so', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'task-journal-faults-'));
+  dirs.push(dir);
+  const path = join(dir, 'tasks', 'answered.jsonl');
+  const store = new TaskStore(dir);
+  const kept = store.create(meta, undefined, ended('kept'));
+  store.close();
+  appendFileSync(path, 'not json\n');
+  const real = vi.mocked(fs.openSync).getMockImplementation()!;
+  vi.mocked(fs.openSync).mockImplementation((at, ...rest) => {
+    if (String(at).endsWith('.tmp'))
+      throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+    return real(at, ...rest);
+  });
+  const report = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+  const again = new TaskStore(dir);
+  expect(again.getA2A(kept.taskId)?.a2a?.doc).toEqual({ reply: 'kept' });
+  expect(report).toHaveBeenCalledWith(
+    expect.stringMatching(/answered\.jsonl could not be rewritten .*ENOSPC/),
+  );
+  again.close();
 });
