@@ -113,7 +113,10 @@ export class TaskJournal {
    * (its file may be deleted before a restart), or the sweep's (a crash must not bring them back).
    */
   dropNow(taskIds: Iterable<string>): void {
-    for (const taskId of taskIds) this.forget(taskId);
+    let dropped = false;
+    for (const taskId of taskIds) dropped = this.forget(taskId) || dropped;
+    // Nothing of its own to write (a file task saved): the cap's drops keep waiting for the next append.
+    if (!dropped) return;
     this.writeDrops();
     this.compactWhenDue();
   }

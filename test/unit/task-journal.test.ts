@@ -341,4 +341,16 @@ describe('the journal of answered tasks', () => {
     for (const id of old) expect(again.getA2A(id)).toBeUndefined();
     expect(again.getA2A(kept)?.a2a?.doc).toEqual({ reply: 'kept' });
   });
+
+  it('leaves a waiting drop for the next task when a task in a file of its own is saved', () => {
+    const dir = dataDir();
+    const store = open(dir);
+    store.create(meta(), undefined, ended('first'));
+    expect(store.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
+    const running = store.create(meta()); // in a file of its own
+    store.finish(running, ended('done'));
+    store.sweep(3600_000); // nothing old enough
+    // One write per call: the drop still waits for the next line.
+    expect(readFileSync(journal(dir), 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
+  });
 });
