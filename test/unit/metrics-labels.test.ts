@@ -47,7 +47,7 @@ describe('envelopeLabels', () => {
       verdict: 'accepted',
       step: 'none',
     });
-    expect(envelopeLabels(event({ protocol: 'samvad' })).protocol).toBe('samvad');
+    expect(envelopeLabels(event({})).protocol).toBe('samvad');
   });
 
   it('maps what it does not know to "other", and no mode (outbound lookups) to "none"', () => {
