@@ -5,6 +5,7 @@ import { startGatewayDouble, type GatewayDouble, type RecordedRequest } from '..
 import { a2aClient, clientFactory, type Transport } from '../helpers/a2a-agent.js';
 import { asTask, collect, describeEvent, replyText, send } from '../helpers/a2a-messages.js';
 import { agentPool, type TestAgent } from '../helpers/agents.js';
+import { PATHS, envelope, post, sign } from '../helpers/envelopes.js';
 import { until } from '../helpers/polling.js';
 import { startConsole, type ConsoleHandle } from '../../src/console/console-server.js';
 import type { TrafficEntry, TrafficResponse } from '../../src/protocol/console-api.js';
@@ -212,11 +213,17 @@ describe('traffic and metrics', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: task.id } }),
     });
     expect(legacy.status).toBe(401);
+    // And one SAMVAD call, from an approved peer, for the filters to tell apart.
+    const peer = await agents.start();
+    agent.app.access.approve(peer.id);
+    const samvadCall = sign(envelope(peer.id, agent.id, 'sync', { message: 'samvad' }), peer.app.keys.signer);
+    expect((await post(agent.url, PATHS.sync, samvadCall)).status).toBe(200);
 
     let mine: TrafficEntry[] = [];
     await until(async () => {
       mine = (await traffic('?protocol=a2a')).body.entries.filter((e) => e.sender === caller);
-      return mine.length === 3;
+      const all = (await traffic('')).body.entries;
+      return mine.length === 3 && all.some((e) => e.sender === peer.id);
     });
     const byMethod = Object.fromEntries(mine.map((e) => [e.a2a?.method, e]));
     expect(byMethod.SendMessage).toMatchObject({
@@ -251,8 +258,15 @@ describe('traffic and metrics', () => {
     });
     expect(refused?.message).toMatch(/ask the operator/i);
 
+    // Each filter keeps its own protocol's calls and none of the other's.
     const samvad = (await traffic('?protocol=samvad')).body.entries;
-    expect(samvad.some((e) => e.protocol === 'a2a')).toBe(false);
+    expect(samvad.filter((e) => e.sender === peer.id)).toMatchObject([
+      { skill: 'chat', verdict: 'accepted' },
+    ]);
+    expect(samvad.filter((e) => e.protocol === 'a2a')).toEqual([]);
+    const a2a = (await traffic('?protocol=a2a')).body.entries;
+    expect(a2a.filter((e) => e.sender === caller)).toHaveLength(3);
+    expect(a2a.filter((e) => e.protocol !== 'a2a')).toEqual([]);
     const bad = await traffic('?protocol=carrier-pigeon');
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.body)).toMatch(/samvad or a2a/);
