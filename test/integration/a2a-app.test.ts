@@ -7,6 +7,7 @@ import { asTask, collect, describeEvent, replyText, send } from '../helpers/a2a-
 import { agentPool, type TestAgent } from '../helpers/agents.js';
 import { PATHS, envelope, post, sign } from '../helpers/envelopes.js';
 import { until } from '../helpers/polling.js';
+import { nonZero, parseMetrics } from '../helpers/prometheus.js';
 import { startConsole, type ConsoleHandle } from '../../src/console/console-server.js';
 import type { TrafficEntry, TrafficResponse } from '../../src/protocol/console-api.js';
 import { openSettingsStore } from '../../src/settings/store.js';
@@ -189,6 +190,8 @@ describe('traffic and metrics', () => {
     const issued = await agent.app.a2aKeys.issue({ name: 'Traffic agent' });
     key = issued.secret;
     caller = `a2a-key:${issued.key.id}`;
+    // The first scrape switches the metrics on: they count this block's calls only.
+    expect((await metrics()).status).toBe(200);
   });
 
   afterAll(async () => {
@@ -202,7 +205,12 @@ describe('traffic and metrics', () => {
     return { status: response.status, body: (await response.json()) as TrafficResponse };
   };
 
-  it('each A2A request is one entry, refusals included; ?protocol= filters', async () => {
+  const metrics = async () => {
+    const response = await fetch(`${con.url}/metrics`, { headers: { authorization: `Bearer ${con.token}` } });
+    return { status: response.status, samples: parseMetrics(await response.text()) };
+  };
+
+  it('each A2A request is one entry, refusals included; ?protocol= filters; /metrics labels the protocol', async () => {
     const rest = await a2aClient(agent.url, key, 'HTTP+JSON');
     const task = asTask(await rest.sendMessage(send('logged', { contextId: 'ctx-log' })));
     await collect(rest.sendMessageStream(send('streamed')));
@@ -267,6 +275,16 @@ describe('traffic and metrics', () => {
     const a2a = (await traffic('?protocol=a2a')).body.entries;
     expect(a2a.filter((e) => e.sender === caller)).toHaveLength(3);
     expect(a2a.filter((e) => e.protocol !== 'a2a')).toEqual([]);
+    // The same calls on /metrics: the A2A ones (reads have no mode) labelled a2a, the SAMVAD one samvad.
+    const { samples } = await metrics();
+    expect(nonZero(samples, 'agent_bridge_requests_total')).toEqual({
+      'protocol=a2a,mode=sync,verdict=accepted,step=none': 1,
+      'protocol=a2a,mode=stream,verdict=accepted,step=none': 1,
+      'protocol=a2a,mode=none,verdict=accepted,step=none': 1,
+      'protocol=a2a,mode=none,verdict=refused,step=access': 1,
+      'protocol=samvad,mode=sync,verdict=accepted,step=none': 1,
+    });
+
     const bad = await traffic('?protocol=carrier-pigeon');
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.body)).toMatch(/samvad or a2a/);
