@@ -5,7 +5,7 @@ import { TaskState } from '@a2a-js/sdk';
 import type { LocalCallLimits } from '../../src/state/call-limits.js';
 import { startGatewayDouble, type GatewayDouble } from '../fixtures/gateway-double.js';
 import { a2aClient } from '../helpers/a2a-agent.js';
-import { asTask, send } from '../helpers/a2a-messages.js';
+import { asTask, collect, describeEvent, send } from '../helpers/a2a-messages.js';
 import { agentPool, tempDir, type TestAgent } from '../helpers/agents.js';
 import { until } from '../helpers/polling.js';
 
@@ -31,6 +31,7 @@ beforeAll(async () => {
 });
 
 beforeEach(() => {
+  gateway.set({ deltas: (reply) => reply.match(/[\s\S]{1,3}/gu) ?? [], deltaDelayMs: 0 });
   gateway.requests.length = 0;
 });
 
@@ -105,11 +106,22 @@ describe('keys', () => {
   it("a caller never reads, cancels or resubscribes to another key's task", async () => {
     const alice = await a2aClient(agent.url, (await issue('Alice')).secret);
     const bob = await a2aClient(agent.url, (await issue('Bob')).secret, 'HTTP+JSON');
-    const task = asTask(await alice.sendMessage(send('mine')));
+    // A slow reply keeps the task running while Bob tries it and Alice follows it again.
+    gateway.set({ deltas: () => ['one ', 'two ', 'three'], deltaDelayMs: 1000 });
+    const task = asTask(
+      await alice.sendMessage(send('mine', { configuration: { returnImmediately: true } })),
+    );
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+    await expect(collect(bob.resubscribeTask({ tenant: '', id: task.id }))).rejects.toThrow(/not found/i);
     await expect(bob.getTask({ tenant: '', id: task.id })).rejects.toThrow(/not found/i);
     await expect(bob.cancelTask({ tenant: '', id: task.id, metadata: undefined })).rejects.toThrow(
       /not found/i,
     );
+    const followed = (await collect(alice.resubscribeTask({ tenant: '', id: task.id }))).map(describeEvent);
+    expect(followed[0]).toBe('task:working');
+    expect(followed).toContain('artifact:+three');
+    expect(followed.slice(-2)).toEqual(['artifact:=one two three|last', 'status:completed']);
+    expect(gateway.requests.filter((r) => r.aborted)).toEqual([]);
     const listed = await bob.listTasks({
       tenant: '',
       contextId: '',
