@@ -59,6 +59,10 @@ describe('push notifications', () => {
       (json.statusUpdate as { status?: { state?: string } } | undefined)?.status?.state ===
       'TASK_STATE_COMPLETED';
     await until(() => hooks.received.some((post) => final(post.json)), 5000, 'the final notification');
+    // A task's notifications go out in order: the task, the whole reply, and last the terminal status, once.
+    const kinds = hooks.received.map((post) => Object.keys(post.json).join());
+    expect(kinds).toEqual(['task', 'artifactUpdate', 'statusUpdate']);
+    expect(final(hooks.received.at(-1)!.json)).toBe(true);
     for (const post of hooks.received) {
       expect(post.headers.authorization).toBe('Bearer receiver-secret');
       expect(post.headers['x-a2a-notification-token']).toBe('receiver-token');
