@@ -1,53 +1,27 @@
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisCallLimits } from '../../src/state/redis-call-limits.js';
 import { startGatewayDouble, type GatewayDouble } from '../fixtures/gateway-double.js';
 import { startRedisServer, type RedisServer } from '../fixtures/redis-server.js';
-import { startAgent, tempDir, type TestAgent } from '../helpers/agents.js';
+import type { TestAgent } from '../helpers/agents.js';
 import { until } from '../helpers/polling.js';
+import { startReplicas } from '../helpers/replicas.js';
 
 // The real app's A2A tasks on Redis (--redis-url): a key issued at one replica is honoured at another, a
 // task started at one is read at another, and a cancel sent to another stops the gateway call where it runs.
 let redis: RedisServer;
-let admin: Redis;
 let gateway: GatewayDouble;
-const open: TestAgent[] = [];
-const dirs: string[] = [];
 
 beforeAll(async () => {
   redis = await startRedisServer();
-  admin = new Redis(redis.url);
   gateway = await startGatewayDouble({ token: 'gw-token-a2a-replicas' });
 });
 
-afterEach(async () => {
-  for (const agent of open.splice(0)) await agent.close().catch(() => undefined);
-});
-
 afterAll(async () => {
-  admin.disconnect();
   await gateway.close();
   await redis.close();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-async function replicas(count: number): Promise<TestAgent[]> {
-  await admin.flushall();
-  const keysDir = tempDir();
-  dirs.push(keysDir);
-  const started: TestAgent[] = [];
-  for (let i = 0; i < count; i++) {
-    const agent = await startAgent({
-      env: { GATEWAY_URL: gateway.url, GATEWAY_TOKEN: 'gw-token-a2a-replicas' },
-      settings: { redisUrl: redis.url, keysFile: join(keysDir, 'keys.json'), taskLeaseSeconds: 1 },
-    });
-    open.push(agent);
-    started.push(agent);
-  }
-  return started;
-}
+const replicas = (count: number) => startReplicas(count, { redis, gateway });
 
 async function rpc(agent: TestAgent, key: string, method: string, params: object) {
   const response = await fetch(`${agent.url}/a2a/jsonrpc`, {

@@ -7,9 +7,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayDouble, type GatewayDouble } from '../fixtures/gateway-double.js';
 import { startRedisServer, type RedisServer } from '../fixtures/redis-server.js';
 import { startRegistryDouble, type RegistryDouble } from '../fixtures/registry-double.js';
-import { startAgent, tempDir, type TestAgent, type TestAgentOptions } from '../helpers/agents.js';
+import { startAgent, type TestAgent, type TestAgentOptions } from '../helpers/agents.js';
 import { envelope, post, sign } from '../helpers/envelopes.js';
 import { until } from '../helpers/polling.js';
+import { startReplicas } from '../helpers/replicas.js';
 
 // Replicas as apps in this process (the CLI processes are in replicas.test.ts): what needs a test seam a
 // child process cannot take (loopback callbacks), a registry, or reading a replica's own state.
@@ -40,30 +41,8 @@ afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-/** `count` replicas on a fresh Redis database, sharing one key file; the first creates the key. */
-async function replicas(count: number, options: TestAgentOptions = {}): Promise<TestAgent[]> {
-  await admin.flushall();
-  const keysDir = tempDir();
-  dirs.push(keysDir);
-  const started: TestAgent[] = [];
-  for (let i = 0; i < count; i++) {
-    const agent = await startAgent({
-      gatewayProbeMs: 0,
-      ...options,
-      env: { GATEWAY_URL: gateway.url, GATEWAY_TOKEN: 'gw-token-123' },
-      settings: {
-        redisUrl: redis.url,
-        keysFile: join(keysDir, 'keys.json'),
-        publicUrl: 'http://127.0.0.1:9',
-        taskLeaseSeconds: 1,
-        ...options.settings,
-      },
-    });
-    open.push(agent);
-    started.push(agent);
-  }
-  return started;
-}
+const replicas = (count: number, options: TestAgentOptions = {}) =>
+  startReplicas(count, { ...options, redis, gateway });
 
 describe('replicas in one process', () => {
   it('deliver the callback of a stopped replica’s task once, from one of the others', async () => {
