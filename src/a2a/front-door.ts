@@ -16,7 +16,7 @@ import { JsonRpcRoute } from './jsonrpc-route.js';
 import { A2APushSender, type DeliverPush } from './push-sender.js';
 import { RestRoute } from './rest-route.js';
 import { TrafficHandler } from './traffic-handler.js';
-import { trafficEvent, type A2ACallRecord } from './call-record.js';
+import { trafficEvent, v1MethodName, type A2ACallRecord } from './call-record.js';
 import type { EnvelopeEvent } from '../agent/events.js';
 
 export interface A2AFrontDoorOptions<C extends A2ACaller> extends CardRouteOptions {
@@ -142,6 +142,8 @@ export class A2AFrontDoor<C extends A2ACaller> {
         caller = await this.options.gate.authenticate(info);
         if (call) call.caller = caller;
         body = await readJsonBody(req, this.options.bodyLimitBytes());
+        // Known before the SDK runs, for a request it refuses before calling the handler.
+        if (call) call.method = v1MethodName((body as { method?: unknown } | null)?.method);
       } catch (error) {
         if (call) {
           call.error = error;

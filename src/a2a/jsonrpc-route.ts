@@ -7,7 +7,7 @@ import type { SseOptions } from '../agent/sse.js';
 import { ProtocolError } from '../protocol/index.js';
 import { fixJsonRpcError, jsonRpcError, type JsonRpcErrorObject } from './a2a-errors.js';
 import { callContext, scopeOf } from './call-context.js';
-import { v1MethodName, type A2ACallRecord } from './call-record.js';
+import type { A2ACallRecord } from './call-record.js';
 import type { A2ACaller } from './chat-core.js';
 import { sendJson, streamSse } from './http-io.js';
 
@@ -58,8 +58,6 @@ export class JsonRpcRoute {
   ): Promise<void> {
     const method = (body as { method?: unknown } | null)?.method;
     const id = requestId(body);
-    // Known before the handler runs, for a request the SDK refuses before calling it.
-    if (call) call.method = v1MethodName(method);
     let version: WireVersion;
     try {
       version = jsonRpcVersion(header(req), method);

@@ -112,7 +112,6 @@ export class RestRoute {
     call?: A2ACallRecord,
   ): Promise<void> {
     const context = callContext(caller, '1.0', call);
-    if (call) call.method = route.name;
     try {
       checkVersion(req);
       const { id, configId } = route.params;

@@ -21,9 +21,9 @@ import { noteTask, stateName, type A2ACallRecord } from './call-record.js';
 import { scopeOf } from './call-context.js';
 
 /**
- * Notes on each request's call record what the operator's traffic log shows of it: the method (by its v1.0
- * name, whichever transport and version carried it), the mode of a message, the task it concerns and the
- * state it was left in, and what refused or failed it. Passes everything through unchanged.
+ * Notes on each request's call record what the operator's traffic log shows of it: the mode of a message,
+ * the task it concerns and the state it was left in, and what refused or failed it (the method is named by
+ * the front door, which knows it before the SDK runs). Passes everything through unchanged.
  */
 export class TrafficHandler implements A2ARequestHandler {
   constructor(private readonly inner: A2ARequestHandler) {}
@@ -33,51 +33,51 @@ export class TrafficHandler implements A2ARequestHandler {
   }
 
   getAuthenticatedExtendedAgentCard(params: GetExtendedAgentCardRequest, context: ServerCallContext) {
-    return this.noted(context, 'GetExtendedAgentCard', undefined, () =>
+    return this.noted(context, undefined, () =>
       this.inner.getAuthenticatedExtendedAgentCard(params, context),
     );
   }
 
   sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
-    const call = this.begin(context, 'SendMessage');
+    const call = this.begin(context);
     if (call) call.mode = params.configuration?.returnImmediately ? 'async' : 'sync';
     if (call && params.message?.contextId) call.contextId = params.message.contextId;
     return this.outcome(call, () => this.inner.sendMessage(params, context));
   }
 
   sendMessageStream(params: SendMessageRequest, context: ServerCallContext) {
-    const call = this.begin(context, 'SendStreamingMessage');
+    const call = this.begin(context);
     if (call) call.mode = 'stream';
     if (call && params.message?.contextId) call.contextId = params.message.contextId;
     return this.followed(call, () => this.inner.sendMessageStream(params, context));
   }
 
   getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.noted(context, 'GetTask', params.id, () => this.inner.getTask(params, context));
+    return this.noted(context, params.id, () => this.inner.getTask(params, context));
   }
 
   listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
-    return this.noted(context, 'ListTasks', undefined, () => this.inner.listTasks(params, context));
+    return this.noted(context, undefined, () => this.inner.listTasks(params, context));
   }
 
   cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.noted(context, 'CancelTask', params.id, () => this.inner.cancelTask(params, context));
+    return this.noted(context, params.id, () => this.inner.cancelTask(params, context));
   }
 
   resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext) {
-    const call = this.begin(context, 'SubscribeToTask', params.id);
+    const call = this.begin(context, params.id);
     if (call) call.mode = 'stream';
     return this.followed(call, () => this.inner.resubscribe(params, context));
   }
 
   createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext) {
-    return this.noted(context, 'CreateTaskPushNotificationConfig', params.taskId, () =>
+    return this.noted(context, params.taskId, () =>
       this.inner.createTaskPushNotificationConfig(params, context),
     );
   }
 
   getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext) {
-    return this.noted(context, 'GetTaskPushNotificationConfig', params.taskId, () =>
+    return this.noted(context, params.taskId, () =>
       this.inner.getTaskPushNotificationConfig(params, context),
     );
   }
@@ -86,7 +86,7 @@ export class TrafficHandler implements A2ARequestHandler {
     params: ListTaskPushNotificationConfigsRequest,
     context: ServerCallContext,
   ): Promise<ListTaskPushNotificationConfigsResponse> {
-    return this.noted(context, 'ListTaskPushNotificationConfigs', params.taskId, () =>
+    return this.noted(context, params.taskId, () =>
       this.inner.listTaskPushNotificationConfigs(params, context),
     );
   }
@@ -95,26 +95,24 @@ export class TrafficHandler implements A2ARequestHandler {
     params: DeleteTaskPushNotificationConfigRequest,
     context: ServerCallContext,
   ): Promise<void> {
-    return this.noted(context, 'DeleteTaskPushNotificationConfig', params.taskId, () =>
+    return this.noted(context, params.taskId, () =>
       this.inner.deleteTaskPushNotificationConfig(params, context),
     );
   }
 
-  private begin(context: ServerCallContext, method: string, taskId?: string): A2ACallRecord | undefined {
+  private begin(context: ServerCallContext, taskId?: string): A2ACallRecord | undefined {
     const call = scopeOf(context).call;
     if (!call) return undefined;
-    call.method = method;
     if (taskId) call.taskId = taskId;
     return call;
   }
 
   private noted<T>(
     context: ServerCallContext,
-    method: string,
     taskId: string | undefined,
     run: () => Promise<T>,
   ): Promise<T> {
-    return this.outcome(this.begin(context, method, taskId), run);
+    return this.outcome(this.begin(context, taskId), run);
   }
 
   private async outcome<T>(call: A2ACallRecord | undefined, run: () => Promise<T>): Promise<T> {
