@@ -1,4 +1,4 @@
-import { TaskState, type Task } from '@a2a-js/sdk';
+import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { A2AError } from '@a2a-js/sdk/errors';
 import { isLegacyJsonRpcMethod, isV1JsonRpcMethod, legacyJsonRpcToV1Method } from '@a2a-js/sdk/compat/v0_3';
 import type { EnvelopeEvent } from '../agent/events.js';
@@ -49,6 +49,21 @@ export function noteTask(call: A2ACallRecord, task: Pick<Task, 'id' | 'contextId
   call.taskId = task.id;
   if (task.contextId) call.contextId = task.contextId;
   call.taskState = stateName(task.status?.state) ?? call.taskState;
+}
+
+/** Whether a handler's answer is a task (not a message). */
+export function isTask(value: unknown): value is Task {
+  return typeof value === 'object' && value !== null && 'status' in value && 'id' in value;
+}
+
+/** Notes what a stream event says of its task. */
+export function noteEvent(call: A2ACallRecord, event: StreamResponse): void {
+  const payload = event.payload;
+  if (payload?.$case === 'task') noteTask(call, payload.value);
+  else if (payload?.$case === 'statusUpdate') {
+    call.taskId = payload.value.taskId;
+    call.taskState = stateName(payload.value.status?.state) ?? call.taskState;
+  }
 }
 
 /** The record as the operator's traffic log keeps it, once the response is over. */

@@ -15,7 +15,6 @@ import { readJsonBody, sendJson } from './http-io.js';
 import { JsonRpcRoute } from './jsonrpc-route.js';
 import { A2APushSender, type DeliverPush } from './push-sender.js';
 import { RestRoute } from './rest-route.js';
-import { TrafficHandler } from './traffic-handler.js';
 import { trafficEvent, v1MethodName, type A2ACallRecord } from './call-record.js';
 import type { EnvelopeEvent } from '../agent/events.js';
 
@@ -84,9 +83,8 @@ export class A2AFrontDoor<C extends A2ACaller> {
       cancelElsewhere: replicas && ((id, context) => replicas.cancelElsewhere(id, context)),
       onError: report,
     });
-    const traced = new TrafficHandler(handler);
-    this.jsonRpc = new JsonRpcRoute(traced, { sse: options.sse, report });
-    this.rest = new RestRoute(traced, { sse: options.sse, report });
+    this.jsonRpc = new JsonRpcRoute(handler, { sse: options.sse, report });
+    this.rest = new RestRoute(handler, { sse: options.sse, report });
   }
 
   /** The paths this front door answers (anything else stays the agent port's). */

@@ -19,9 +19,10 @@ import {
 } from '@a2a-js/sdk';
 import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
-import { authFailed, ProtocolError } from '../protocol/index.js';
+import { authFailed, ProtocolError, type Mode } from '../protocol/index.js';
 import { isKeyless } from './key-gate.js';
 import { callerOf, scopeOf } from './call-context.js';
+import { isTask, noteEvent, noteTask } from './call-record.js';
 import type { A2ACaller, A2AGate } from './chat-core.js';
 import { checkContextId, messageText } from './message-text.js';
 import { TERMINAL_STATES } from './task-store.js';
@@ -57,6 +58,8 @@ export interface GatedHandlerOptions<C extends A2ACaller> {
  * at another replica follows its records, and everything else passes through. Both transports and both
  * protocol versions reach the SDK through here, with v1.0 shapes. A refusal of ours raised inside the SDK
  * (the task store does not answer: 503) is kept for the transport, which the SDK would turn into a 500.
+ * Each call also notes on its traffic record (RequestScope.call) the mode of a message, the task it concerns
+ * and the state it was left in, and what refused or failed it.
  */
 export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   constructor(
@@ -64,40 +67,37 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     private readonly options: GatedHandlerOptions<C>,
   ) {}
 
-  async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
-    await this.admit(params, context);
-    const configuration = params.configuration;
-    const scope = scopeOf(context);
-    if (!configuration?.returnImmediately && !configuration?.taskPushNotificationConfig) scope.quiet = true;
-    try {
-      return await this.passing(context, () => this.inner.sendMessage(params, context));
-    } finally {
-      scope.slot?.();
-    }
+  sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    return this.noted(context, async () => {
+      const configuration = params.configuration;
+      await this.admit(params, context, configuration?.returnImmediately ? 'async' : 'sync');
+      const scope = scopeOf(context);
+      if (!configuration?.returnImmediately && !configuration?.taskPushNotificationConfig) scope.quiet = true;
+      try {
+        return await this.inner.sendMessage(params, context);
+      } finally {
+        scope.slot?.();
+      }
+    });
   }
 
-  async *sendMessageStream(
+  sendMessageStream(
     params: SendMessageRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    await this.admit(params, context);
-    try {
-      yield* this.inner.sendMessageStream(params, context);
-    } catch (error) {
-      throw this.kept(error, context);
-    } finally {
-      scopeOf(context).slot?.();
-    }
+    return this.noting(context, this.admittedStream(params, context));
   }
 
   /** The config's URL and values are checked here; its cap (per task, across replicas) by the store. */
-  async createTaskPushNotificationConfig(
+  createTaskPushNotificationConfig(
     params: TaskPushNotificationConfig,
     context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    this.enter(context, params.taskId);
-    this.checkPush(params);
-    return this.passing(context, () => this.inner.createTaskPushNotificationConfig(params, context));
+    return this.noted(context, () => {
+      this.enter(context, params.taskId);
+      this.checkPush(params);
+      return this.inner.createTaskPushNotificationConfig(params, context);
+    });
   }
 
   getAgentCard(): Promise<AgentCard> {
@@ -108,30 +108,36 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     params: GetExtendedAgentCardRequest,
     context: ServerCallContext,
   ): Promise<AgentCard> {
-    this.enter(context);
-    return this.inner.getAuthenticatedExtendedAgentCard(params, context);
+    return this.noted(context, () => {
+      this.enter(context);
+      return this.inner.getAuthenticatedExtendedAgentCard(params, context);
+    });
   }
 
-  async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
-    this.enter(context, params.id);
-    return this.passing(context, () => this.inner.getTask(params, context));
+  getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
+    return this.noted(context, () => {
+      this.enter(context, params.id);
+      return this.inner.getTask(params, context);
+    });
   }
 
-  async listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
-    this.enter(context);
-    // Keyless callers are named by their address, which every caller behind the tunnel shares: a list would
-    // show one stranger another's tasks. A task's id (a random UUID) stays enough to read it.
-    if (isKeyless(callerOf<C>(context).id)) throw this.refusal(authFailed(KEYLESS_LIST, 'access'), context);
-    return this.passing(context, () => this.inner.listTasks(params, context));
+  listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    return this.noted(context, () => {
+      this.enter(context);
+      // Keyless callers are named by their address, which every caller behind the tunnel shares: a list
+      // would show one stranger another's tasks. A task's id (a random UUID) stays enough to read it.
+      if (isKeyless(callerOf<C>(context).id)) throw this.refusal(authFailed(KEYLESS_LIST, 'access'), context);
+      return this.inner.listTasks(params, context);
+    });
   }
 
   /**
    * A run at another replica is canceled there first, outside the SDK (whose cancel reaches this
    * process's runs only, under a per-task lock); then the SDK answers from the records.
    */
-  async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    this.enter(context, params.id);
-    return this.passing(context, async () => {
+  cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    return this.noted(context, async () => {
+      this.enter(context, params.id);
       await this.options.cancelElsewhere?.(params.id, context);
       return this.inner.cancelTask(params, context);
     });
@@ -147,33 +153,58 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     params: SubscribeToTaskRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
+    const call = scopeOf(context).call;
+    if (call) call.mode = 'stream';
     // Checked before any stream opens, so a malformed request is answered as plain JSON.
-    this.enter(context, params.id);
-    return this.resubscribed(params, context);
+    try {
+      this.enter(context, params.id);
+    } catch (error) {
+      if (call) call.error = error;
+      throw error;
+    }
+    return this.noting(context, this.resubscribed(params, context));
   }
 
-  async getTaskPushNotificationConfig(
+  getTaskPushNotificationConfig(
     params: GetTaskPushNotificationConfigRequest,
     context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    this.enter(context, params.taskId, params.id);
-    return this.passing(context, () => this.inner.getTaskPushNotificationConfig(params, context));
+    return this.noted(context, () => {
+      this.enter(context, params.taskId, params.id);
+      return this.inner.getTaskPushNotificationConfig(params, context);
+    });
   }
 
-  async listTaskPushNotificationConfigs(
+  listTaskPushNotificationConfigs(
     params: ListTaskPushNotificationConfigsRequest,
     context: ServerCallContext,
   ): Promise<ListTaskPushNotificationConfigsResponse> {
-    this.enter(context, params.taskId);
-    return this.passing(context, () => this.inner.listTaskPushNotificationConfigs(params, context));
+    return this.noted(context, () => {
+      this.enter(context, params.taskId);
+      return this.inner.listTaskPushNotificationConfigs(params, context);
+    });
   }
 
-  async deleteTaskPushNotificationConfig(
+  deleteTaskPushNotificationConfig(
     params: DeleteTaskPushNotificationConfigRequest,
     context: ServerCallContext,
   ): Promise<void> {
-    this.enter(context, params.taskId, params.id);
-    return this.passing(context, () => this.inner.deleteTaskPushNotificationConfig(params, context));
+    return this.noted(context, () => {
+      this.enter(context, params.taskId, params.id);
+      return this.inner.deleteTaskPushNotificationConfig(params, context);
+    });
+  }
+
+  private async *admittedStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    await this.admit(params, context, 'stream');
+    try {
+      yield* this.inner.sendMessageStream(params, context);
+    } finally {
+      scopeOf(context).slot?.();
+    }
   }
 
   /**
@@ -186,16 +217,12 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     params: SubscribeToTaskRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    try {
-      let last: Task | undefined;
-      for await (const event of this.inner.resubscribe(params, context)) {
-        last = seen(last, event);
-        yield event;
-      }
-      if (last && !isTerminal(last)) yield* this.follow(last, context);
-    } catch (error) {
-      throw this.kept(error, context);
+    let last: Task | undefined;
+    for await (const event of this.inner.resubscribe(params, context)) {
+      last = seen(last, event);
+      yield event;
     }
+    if (last && !isTerminal(last)) yield* this.follow(last, context);
   }
 
   /** A task running elsewhere, from its records: what changed since `previous`, until it ends. */
@@ -227,10 +254,32 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     }
   }
 
-  private async passing<T>(context: ServerCallContext, call: () => Promise<T>): Promise<T> {
+  /** One call's outcome on its traffic record: the task it answered with, or what refused or failed it. */
+  private async noted<T>(context: ServerCallContext, run: () => Promise<T>): Promise<T> {
+    const call = scopeOf(context).call;
     try {
-      return await call();
+      const result = await run();
+      if (call && isTask(result)) noteTask(call, result);
+      return result;
     } catch (error) {
+      if (call) call.error = error;
+      throw this.kept(error, context);
+    }
+  }
+
+  /** A stream's events and failure on its traffic record. */
+  private async *noting(
+    context: ServerCallContext,
+    stream: AsyncGenerator<StreamResponse, void, undefined>,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    const call = scopeOf(context).call;
+    try {
+      for await (const event of stream) {
+        if (call) noteEvent(call, event);
+        yield event;
+      }
+    } catch (error) {
+      if (call) call.error = error;
       throw this.kept(error, context);
     }
   }
@@ -241,9 +290,12 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   }
 
   /** Everything the SDK would not check, then the gate; the turn is refused before any task exists. */
-  private async admit(params: SendMessageRequest, context: ServerCallContext): Promise<void> {
-    this.enter(context);
+  private async admit(params: SendMessageRequest, context: ServerCallContext, mode: Mode): Promise<void> {
     const message = params.message;
+    const call = scopeOf(context).call;
+    if (call) call.mode = mode;
+    if (call && message?.contextId) call.contextId = message.contextId;
+    this.enter(context);
     const text = messageText(message);
     checkContextId(message?.contextId);
     if (message?.taskId) await this.refuseFollowUp(message.taskId, context);
@@ -287,7 +339,10 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
 
   /** Every call: the request is decoded (RequestScope.decoded), names no tenant, and its ids are strings. */
   private enter(context: ServerCallContext, ...ids: unknown[]): void {
-    scopeOf(context).decoded = true;
+    const scope = scopeOf(context);
+    scope.decoded = true;
+    // The first id names the task, for the traffic record.
+    if (scope.call && typeof ids[0] === 'string' && ids[0]) scope.call.taskId = ids[0];
     if (context.tenant) throw new RequestMalformedError('This agent has no tenants: leave "tenant" empty.');
     if (ids.some((id) => typeof id !== 'string')) {
       throw new RequestMalformedError('Task and push config ids are strings.');
