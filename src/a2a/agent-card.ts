@@ -9,6 +9,12 @@ export const A2A_PATHS = {
   rest: '/a2a/rest',
 } as const;
 
+/** Whether an `A2A-Version` value asks for v0.3 (`0.3` or `0.3.x`), served through the SDK's compat layer. */
+export function isLegacyVersion(version: string | string[] | undefined): boolean {
+  const value = Array.isArray(version) ? version[0] : version;
+  return /^0\.3(\.\d+)?$/.test(value?.trim() ?? '');
+}
+
 /** The name of the card's security scheme: an A2A key the operator issued, sent as a bearer token. */
 export const KEY_SCHEME = 'a2aKey';
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AgentInterface, type AgentCard } from '@a2a-js/sdk';
 import type { PublicKeyEntry, Signer } from '../protocol/index.js';
-import { A2A_PATHS, buildA2ACard, KEY_SCHEME, type A2ACardInput } from './agent-card.js';
+import { A2A_PATHS, buildA2ACard, isLegacyVersion, KEY_SCHEME, type A2ACardInput } from './agent-card.js';
 import { cardJwks, signedCardJson, signedLegacyCardJson } from './card-signature.js';
 
 export interface CardRouteOptions {
@@ -38,7 +38,7 @@ export class CardRoute {
   serveCard(req: IncomingMessage, res: ServerResponse): void {
     const signed = this.current();
     const version = header(req, 'a2a-version');
-    const legacy = version === undefined || /^0\.3(\.\d+)?$/.test(version);
+    const legacy = version === undefined || isLegacyVersion(version);
     this.send(req, res, legacy ? signed.legacy : signed.v1, { Vary: 'A2A-Version' });
   }
 

@@ -6,7 +6,7 @@ import {
   type TaskStore,
 } from '@a2a-js/sdk/server';
 import type { SseOptions } from '../agent/sse.js';
-import { A2A_PATHS, buildA2ACard } from './agent-card.js';
+import { A2A_PATHS, buildA2ACard, isLegacyVersion } from './agent-card.js';
 import { CardRoute, type CardRouteOptions } from './card-route.js';
 import type { A2ACaller, A2AGate, ChatCore } from './chat-core.js';
 import { ChatExecutor } from './chat-executor.js';
@@ -145,9 +145,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
       } catch (error) {
         if (call) {
           call.error = error;
-          call.version = /^0\.3(\.\d+)?$/.test(String(req.headers['a2a-version'] ?? '').trim())
-            ? '0.3'
-            : '1.0';
+          call.version = isLegacyVersion(req.headers['a2a-version']) ? '0.3' : '1.0';
         }
         return this.jsonRpc.refuse(req, res, error);
       }

@@ -5,6 +5,7 @@ import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { JsonRpcTransportHandler, type A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { SseOptions } from '../agent/sse.js';
 import { ProtocolError } from '../protocol/index.js';
+import { isLegacyVersion } from './agent-card.js';
 import { fixJsonRpcError, jsonRpcError, type JsonRpcErrorObject } from './a2a-errors.js';
 import { callContext, scopeOf } from './call-context.js';
 import type { A2ACallRecord } from './call-record.js';
@@ -29,7 +30,7 @@ export function jsonRpcVersion(header: string | undefined, method: unknown): Wir
   const requested = header?.trim();
   if (!requested) return isV1JsonRpcMethod(method) ? '1.0' : '0.3';
   if (/^1\.0(\.\d+)?$/.test(requested)) return '1.0';
-  if (/^0\.3(\.\d+)?$/.test(requested)) return '0.3';
+  if (isLegacyVersion(requested)) return '0.3';
   throw new VersionNotSupportedError(
     `A2A-Version ${requested.slice(0, 20)} is not served here; send 1.0 (or 0.3).`,
   );
@@ -103,7 +104,7 @@ export class JsonRpcRoute {
 
   /** An error before any method ran (no key, a body that is not JSON-RPC): in the shape `header` asks for. */
   refuse(req: IncomingMessage, res: ServerResponse, error: unknown): void {
-    const legacy = /^0\.3(\.\d+)?$/.test(header(req)?.trim() ?? '');
+    const legacy = isLegacyVersion(header(req));
     if (error instanceof ProtocolError && error.code === 'SCHEMA_INVALID' && error.httpStatus === 400) {
       const parseError = { code: A2A_ERROR_CODE.PARSE_ERROR, message: error.message };
       return sendJson(res, 200, { jsonrpc: '2.0', id: null, error: parseError });
