@@ -147,7 +147,17 @@ export function createAppA2ADoor(app: AppParts, wiring: AppWiring): A2ADoor {
     bodyLimitBytes: () => settings().bodyLimitBytes,
     sse: { keepAliveMs: wiring.keepAliveMs },
     // A bug's message may quote what a caller sent: one escaped line in the operator's terminal.
-    onError: (error) => console.error(`Agent: A2A: ${escapedLine(String((error as Error)?.message), 300)}`),
+    onError: (error) => console.error(`Agent: A2A: ${escapedLine(thrownText(error), 300)}`),
     onCall: wiring.onCall,
   });
+}
+
+/** What was thrown, as text: an Error's message, anything else as String() reads it (never throws). */
+function thrownText(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  try {
+    return String(error);
+  } catch {
+    return Object.prototype.toString.call(error);
+  }
 }
