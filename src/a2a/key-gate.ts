@@ -1,5 +1,6 @@
 import { a2aKeyCaller, type A2AKeys } from '../access/a2a-keys.js';
 import type { A2AKeyLimits, AccessPolicy } from '../protocol/console-api.js';
+import { KEYLESS_A2A_CALLER } from '../agent/skill.js';
 import { authFailed } from '../protocol/index.js';
 import type { A2ACaller, A2AGate, A2ARequestInfo } from './chat-core.js';
 
@@ -56,7 +57,7 @@ export class A2AKeyGate implements Pick<A2AGate<A2AKeyCaller>, 'authenticate'> {
 
 /** Whether a caller id names a keyless caller (the `open` policy), not the holder of a key. */
 export function isKeyless(callerId: string): boolean {
-  return callerId.startsWith('a2a-anon:');
+  return callerId.startsWith(KEYLESS_A2A_CALLER);
 }
 
 /**
@@ -66,5 +67,5 @@ export function isKeyless(callerId: string): boolean {
  */
 function anonymous(remoteAddress: string | undefined): A2AKeyCaller {
   const address = (remoteAddress ?? 'unknown').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
-  return { id: `a2a-anon:${address}`, name: `keyless caller at ${address}`, limits: {} };
+  return { id: `${KEYLESS_A2A_CALLER}${address}`, name: `keyless caller at ${address}`, limits: {} };
 }

@@ -1,6 +1,9 @@
 import type { AdmissionRule } from '../protocol/console-api.js';
 import type { Envelope, Mode, SkillDef, Trust } from '../protocol/index.js';
 
+/** How a keyless A2A caller's id begins (`a2a-anon:<address>`, the `open` policy), where made and read. */
+export const KEYLESS_A2A_CALLER = 'a2a-anon:';
+
 /** Who is calling, as verified by the pipeline: what a skill may tell its backend about the caller. */
 export interface CallerInfo {
   /** The verified agent:// id (or `unsigned:<address>`). */
