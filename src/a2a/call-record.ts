@@ -26,6 +26,9 @@ export interface A2ACallRecord {
   error?: unknown;
 }
 
+/** The methods that send a message, the chat skill's calls. */
+const SEND_METHODS = new Set(['SendMessage', 'SendStreamingMessage']);
+
 /** The v1.0 name of a JSON-RPC method (a v0.3 one mapped to it); undefined for anything unknown. */
 export function v1MethodName(method: unknown): string | undefined {
   if (isV1JsonRpcMethod(method)) return method as string;
@@ -73,7 +76,6 @@ export function trafficEvent(call: A2ACallRecord, status: number, bytesOut: numb
     time: new Date(call.startedAt).toISOString(),
     endpoint: call.path,
     sender: call.caller?.id,
-    skill: 'chat',
     signatureForm: 'none',
     verdict: verdictOf(call, status),
     status,
@@ -87,6 +89,8 @@ export function trafficEvent(call: A2ACallRecord, status: number, bytesOut: numb
       transport: call.transport,
     },
   };
+  // Only a message runs the chat skill: reading, listing or canceling a task runs none.
+  if (call.method !== undefined && SEND_METHODS.has(call.method)) event.skill = 'chat';
   if (call.caller?.name) event.callerName = call.caller.name;
   if (call.mode) event.mode = call.mode;
   if (call.taskId) event.taskId = call.taskId.slice(0, 100);

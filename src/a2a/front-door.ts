@@ -139,7 +139,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
       try {
         caller = await this.options.gate.authenticate(info);
         if (call) call.caller = caller;
-        body = await readJsonBody(req, this.options.bodyLimitBytes());
+        body = await readJsonBody(req, this.options.bodyLimitBytes(), counted(call));
         // Known before the SDK runs, for a request it refuses before calling the handler.
         if (call) call.method = v1MethodName((body as { method?: unknown } | null)?.method);
       } catch (error) {
@@ -170,7 +170,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
         method: `${method} ${path}`,
       });
       if (call) call.caller = caller;
-      if (method === 'POST') body = await readJsonBody(req, this.options.bodyLimitBytes());
+      if (method === 'POST') body = await readJsonBody(req, this.options.bodyLimitBytes(), counted(call));
     } catch (error) {
       if (call) call.error = error;
       return this.rest.refuse(res, error);
@@ -180,7 +180,8 @@ export class A2AFrontDoor<C extends A2ACaller> {
 
   /**
    * A record of the request that becomes one traffic entry when its response is over (a stream: when it
-   * ends); none without `onCall`. The bytes out are counted on the socket (headers included).
+   * ends); none without `onCall`. The bytes in are the body's as read (a chunked body declares none, and a
+   * declared length can lie); the bytes out are counted on the socket (headers included).
    */
   private track(
     req: IncomingMessage,
@@ -190,13 +191,12 @@ export class A2AFrontDoor<C extends A2ACaller> {
   ): A2ACallRecord | undefined {
     const onCall = this.options.onCall;
     if (!onCall) return undefined;
-    const declared = Number(req.headers['content-length']);
     const call: A2ACallRecord = {
       startedAt: Date.now(),
       started: performance.now(),
       path,
       transport,
-      bytesIn: Number.isFinite(declared) && declared > 0 ? declared : 0,
+      bytesIn: 0,
     };
     const socket = req.socket;
     const before = socket.bytesWritten;
@@ -210,6 +210,11 @@ export class A2AFrontDoor<C extends A2ACaller> {
     });
     return call;
   }
+}
+
+/** Adds the body's bytes to the record as they are read. */
+function counted(call: A2ACallRecord | undefined): ((bytes: number) => void) | undefined {
+  return call && ((bytes) => (call.bytesIn += bytes));
 }
 
 function notAllowed(res: ServerResponse, allow: string): void {

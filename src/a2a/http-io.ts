@@ -9,9 +9,14 @@ const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
 /**
  * The request body as parsed JSON: 413 past `limit` (a declared length is refused before a byte is read,
  * a chunked body as soon as it passes it), 400 when it is not JSON, ContentTypeNotSupported for another
- * media type. An empty body is `{}` (HTTP+JSON's cancel and subscribe POSTs have none).
+ * media type. An empty body is `{}` (HTTP+JSON's cancel and subscribe POSTs have none). `onBytes` hears
+ * of each chunk as it arrives: what was read, whatever the request declared.
  */
-export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+export async function readJsonBody(
+  req: IncomingMessage,
+  limit: number,
+  onBytes?: (bytes: number) => void,
+): Promise<unknown> {
   const type = req.headers['content-type'];
   if (type && !JSON_TYPE.test(type)) {
     throw new ContentTypeNotSupportedError(
@@ -26,6 +31,7 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
     // Not destroyed on an early exit: the refusal must still reach the caller (its rest is discarded).
     for await (const chunk of req.iterator({ destroyOnReturn: false })) {
       size += (chunk as Buffer).length;
+      onBytes?.((chunk as Buffer).length);
       if (size > limit) {
         req.resume();
         throw tooLarge(limit);

@@ -289,4 +289,47 @@ describe('traffic and metrics', () => {
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.body)).toMatch(/samvad or a2a/);
   });
+
+  it('counts the body bytes read, declared or not; names the chat skill on sends only', async () => {
+    const rpc = async (method: string, params: unknown, id: number) => {
+      const text = JSON.stringify({ jsonrpc: '2.0', id, method, params });
+      // A stream body goes out chunked: no Content-Length for the agent to take the size from.
+      const body = new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(text));
+          controller.close();
+        },
+      });
+      const response = await fetch(`${agent.url}/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'a2a-version': '1.0', authorization: `Bearer ${key}` },
+        body,
+        duplex: 'half',
+      } as RequestInit);
+      expect(response.headers.get('content-type')).toMatch(/json/);
+      return {
+        size: Buffer.byteLength(text),
+        json: (await response.json()) as { result?: { task?: { id: string } } },
+      };
+    };
+    const message = {
+      messageId: 'm-bytes',
+      role: 'ROLE_USER',
+      parts: [{ text: 'sized é' }],
+      contextId: 'ctx-bytes',
+    };
+    const sent = await rpc('SendMessage', { message }, 1);
+    const taskId = sent.json.result!.task!.id;
+    const got = await rpc('GetTask', { id: taskId }, 2);
+
+    let entries: TrafficEntry[] = [];
+    await until(async () => {
+      entries = (await traffic('?protocol=a2a')).body.entries.filter((e) => e.taskId === taskId);
+      return entries.length === 2;
+    });
+    const byMethod = Object.fromEntries(entries.map((e) => [e.a2a?.method, e]));
+    expect(byMethod.SendMessage).toMatchObject({ skill: 'chat', bytesIn: sent.size, status: 200 });
+    expect(byMethod.GetTask).toMatchObject({ bytesIn: got.size, status: 200 });
+    expect(byMethod.GetTask!.skill).toBeUndefined();
+  });
 });
