@@ -33,7 +33,7 @@ export function agentRoutes(router: Router, deps: ApiDeps): void {
     '/api/status',
     reply(async (): Promise<StatusResponse> => {
       const status = deps.status();
-      return { ...status, a2a: await a2aStatus(app, status.tunnel) };
+      return { ...status, a2a: await a2aStatus(app) };
     }),
   );
   // Keystore failures (an unknown kid: 404) are answered by error-reply.ts.

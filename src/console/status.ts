@@ -1,4 +1,6 @@
+import { A2A_PATHS } from '../a2a/agent-card.js';
 import type { AgentBridgeApp } from '../app.js';
+import { isLoopbackHost } from '../protocol/index.js';
 import type {
   GatewayView,
   McpStatusView,
@@ -74,16 +76,16 @@ export function buildStatus({
 }
 
 /**
- * The Overview's A2A card: the agent card's address once the agent has a public one (tunnel or public URL
- * setting; a loopback address is no use to a caller), and the keys callers may use now. While the key store
- * (Redis) does not answer, no key works, so none is live; the status's `state` says why.
+ * The Overview's A2A card: the agent card's address once the agent has a public one (the agent URL the card
+ * itself names: tunnel or public URL setting; a loopback address is no use to a caller), and the keys callers
+ * may use now. While the key store (Redis) does not answer, no key works, so none is live; the status's
+ * `state` says why.
  */
-export async function a2aStatus(app: AgentBridgeApp, tunnel: TunnelStatus): Promise<StatusResponse['a2a']> {
-  const publicUrl =
-    tunnel.status === 'online' ? tunnel.url : app.currentSettings.publicUrl?.replace(/\/+$/, '');
+export async function a2aStatus(app: AgentBridgeApp): Promise<StatusResponse['a2a']> {
+  const url = app.agentUrl;
   const keys = await app.a2aKeys.list().catch(() => []);
   return {
-    cardUrl: publicUrl ? `${publicUrl}/.well-known/agent-card.json` : null,
+    cardUrl: isLoopbackHost(new URL(url).host) ? null : `${url}${A2A_PATHS.card}`,
     keys: keys.filter((key) => key.status === 'active').length,
   };
 }
