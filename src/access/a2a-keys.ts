@@ -24,6 +24,8 @@ export const MAX_NAME_LENGTH = 100;
 export const MAX_ACTIVE_KEYS = 1000;
 /** Revoked and expired keys stay listed (and refused by name) this long, then are dropped. */
 const KEEP_DEAD_MS = 30 * 86_400_000;
+/** How long the keys read for a count are trusted when no change is heard of (an announcement missed). */
+const COUNT_TRUST_MS = 10_000;
 /** The farthest expiry a key can have (none at all is the operator's other choice). */
 const MAX_EXPIRY_MS = 10 * 365 * 86_400_000;
 export const LIMIT_RANGES = {
@@ -87,6 +89,10 @@ export class A2AKeys {
   private readonly usageFlushMs: number;
   /** Lookups by key id (in flight or done), each trusted until `until`. Only found keys stay. */
   private readonly cache = new Map<string, { until: number; key: Promise<StoredA2AKey | undefined> }>();
+  /** The keys as last read for activeCount, trusted until `until` or the next change. */
+  private counted: { until: number; keys: StoredA2AKey[] } | undefined;
+  /** Bumped at each change: a read begun before one is not kept for counting. */
+  private changes = 0;
   private unwritten: UsageBatch = new Map();
   private writing: UsageBatch = new Map();
   private flushTimer: NodeJS.Timeout | undefined;
@@ -102,6 +108,7 @@ export class A2AKeys {
     this.unsubscribe =
       this.records.onChange?.(() => {
         this.cache.clear();
+        this.forgetCount();
         options.onChange?.();
       }) ?? (() => undefined);
   }
@@ -123,13 +130,17 @@ export class A2AKeys {
       );
     }
     const dead = entries.filter((entry) => (deadSince(entry, now) ?? now) < now - KEEP_DEAD_MS);
-    if (dead.length > 0) await this.store('save', () => this.records.remove(dead.map((entry) => entry.id)));
+    if (dead.length > 0) {
+      this.forgetCount();
+      await this.store('save', () => this.records.remove(dead.map((entry) => entry.id)));
+    }
     // 48-bit ids: a collision is rare enough that a few in a row mean something else is wrong.
     for (let attempt = 0; attempt < 3; attempt++) {
       const id = randomBytes(6).toString('hex');
       const secret = `${A2A_KEY_PREFIX}${id}_${randomBytes(32).toString('base64url')}`;
       const key: StoredA2AKey = { id, hash: digest(secret), createdAt: now, ...request };
       if (await this.store('save', () => this.records.add(key))) {
+        this.forgetCount();
         this.options.onChange?.();
         return { key: keyView({ ...key, calls: 0 }, now), secret };
       }
@@ -148,6 +159,24 @@ export class A2AKeys {
       .map((entry) => keyView(entry, now));
   }
 
+  /**
+   * How many keys callers may use now, for the console's status poll: the store is read once per change
+   * (here, or announced by another process) and at most every COUNT_TRUST_MS, not at every poll; expiries
+   * are counted at each call. Throws an A2AKeyError (503) when the keys cannot be read.
+   */
+  async activeCount(): Promise<number> {
+    this.checkAvailable('Cannot count the A2A keys');
+    let counted = this.counted;
+    if (!counted || counted.until <= this.now()) {
+      const changes = this.changes;
+      const keys = await this.store('read', () => this.records.list());
+      counted = { until: this.now() + COUNT_TRUST_MS, keys };
+      if (changes === this.changes) this.counted = counted;
+    }
+    const now = this.now();
+    return counted.keys.filter((key) => keyStatus(key, now) === 'active').length;
+  }
+
   /** Revokes a key now: refused from the next request on, here at once and at every replica within 1 s. */
   async revoke(id: string): Promise<A2AKeyView> {
     if (typeof id !== 'string' || !KEY_ID.test(id)) {
@@ -160,6 +189,7 @@ export class A2AKeys {
     this.checkAvailable('Not revoked');
     const key = await this.store('save', () => this.records.revoke(id, this.now()));
     this.cache.delete(id);
+    this.forgetCount();
     if (!key) {
       throw new A2AKeyError(
         404,
@@ -271,6 +301,11 @@ export class A2AKeys {
   private noteUse(id: string, at: number): void {
     addUse(this.unwritten, id, 1, at);
     if (!this.closed) this.flushTimer ??= setTimeout(() => void this.flush(), this.usageFlushMs).unref();
+  }
+
+  private forgetCount(): void {
+    this.changes++;
+    this.counted = undefined;
   }
 
   private checkAvailable(what: string): void {

@@ -1,4 +1,5 @@
 import { A2A_PATHS } from '../a2a/agent-card.js';
+import { A2AKeyError } from '../access/a2a-keys.js';
 import type { AgentBridgeApp } from '../app.js';
 import { isLoopbackHost } from '../protocol/index.js';
 import type {
@@ -78,16 +79,18 @@ export function buildStatus({
 /**
  * The Overview's A2A card: the agent card's address once the agent has a public one (the agent URL the card
  * itself names: tunnel or public URL setting; a loopback address is no use to a caller), and the keys callers
- * may use now. While the key store (Redis) does not answer, no key works, so none is live; the status's
- * `state` says why.
+ * may use now: unknown (null, and why) while the key store cannot be read, not 0.
  */
 export async function a2aStatus(app: AgentBridgeApp): Promise<StatusResponse['a2a']> {
   const url = app.agentUrl;
-  const keys = await app.a2aKeys.list().catch(() => []);
-  return {
-    cardUrl: isLoopbackHost(new URL(url).host) ? null : `${url}${A2A_PATHS.card}`,
-    keys: keys.filter((key) => key.status === 'active').length,
-  };
+  const cardUrl = isLoopbackHost(new URL(url).host) ? null : `${url}${A2A_PATHS.card}`;
+  try {
+    return { cardUrl, keys: await app.a2aKeys.activeCount() };
+  } catch (error) {
+    // A2AKeyError messages name the store's trouble (a path, Redis), never a key.
+    const problem = error instanceof A2AKeyError ? error.message : 'The A2A keys could not be counted.';
+    return { cardUrl, keys: null, keysProblem: problem };
+  }
 }
 
 /** The tunnel as the console shows it: its state, its provider, and a change of address not dismissed. */

@@ -451,8 +451,11 @@ export interface StatusResponse {
    * `up` is false, calls are refused with 503, and `problem` says why and what to do.
    */
   state: { backend: 'data-dir' | 'redis'; up: boolean; problem?: string };
-  /** The A2A agent card's address (null while there is no public address) and the live A2A keys. */
-  a2a: { cardUrl: string | null; keys: number };
+  /**
+   * The A2A agent card's address (null while there is no public address) and the live A2A keys: null, with
+   * `keysProblem` saying why, while the key store cannot be read (then no key works either).
+   */
+  a2a: { cardUrl: string | null; keys: number | null; keysProblem?: string };
 }
 
 /** GET /api/events (SSE): `event: envelope` with a TrafficEntry; `event: state` when anything in the status changed. */

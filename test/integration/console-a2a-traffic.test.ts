@@ -3,11 +3,14 @@
 // there is a public one, and the live keys (issued through the console's own API, one revoked, one expired).
 // The traffic entries are envelope events emitted on the app, as its pipelines emit them: the A2A front
 // door that fills them from real calls is built beside this (its own tests cover that end).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EnvelopeEvent } from '../../src/agent/events.js';
 import { startConsole, type ConsoleHandle } from '../../src/console/console-server.js';
 import type { ApiError, StatusResponse, TrafficResponse } from '../../src/protocol/console-api.js';
 import { openSettingsStore } from '../../src/settings/store.js';
+import { A2A_KEYS_FILE, A2AKeyFile } from '../../src/state/a2a-key-store.js';
 import { startAgent, type TestAgent } from '../helpers/agents.js';
 import { until } from '../helpers/polling.js';
 
@@ -29,11 +32,16 @@ afterAll(async () => {
   await agent.close();
 });
 
-async function api<T>(path: string, body?: unknown, method = 'POST'): Promise<{ status: number; json: T }> {
-  const response = await fetch(`${con.url}${path}`, {
+async function api<T>(
+  path: string,
+  body?: unknown,
+  method = 'POST',
+  at: ConsoleHandle = con,
+): Promise<{ status: number; json: T }> {
+  const response = await fetch(`${at.url}${path}`, {
     method: body === undefined ? 'GET' : method,
     headers: {
-      authorization: `Bearer ${con.token}`,
+      authorization: `Bearer ${at.token}`,
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
     },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -103,5 +111,43 @@ describe('GET /api/status a2a', () => {
     const saved = await api('/api/settings', { publicUrl: 'https://agent.example.org/' }, 'PUT');
     expect(saved.status).toBe(200);
     expect((await status()).cardUrl).toBe('https://agent.example.org/.well-known/agent-card.json');
+  });
+});
+
+describe('GET /api/status a2a keys', () => {
+  it('counts the keys from what it read until they change, not by listing them at every poll', async () => {
+    const status = async () => (await api<StatusResponse>('/api/status')).json.a2a;
+    await api('/api/a2a/keys', { name: 'Counted bot' });
+    const before = (await status()).keys!;
+    const reads = vi.spyOn(A2AKeyFile.prototype, 'list');
+    try {
+      for (let poll = 0; poll < 3; poll++) expect((await status()).keys).toBe(before);
+      expect(reads).not.toHaveBeenCalled();
+      // A change is counted at the next poll.
+      await api('/api/a2a/keys', { name: 'Another bot' });
+      expect((await status()).keys).toBe(before + 1);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it('says the count is unknown, and why, when the key store cannot be read (not 0)', async () => {
+    const broken = await startAgent();
+    const brokenConsole = await startConsole({
+      app: broken.app,
+      store: openSettingsStore(broken.dataDir),
+      dataDir: broken.dataDir,
+      port: 0,
+    });
+    try {
+      // A torn keys file: the data-dir store refuses to read it rather than forget a revocation.
+      writeFileSync(join(broken.dataDir, A2A_KEYS_FILE), '{"keys": [');
+      const { json } = await api<StatusResponse>('/api/status', undefined, 'GET', brokenConsole);
+      expect(json.a2a.keys).toBeNull();
+      expect(json.a2a.keysProblem).toMatch(/A2A keys could not be read/);
+    } finally {
+      await brokenConsole.close();
+      await broken.close();
+    }
   });
 });

@@ -30,4 +30,17 @@ describe('the A2A card', () => {
     expect(screen.getByTestId('a2a-key-count').textContent).toContain('No live key');
     expect(screen.getByTestId('a2a-keys-link').textContent).toBe('Issue a key');
   });
+
+  it('says the key count is unknown, and why, when the key store cannot be read (not "no live key")', () => {
+    render(
+      <A2ACard
+        a2a={{ cardUrl: CARD, keys: null, keysProblem: 'Cannot count the A2A keys: Redis does not answer.' }}
+      />,
+    );
+    const count = screen.getByTestId('a2a-key-count');
+    expect(count.dataset.count).toBe('unknown');
+    expect(count.textContent).toContain('Redis does not answer');
+    expect(count.textContent).not.toContain('No live key');
+    expect(screen.getByTestId('a2a-card').textContent).toContain('keys unknown');
+  });
 });

@@ -299,3 +299,39 @@ describe('the data-dir store', () => {
     expect((await keys.list()).map((each) => each.id)).not.toContain(key.id);
   });
 });
+
+describe('counting the live keys (the console status)', () => {
+  it('reads the store once per change, counts expiries as they come, and trusts a read 10 s at most', async () => {
+    const { keys, clock, records, dir } = setup();
+    await keys.issue({ name: 'Lasting' });
+    await keys.issue({ name: 'Brief', expiresAt: new Date(clock.now + 5000).toISOString() });
+    const reads = vi.spyOn(records, 'list');
+    expect(await keys.activeCount()).toBe(2);
+    expect(await keys.activeCount()).toBe(2);
+    expect(reads).toHaveBeenCalledTimes(1);
+    clock.now += 5000;
+    expect(await keys.activeCount()).toBe(1);
+    expect(reads).toHaveBeenCalledTimes(1);
+    // A change here is counted at once.
+    const third = await keys.issue({ name: 'Third' });
+    expect(await keys.activeCount()).toBe(2);
+    await keys.revoke(third.key.id);
+    expect(await keys.activeCount()).toBe(1);
+    // Another process's change, unannounced (the data-dir file): seen once the last read is 10 s old.
+    const other = new A2AKeys({ records: new A2AKeyFile(dir), now: () => clock.now });
+    cleanups.push(() => other.close());
+    await other.issue({ name: 'From the CLI' });
+    expect(await keys.activeCount()).toBe(1);
+    clock.now += 10_000;
+    expect(await keys.activeCount()).toBe(2);
+  });
+
+  it('fails, saying why, when the store cannot be read', async () => {
+    const { keys, file } = setup();
+    writeFileSync(file, '{"keys": [');
+    const error = await keys.activeCount().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(A2AKeyError);
+    expect((error as A2AKeyError).status).toBe(503);
+    expect((error as A2AKeyError).message).toMatch(/could not be read/);
+  });
+});

@@ -14,7 +14,13 @@ export function A2ACard({ a2a }: { a2a: StatusResponse['a2a'] }) {
     <Card
       title="A2A"
       testId="a2a-card"
-      aside={<Badge tone={a2a.keys > 0 ? 'ok' : 'neutral'}>{keysLabel(a2a.keys)}</Badge>}
+      aside={
+        a2a.keys === null ? (
+          <Badge tone="warn">keys unknown</Badge>
+        ) : (
+          <Badge tone={a2a.keys > 0 ? 'ok' : 'neutral'}>{keysLabel(a2a.keys)}</Badge>
+        )
+      }
     >
       <dl className="fields">
         <Field label="Agent card">
@@ -31,10 +37,12 @@ export function A2ACard({ a2a }: { a2a: StatusResponse['a2a'] }) {
           )}
         </Field>
         <Field label="Keys">
-          <span data-testid="a2a-key-count" data-count={a2a.keys}>
-            {a2a.keys === 0
-              ? 'No live key: A2A callers need one the operator issued.'
-              : `${keysLabel(a2a.keys)} can call this agent.`}
+          <span data-testid="a2a-key-count" data-count={a2a.keys ?? 'unknown'}>
+            {a2a.keys === null
+              ? `Cannot tell which keys work now: ${a2a.keysProblem ?? 'the key store does not answer.'}`
+              : a2a.keys === 0
+                ? 'No live key: A2A callers need one the operator issued.'
+                : `${keysLabel(a2a.keys)} can call this agent.`}
           </span>{' '}
           <a className="button small" href={pageHref('access')} data-testid="a2a-keys-link">
             {a2a.keys === 0 ? 'Issue a key' : 'Manage keys'}
