@@ -19,13 +19,11 @@ let con: ConsoleHandle;
 
 beforeAll(async () => {
   agent = await startAgent();
-  con = await startConsole({
-    app: agent.app,
-    store: openSettingsStore(agent.dataDir),
-    dataDir: agent.dataDir,
-    port: 0,
-  });
+  con = await consoleFor(agent);
 });
+
+const consoleFor = (on: TestAgent) =>
+  startConsole({ app: on.app, store: openSettingsStore(on.dataDir), dataDir: on.dataDir, port: 0 });
 
 afterAll(async () => {
   await con.close();
@@ -133,12 +131,7 @@ describe('GET /api/status a2a keys', () => {
 
   it('says the count is unknown, and why, when the key store cannot be read (not 0)', async () => {
     const broken = await startAgent();
-    const brokenConsole = await startConsole({
-      app: broken.app,
-      store: openSettingsStore(broken.dataDir),
-      dataDir: broken.dataDir,
-      port: 0,
-    });
+    const brokenConsole = await consoleFor(broken);
     try {
       // A torn keys file: the data-dir store refuses to read it rather than forget a revocation.
       writeFileSync(join(broken.dataDir, A2A_KEYS_FILE), '{"keys": [');
