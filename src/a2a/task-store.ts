@@ -163,6 +163,8 @@ export class A2ATaskStore implements TaskStore {
    */
   private async saveNotRunning(record: A2ATaskRecord, context: ServerCallContext): Promise<void> {
     const scope = scopeOf(context);
+    // This request wrote it ended already: the first terminal write stands.
+    if (scope.ended?.id === record.id) return;
     // A quiet task's first write is its only one: nobody could have written it before.
     const stored = scope.quiet ? undefined : await this.records.get(record.id);
     if (!stored) {
