@@ -1,7 +1,6 @@
 import { A2A_PATHS } from '../a2a/agent-card.js';
 import { A2AKeyError } from '../access/a2a-keys.js';
 import type { AgentBridgeApp } from '../app.js';
-import { isLoopbackHost } from '../protocol/index.js';
 import type {
   GatewayView,
   McpStatusView,
@@ -82,8 +81,9 @@ export function buildStatus({
  * may use now: unknown (null, and why) while the key store cannot be read, not 0.
  */
 export async function a2aStatus(app: AgentBridgeApp): Promise<StatusResponse['a2a']> {
-  const url = app.agentUrl;
-  const cardUrl = isLoopbackHost(new URL(url).host) ? null : `${url}${A2A_PATHS.card}`;
+  // Before the agent has a public address (the tunnel's, or publicUrl), no caller could use the card's.
+  const url = app.publicAddress.publicUrl;
+  const cardUrl = url === undefined ? null : `${url}${A2A_PATHS.card}`;
   try {
     return { cardUrl, keys: await app.a2aKeys.activeCount() };
   } catch (error) {

@@ -61,12 +61,18 @@ export class PublicAddress {
     this.listenUrl = `http://127.0.0.1:${options.settings().port}`;
   }
 
+  /** Where callers reach the agent from outside: the tunnel's address, or the `publicUrl` setting. */
+  get publicUrl(): string | undefined {
+    if (this.tunnelUrl) return this.tunnelUrl;
+    return this.options.settings().publicUrl?.replace(/\/+$/, '') || undefined;
+  }
+
   /** The tunnel's URL, else the public URL setting, else the local one (loopback for 0.0.0.0 or [::]). */
   get url(): string {
-    if (this.tunnelUrl) return this.tunnelUrl;
-    const { publicUrl } = this.options.settings();
-    if (publicUrl) return publicUrl.replace(/\/+$/, '');
-    return this.listenUrl.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://127.0.0.1:');
+    return (
+      this.publicUrl ??
+      this.listenUrl.replace('://0.0.0.0:', '://127.0.0.1:').replace('://[::]:', '://127.0.0.1:')
+    );
   }
 
   get localUrl(): string {

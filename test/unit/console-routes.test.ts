@@ -53,7 +53,7 @@ const app = {
     acceptance: (agent: string, tools: string[]) => answer({ agent, tools, at: '2026-01-01T00:00:00Z' }),
   },
   selfTest: async () => answer({ ok: true, stages: [] }),
-  a2aKeys: { list: async () => answer([]) },
+  a2aKeys: { list: async () => answer([]), activeCount: async () => answer(0) },
 } as unknown as AgentBridgeApp;
 
 const deps: ApiDeps = {
