@@ -200,10 +200,20 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
     await this.admit(params, context, 'stream');
+    const events = this.inner.sendMessageStream(params, context);
+    let left = true;
     try {
-      yield* this.inner.sendMessageStream(params, context);
+      for (let next = await events.next(); !next.done; next = await events.next()) yield next.value;
+      left = false;
+    } catch (error) {
+      left = false;
+      throw error;
     } finally {
       scopeOf(context).slot?.();
+      // The caller left (its connection closed). The SDK saves a streamed task's events only while its
+      // stream is read: read on to the end here, or the task would stay `working`, held against the
+      // caller's cap, with its final push notification never sent.
+      if (left) void drain(events).catch((error: unknown) => this.options.onError?.(error));
     }
   }
 
@@ -364,6 +374,10 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     scopeOf(context).refusal = refusal;
     return refusal;
   }
+}
+
+async function drain(events: AsyncGenerator<unknown>): Promise<void> {
+  for (let next = await events.next(); !next.done; next = await events.next());
 }
 
 /** The task as a stream showed it so far: its snapshot, then its status changes. */

@@ -1,12 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { TaskState } from '@a2a-js/sdk';
+import type { EnvelopeEvent } from '../../src/agent/events.js';
 import { a2aClient, KEYS, startA2AAgent, type A2AAgent } from '../helpers/a2a-agent.js';
 import { asTask, send } from '../helpers/a2a-messages.js';
 import { until } from '../helpers/polling.js';
 import { readSse, type SseBlock } from '../helpers/sse.js';
 
 // The wire under the SDK client: SSE framing and the agent's SSE conventions (push notifications:
-// a2a-push.test.ts). The chat core is a fake (tests/helpers/a2a-agent.ts): the real core and gateway come later.
+// a2a-push.test.ts). The chat core is a fake (test/helpers/a2a-agent.ts); the real core and gateway: a2a-app*.test.ts.
 let agent: A2AAgent;
 
 beforeAll(async () => {
@@ -59,8 +60,12 @@ describe('streams', () => {
   });
 
   it('keeps the task going when the caller leaves a stream, and answers the next stream as usual', async () => {
+    // An agent of its own, to see when the server has noticed the caller leave (its traffic entry, 499).
+    const calls: EnvelopeEvent[] = [];
+    const own = await startA2AAgent({ onCall: (event) => calls.push(event) });
+    onTestFinished(() => own.close());
     const leaving = new AbortController();
-    const response = await fetch(`${agent.url}/a2a/jsonrpc`, {
+    const response = await fetch(`${own.url}/a2a/jsonrpc`, {
       method: 'POST',
       headers: { ...auth, 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'SendStreamingMessage', params: hold }),
@@ -75,12 +80,19 @@ describe('streams', () => {
       }
     }
     leaving.abort();
-    agent.core.release();
-    const client = await a2aClient(agent.url, KEYS.alice);
-    await until(async () => {
-      const task = await client.getTask({ tenant: '', id: taskId });
-      return task.status?.state === TaskState.TASK_STATE_COMPLETED;
-    });
+    // The reply comes only after the server let the stream go: its events are still saved.
+    await until(() => calls.some((call) => call.status === 499), 5000, 'the server to see the caller leave');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    own.core.release();
+    const client = await a2aClient(own.url, KEYS.alice);
+    await until(
+      async () => {
+        const task = await client.getTask({ tenant: '', id: taskId });
+        return task.status?.state === TaskState.TASK_STATE_COMPLETED;
+      },
+      3000,
+      'the task to end completed',
+    );
     const next = asTask(await client.sendMessage(send('hi')));
     expect(next.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
   });
