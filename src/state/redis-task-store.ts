@@ -8,7 +8,6 @@ import {
   isFinished,
   NONE_UNWRITTEN,
   pageA2A,
-  admitMakingRoom,
   protocolOf,
   senderAtCap,
   storeFull,
@@ -30,8 +29,8 @@ const HELD = `${KEY_PREFIX}tasks:held`;
 /** Tasks some replica answers for (running, or a callback owed), scored by when its lease runs out. */
 const LEASES = `${KEY_PREFIX}tasks:leases`;
 const OWNERS = `${KEY_PREFIX}tasks:owners`;
-/** How many of an owner's oldest finished tasks one look at the cap considers (stale entries are skipped). */
-const DROP_BATCH = 16;
+/** How many more of an owner's oldest finished tasks a look at the cap reads than it needs (some may be skipped). */
+const DROP_SLACK = 16;
 /** Score of a task that has not finished: it counts against the caps until it does. */
 const UNFINISHED = 1e15;
 
@@ -261,35 +260,70 @@ export class RedisTaskStore implements TaskState {
     }
   }
 
-  admitA2A(owner: string, retentionMs: number, unwritten?: Unwritten): Promise<void> {
-    return admitMakingRoom(this, owner, retentionMs, unwritten);
+  async admitA2A(owner: string, retentionMs: number, unwritten = NONE_UNWRITTEN): Promise<void> {
+    try {
+      return await this.admit(owner, retentionMs, unwritten);
+    } catch (error) {
+      if (!(error instanceof ProtocolError && error.httpStatus === 429)) throw error;
+      const held = await this.run((c) => c.zcard(senderKey(owner)));
+      const need = held + unwritten.mine + 1 - this.maxPerSender;
+      // Room is made only when it can be: a refusal never costs the caller its results.
+      const victims = await this.oldestDroppable(owner, need);
+      if (victims.length < need) throw error;
+      await this.forgetA2A(owner, victims);
+    }
+    // Another replica may have taken the room meanwhile: this check is the one that counts.
+    return this.admit(owner, retentionMs, unwritten);
   }
 
   async dropOldestFinishedA2A(owner: string): Promise<boolean> {
+    const victims = await this.oldestDroppable(owner, 1);
+    await this.forgetA2A(owner, victims);
+    return victims.length > 0;
+  }
+
+  /**
+   * Up to `count` of the owner's finished A2A tasks, oldest first, that may be dropped for room: not a
+   * SAMVAD one (it is in no A2A index), nor one still owing its final push notification (leased to the
+   * replica delivering it, which would write it back). Entries whose task is gone are cleared on the way.
+   */
+  private async oldestDroppable(owner: string, count: number): Promise<string[]> {
+    if (count <= 0) return [];
     // Finished tasks are scored by when they expire: the lowest scores below UNFINISHED finished first.
     const oldest = await this.run((c) =>
-      c.zrangebyscore(senderKey(owner), '-inf', `(${UNFINISHED}`, 'LIMIT', 0, DROP_BATCH),
+      c.zrangebyscore(senderKey(owner), '-inf', `(${UNFINISHED}`, 'LIMIT', 0, count + DROP_SLACK),
     );
-    for (const id of oldest) {
-      const replies = await this.run((c) =>
-        c.multi().exists(taskKey(id)).hexists(ownerIndexKey(owner), id).exec(),
-      );
-      const [stored, a2a] = [Number(replies?.[0]?.[1] ?? 0), Number(replies?.[1]?.[1] ?? 0)];
-      // Not an A2A task of this owner's index: never dropped for room (a SAMVAD sender's result).
-      if (stored && !a2a) continue;
-      // Dropped, or an entry its task outlived (evicted, dropped by another replica): gone either way.
-      await this.run((c) =>
-        c
-          .multi()
+    if (oldest.length === 0) return [];
+    const replies = await this.run((c) => {
+      const look = c.multi();
+      for (const id of oldest) look.exists(taskKey(id)).hexists(ownerIndexKey(owner), id).zscore(LEASES, id);
+      return look.exec();
+    });
+    const answer = (i: number) => replies?.[i]?.[1];
+    const found: string[] = [];
+    const stale: string[] = [];
+    oldest.forEach((id, i) => {
+      const [stored, a2a, leased] = [Number(answer(3 * i)), Number(answer(3 * i + 1)), answer(3 * i + 2)];
+      if (!stored) stale.push(id);
+      else if (a2a && leased === null && found.length < count) found.push(id);
+    });
+    await this.forgetA2A(owner, stale);
+    return found;
+  }
+
+  private async forgetA2A(owner: string, ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.run((c) => {
+      const write = c.multi();
+      for (const id of ids) {
+        write
           .del(taskKey(id), pushKey(id))
           .zrem(senderKey(owner), id)
           .zrem(ALL, id)
-          .hdel(ownerIndexKey(owner), id)
-          .exec(),
-      );
-      if (stored) return true;
-    }
-    return false;
+          .hdel(ownerIndexKey(owner), id);
+      }
+      return write.exec();
+    });
   }
 
   async create(meta: TaskMeta, taskId: string = randomUUID(), outcome?: TaskOutcome): Promise<StoredTask> {
@@ -494,7 +528,8 @@ export class RedisTaskStore implements TaskState {
   ): Promise<void> {
     task.callback = { state, attempts };
     const json = JSON.stringify(task);
-    await this.persist(() => this.client.set(taskKey(task.taskId), json, 'KEEPTTL'));
+    // Only while it is kept (XX): a task that expired meanwhile is not written back, to live forever.
+    await this.persist(() => this.client.set(taskKey(task.taskId), json, 'KEEPTTL', 'XX'));
     if (state === 'pending') return;
     await this.persist(() => this.client.agentBridgeRelease(LEASES, OWNERS, task.taskId, this.replica));
     this.held.delete(task.taskId);

@@ -213,12 +213,6 @@ export class TaskStore implements TaskState {
     return task.status === 'done' ? this.read(task.taskId)?.result : undefined;
   }
 
-  setCallback(task: StoredTask, state: 'pending' | 'delivered' | 'failed', attempts: number): void {
-    const own = this.own(task);
-    own.callback = task.callback = { state, attempts };
-    this.save(own);
-  }
-
   /**
    * `protocol`'s tasks that were pending or running when the agent stopped become `failed` (PROTOCOL.md
    * §6); tasks held for the operator's approval keep waiting.
@@ -265,26 +259,26 @@ export class TaskStore implements TaskState {
   }
 
   admitA2A(owner: string, retentionMs: number, unwritten: Unwritten = NONE_UNWRITTEN): void {
-    const atCap = () => (this.perSender.get(owner) ?? 0) + unwritten.mine >= this.maxPerSender;
-    while (atCap() && this.dropOldestFinishedA2A(owner));
+    const need = (this.perSender.get(owner) ?? 0) + unwritten.mine + 1 - this.maxPerSender;
+    // Room is made only when it can be: a refusal never costs the caller its results.
+    const victims = need > 0 ? this.oldestDroppable(owner, need) : [];
+    if (victims.length === need) for (const task of victims) this.drop(task);
     this.admit(owner, retentionMs, unwritten);
   }
 
   dropOldestFinishedA2A(owner: string): boolean {
-    const finished = this.finishedA2A.get(owner);
-    for (const taskId of finished ?? []) {
-      const oldest = this.tasks.get(taskId);
-      // An id no longer held must not stand in front of the live ones and hold the cap shut.
-      if (!oldest) {
-        finished!.delete(taskId);
-        continue;
-      }
-      this.forget(oldest);
-      this.remove(taskId);
-      return true;
-    }
-    this.finishedA2A.delete(owner);
-    return false;
+    const [oldest] = this.oldestDroppable(owner, 1);
+    if (oldest) this.drop(oldest);
+    return oldest !== undefined;
+  }
+
+  setCallback(task: StoredTask, state: 'pending' | 'delivered' | 'failed', attempts: number): void {
+    task.callback = { state, attempts };
+    const own = this.tasks.get(task.taskId);
+    // Gone (its retention ran out): writing it would bring it back.
+    if (!own) return;
+    own.callback = { state, attempts };
+    this.save(own);
   }
 
   /** Forgets tasks finished longer than `retentionMs` ago. */
@@ -299,6 +293,28 @@ export class TaskStore implements TaskState {
     }
     // All the sweep's drop lines in one write, now: a crash after it cannot bring swept tasks back.
     this.journal.dropNow(lines);
+  }
+
+  /**
+   * Up to `count` of the owner's finished A2A tasks, oldest first, that may be dropped for room: not one
+   * still owing its final push notification (its delivery would write it back).
+   */
+  private oldestDroppable(owner: string, count: number): StoredTask[] {
+    const finished = this.finishedA2A.get(owner);
+    const found: StoredTask[] = [];
+    for (const taskId of finished ?? []) {
+      const task = this.tasks.get(taskId);
+      // An id no longer held must not stand in front of the live ones and hold the cap shut.
+      if (!task) finished!.delete(taskId);
+      else if (task.callback?.state !== 'pending' && found.push(task) === count) break;
+    }
+    if (finished?.size === 0) this.finishedA2A.delete(owner);
+    return found;
+  }
+
+  private drop(task: StoredTask): void {
+    this.forget(task);
+    this.remove(task.taskId);
   }
 
   /** `noteFinished` false while loading: the finish order is built once, after every task is read. */

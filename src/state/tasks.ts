@@ -120,12 +120,14 @@ export interface TaskState {
   /**
    * Drops the owner's oldest finished A2A task, if it has one, to make room under its cap: an A2A caller
    * sends every message as a task, so its newest results are kept rather than refusing it for a day.
-   * Returns whether one was dropped. Never touches SAMVAD tasks, nor unfinished ones.
+   * Returns whether one was dropped. Never touches SAMVAD tasks, unfinished ones, nor ones still owing
+   * their final push notification.
    */
   dropOldestFinishedA2A(owner: string): Awaitable<boolean>;
   /**
    * `admit` for an A2A task: at the owner's cap, its oldest finished tasks make room first, as many as
-   * needed (a blocking send's task is written when it ends, so a caller's concurrent ones arrive together).
+   * needed (a blocking send's task is written when it ends, so a caller's concurrent ones arrive together);
+   * none is dropped when dropping all that may be would still not make room (a refusal costs nothing).
    */
   admitA2A(owner: string, retentionMs: number, unwritten?: Unwritten): Awaitable<void>;
   /**
@@ -266,23 +268,6 @@ export function taskView(task: StoredTask, result: () => unknown): TaskRecord {
   if (task.status === 'done') record.result = result();
   if (task.status === 'failed' && task.error) record.error = task.error;
   return record;
-}
-
-/** `admitA2A` through `admit` and `dropOldestFinishedA2A`, for a store with nothing cheaper. */
-export async function admitMakingRoom(
-  tasks: Pick<TaskState, 'admit' | 'dropOldestFinishedA2A'>,
-  owner: string,
-  retentionMs: number,
-  unwritten: Unwritten = NONE_UNWRITTEN,
-): Promise<void> {
-  for (;;) {
-    try {
-      return await tasks.admit(owner, retentionMs, unwritten);
-    } catch (error) {
-      if (!(error instanceof ProtocolError && error.httpStatus === 429)) throw error;
-      if (!(await tasks.dropOldestFinishedA2A(owner))) throw error;
-    }
-  }
 }
 
 /** 429 at a sender's own cap; `retryAfterSeconds`: when its oldest result leaves the store. */

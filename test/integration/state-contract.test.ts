@@ -507,6 +507,46 @@ describe.each(homes)('A2A tasks in %s', (_name, make) => {
     expect(left.tasks.map((task) => task.taskId)).toEqual([finished[3]!.taskId]);
   });
 
+  it('drop nothing for a task they still refuse, nor a task that owes its final notification', async () => {
+    const tasks = await (await make()).tasks({ maxPerSender: 3, maxTotal: 100 });
+    const records = new A2ARecords(tasks, { retentionMs: () => 3600_000 });
+    const at = (ms: number) => new Date(Date.now() - ms).toISOString();
+    const older = await tasks.create(a2aMeta('a2a-key:alice'), undefined, ended(at(3000)));
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    const newer = await tasks.create(a2aMeta('a2a-key:alice'), undefined, ended(at(2000)));
+    await tasks.create(a2aMeta('a2a-key:alice'));
+    // Two of her runs unwritten: even both results dropped would leave no room, so both stay.
+    await expect(records.admit('a2a-key:alice', { mine: 2, all: 2 })).rejects.toMatchObject({
+      httpStatus: 429,
+    });
+    expect(await tasks.getA2A(older.taskId)).toBeDefined();
+    expect(await tasks.getA2A(newer.taskId)).toBeDefined();
+    await records.admit('a2a-key:alice', { mine: 1, all: 1 });
+    expect(await tasks.getA2A(older.taskId)).toBeUndefined();
+    expect(await tasks.getA2A(newer.taskId)).toBeUndefined();
+
+    // Bob's oldest result still owes its final notification: the next one makes room instead.
+    const owing = await tasks.create(
+      a2aMeta('a2a-key:bob', { push: [pushEntry('p0')] }),
+      undefined,
+      ended(at(3000)),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    const plain = await tasks.create(a2aMeta('a2a-key:bob'), undefined, ended(at(2000)));
+    await tasks.create(a2aMeta('a2a-key:bob'));
+    await records.admit('a2a-key:bob');
+    expect(await tasks.getA2A(plain.taskId)).toBeUndefined();
+    expect(await tasks.getA2A(owing.taskId)).toBeDefined();
+    await tasks.create(a2aMeta('a2a-key:bob'));
+    await expect(records.admit('a2a-key:bob')).rejects.toMatchObject({ httpStatus: 429 });
+    // Delivered, it may go; a late record of its delivery, after, does not bring it back.
+    await tasks.setCallback(owing, 'delivered', 1);
+    await records.admit('a2a-key:bob');
+    expect(await tasks.getA2A(owing.taskId)).toBeUndefined();
+    await tasks.setCallback(owing, 'failed', 2);
+    expect(await tasks.getA2A(owing.taskId)).toBeUndefined();
+  });
+
   it('count tasks admitted and not yet written (running blocking sends) against both caps', async () => {
     const tasks = await (await make()).tasks({ maxPerSender: 3, maxTotal: 4 });
     const records = new A2ARecords(tasks, { retentionMs: () => 3600_000 });
