@@ -268,32 +268,37 @@ export class RedisTaskStore implements TaskState {
       const held = await this.run((c) => c.zcard(senderKey(owner)));
       const need = held + unwritten.mine + 1 - this.maxPerSender;
       // Room is made only when it can be: a refusal never costs the caller its results.
-      const victims = await this.oldestDroppable(owner, need);
-      if (victims.length < need) throw error;
-      await this.forgetA2A(owner, victims);
+      const { droppable, cleared } = await this.oldestDroppable(owner, need);
+      // Entries whose task was gone made room too.
+      if (droppable.length + cleared < need) throw error;
+      await this.forgetA2A(owner, droppable.slice(0, need - cleared));
     }
     // Another replica may have taken the room meanwhile: this check is the one that counts.
     return this.admit(owner, retentionMs, unwritten);
   }
 
   async dropOldestFinishedA2A(owner: string): Promise<boolean> {
-    const victims = await this.oldestDroppable(owner, 1);
-    await this.forgetA2A(owner, victims);
-    return victims.length > 0;
+    const [oldest] = (await this.oldestDroppable(owner, 1)).droppable;
+    if (oldest) await this.forgetA2A(owner, [oldest]);
+    return oldest !== undefined;
   }
 
   /**
    * Up to `count` of the owner's finished A2A tasks, oldest first, that may be dropped for room: not a
    * SAMVAD one (it is in no A2A index), nor one still owing its final push notification (leased to the
-   * replica delivering it, which would write it back). Entries whose task is gone are cleared on the way.
+   * replica delivering it, which would write it back). Entries whose task is gone are cleared on the way
+   * (`cleared`: how many).
    */
-  private async oldestDroppable(owner: string, count: number): Promise<string[]> {
-    if (count <= 0) return [];
+  private async oldestDroppable(
+    owner: string,
+    count: number,
+  ): Promise<{ droppable: string[]; cleared: number }> {
+    if (count <= 0) return { droppable: [], cleared: 0 };
     // Finished tasks are scored by when they expire: the lowest scores below UNFINISHED finished first.
     const oldest = await this.run((c) =>
       c.zrangebyscore(senderKey(owner), '-inf', `(${UNFINISHED}`, 'LIMIT', 0, count + DROP_SLACK),
     );
-    if (oldest.length === 0) return [];
+    if (oldest.length === 0) return { droppable: [], cleared: 0 };
     const replies = await this.run((c) => {
       const look = c.multi();
       for (const id of oldest) look.exists(taskKey(id)).hexists(ownerIndexKey(owner), id).zscore(LEASES, id);
@@ -308,7 +313,7 @@ export class RedisTaskStore implements TaskState {
       else if (a2a && leased === null && found.length < count) found.push(id);
     });
     await this.forgetA2A(owner, stale);
-    return found;
+    return { droppable: found, cleared: stale.length };
   }
 
   private async forgetA2A(owner: string, ids: string[]): Promise<void> {
