@@ -29,8 +29,8 @@ const HELD = `${KEY_PREFIX}tasks:held`;
 /** Tasks some replica answers for (running, or a callback owed), scored by when its lease runs out. */
 const LEASES = `${KEY_PREFIX}tasks:leases`;
 const OWNERS = `${KEY_PREFIX}tasks:owners`;
-/** How many more of an owner's oldest finished tasks a look at the cap reads than it needs (some may be skipped). */
-const DROP_SLACK = 16;
+/** How many of an owner's oldest finished tasks a look at the cap reads at a time. */
+const DROP_PAGE = 32;
 /** Score of a task that has not finished: it counts against the caps until it does. */
 const UNFINISHED = 1e15;
 
@@ -267,18 +267,18 @@ export class RedisTaskStore implements TaskState {
       if (!(error instanceof ProtocolError && error.httpStatus === 429)) throw error;
       const held = await this.run((c) => c.zcard(senderKey(owner)));
       const need = held + unwritten.mine + 1 - this.maxPerSender;
-      // Room is made only when it can be: a refusal never costs the caller its results.
-      const { droppable, cleared } = await this.oldestDroppable(owner, need);
-      // Entries whose task was gone made room too.
+      // Room is made only when it can be: a refusal never costs the caller its results. Entries whose
+      // task was gone, cleared on the way, made room too.
+      const { droppable, cleared } = await this.oldestDroppable(owner, need, true);
       if (droppable.length + cleared < need) throw error;
-      await this.forgetA2A(owner, droppable.slice(0, need - cleared));
+      await this.forgetA2A(owner, droppable.slice(0, Math.max(0, need - cleared)));
     }
     // Another replica may have taken the room meanwhile: this check is the one that counts.
     return this.admit(owner, retentionMs, unwritten);
   }
 
   async dropOldestFinishedA2A(owner: string): Promise<boolean> {
-    const [oldest] = (await this.oldestDroppable(owner, 1)).droppable;
+    const [oldest] = (await this.oldestDroppable(owner, 1, false)).droppable;
     if (oldest) await this.forgetA2A(owner, [oldest]);
     return oldest !== undefined;
   }
@@ -286,32 +286,39 @@ export class RedisTaskStore implements TaskState {
   /**
    * Up to `count` of the owner's finished A2A tasks, oldest first, that may be dropped for room: not a
    * SAMVAD one (it is in no A2A index), nor one still owing its final push notification (leased to the
-   * replica delivering it, which would write it back). Entries whose task is gone are cleared on the way
-   * (`cleared`: how many).
+   * replica delivering it, which would write it back). Entries whose task is gone are cleared
+   * (`cleared`: how many; with `staleCounts`, each counts towards `count` as room made).
    */
   private async oldestDroppable(
     owner: string,
     count: number,
+    staleCounts: boolean,
   ): Promise<{ droppable: string[]; cleared: number }> {
-    if (count <= 0) return { droppable: [], cleared: 0 };
-    // Finished tasks are scored by when they expire: the lowest scores below UNFINISHED finished first.
-    const oldest = await this.run((c) =>
-      c.zrangebyscore(senderKey(owner), '-inf', `(${UNFINISHED}`, 'LIMIT', 0, count + DROP_SLACK),
-    );
-    if (oldest.length === 0) return { droppable: [], cleared: 0 };
-    const replies = await this.run((c) => {
-      const look = c.multi();
-      for (const id of oldest) look.exists(taskKey(id)).hexists(ownerIndexKey(owner), id).zscore(LEASES, id);
-      return look.exec();
-    });
-    const answer = (i: number) => replies?.[i]?.[1];
     const found: string[] = [];
     const stale: string[] = [];
-    oldest.forEach((id, i) => {
-      const [stored, a2a, leased] = [Number(answer(3 * i)), Number(answer(3 * i + 1)), answer(3 * i + 2)];
-      if (!stored) stale.push(id);
-      else if (a2a && leased === null && found.length < count) found.push(id);
-    });
+    const enough = () => found.length + (staleCounts ? stale.length : 0) >= count;
+    // Page by page (the set is not changed until the end, so offsets hold): tasks owing a notification
+    // may stand in front of droppable ones for minutes. The set holds about maxPerSender entries.
+    for (let offset = 0; count > 0 && !enough(); offset += DROP_PAGE) {
+      // Finished tasks are scored by when they expire: the lowest scores below UNFINISHED finished first.
+      const page = await this.run((c) =>
+        c.zrangebyscore(senderKey(owner), '-inf', `(${UNFINISHED}`, 'LIMIT', offset, DROP_PAGE),
+      );
+      if (page.length === 0) break;
+      const replies = await this.run((c) => {
+        const look = c.multi();
+        for (const id of page) look.exists(taskKey(id)).hexists(ownerIndexKey(owner), id).zscore(LEASES, id);
+        return look.exec();
+      });
+      if (!replies) break;
+      for (const [i, id] of page.entries()) {
+        const [stored, a2a, leased] = [3 * i, 3 * i + 1, 3 * i + 2].map((at) => replies[at]?.[1]);
+        if (stored === 0) stale.push(id);
+        else if (stored === 1 && a2a === 1 && leased === null) found.push(id);
+        if (enough()) break;
+      }
+      if (page.length < DROP_PAGE) break;
+    }
     await this.forgetA2A(owner, stale);
     return { droppable: found, cleared: stale.length };
   }

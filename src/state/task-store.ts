@@ -262,7 +262,8 @@ export class TaskStore implements TaskState {
     const need = (this.perSender.get(owner) ?? 0) + unwritten.mine + 1 - this.maxPerSender;
     // Room is made only when it can be: a refusal never costs the caller its results.
     const victims = need > 0 ? this.oldestDroppable(owner, need) : [];
-    if (victims.length === need) for (const task of victims) this.drop(task);
+    const storeRoom = this.tasks.size - victims.length + unwritten.all < this.maxTotal;
+    if (victims.length === need && storeRoom) for (const task of victims) this.drop(task);
     this.admit(owner, retentionMs, unwritten);
   }
 

@@ -593,6 +593,21 @@ describe("the data dir's finished A2A tasks", () => {
     expect(tasks.getA2A(done.taskId)).toBeUndefined();
     expect(tasks.dropOldestFinishedA2A('a2a-key:alice')).toBe(false);
   });
+
+  it("drop none of a caller's results when the store as a whole has no room for the new task", () => {
+    const tasks = new TaskStore(dataDir(), { maxPerSender: 2, maxTotal: 3 });
+    const done = [0, 1].map(() =>
+      tasks.create(a2aMeta('a2a-key:alice'), undefined, ended(new Date().toISOString())),
+    );
+    tasks.create(a2aMeta('a2a-key:bob'));
+    // A run of someone's not yet written: even with one result of hers dropped, the store would be full.
+    expect(() => tasks.admitA2A('a2a-key:alice', 3600_000, { mine: 0, all: 1 })).toThrow(
+      /already has 2 tasks/,
+    );
+    for (const task of done) expect(tasks.getA2A(task.taskId)).toBeDefined();
+    tasks.admitA2A('a2a-key:alice', 3600_000);
+    expect(tasks.getA2A(done[0]!.taskId)).toBeUndefined();
+  });
 });
 
 describe('the data dir across a restart', () => {
@@ -919,6 +934,38 @@ describe('Redis: what replicas share', () => {
     expect(await tasks.getA2A(kept.taskId)).toBeDefined();
     expect(await admin.zscore('agent-bridge:tasks:sender:a2a-key:alice', gone.taskId)).toBeNull();
     expect(await admin.hexists('agent-bridge:tasks:a2a:a2a-key:alice', gone.taskId)).toBe(0);
+  });
+
+  it('drops no live result when clearing entries whose task is gone made more room than needed', async () => {
+    await admin.flushdb();
+    const tasks = new RedisTaskStore(await connection(), { retentionMs: () => 3600_000, maxPerSender: 5 });
+    cleanups.push(() => tasks.close());
+    const made = [];
+    for (let i = 0; i < 5; i++) {
+      made.push(await tasks.create(a2aMeta('a2a-key:alice'), undefined, ended(new Date().toISOString())));
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    for (const gone of made.slice(0, 3)) await admin.del(`agent-bridge:task:${gone.taskId}`);
+    // One run of hers unwritten: two places needed, three entries cleared.
+    await tasks.admitA2A('a2a-key:alice', 3600_000, { mine: 1, all: 1 });
+    for (const kept of made.slice(3)) expect(await tasks.getA2A(kept.taskId)).toBeDefined();
+  });
+
+  it('finds droppable results behind many that still owe their final notification', async () => {
+    await admin.flushdb();
+    const tasks = new RedisTaskStore(await connection(), { retentionMs: () => 3600_000, maxPerSender: 36 });
+    cleanups.push(() => tasks.close());
+    const at = (ms: number) => new Date(Date.now() - ms).toISOString();
+    for (let i = 0; i < 34; i++) {
+      const push = { push: [pushEntry('p0')] };
+      await tasks.create(a2aMeta('a2a-key:alice', push), undefined, ended(at(9000)));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const plain = await tasks.create(a2aMeta('a2a-key:alice'), undefined, ended(at(1000)));
+    await tasks.create(a2aMeta('a2a-key:alice'));
+    await tasks.admitA2A('a2a-key:alice', 3600_000);
+    expect(await tasks.getA2A(plain.taskId)).toBeUndefined();
+    expect(await admin.zcard('agent-bridge:tasks:sender:a2a-key:alice')).toBe(35);
   });
 
   it('loads SAMVAD tasks written before A2A existed', async () => {
