@@ -202,12 +202,14 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     await this.admit(params, context, 'stream');
     const events = this.inner.sendMessageStream(params, context);
     let left = true;
+    const next = () =>
+      events.next().catch((error: unknown) => {
+        left = false;
+        throw error;
+      });
     try {
-      for (let next = await events.next(); !next.done; next = await events.next()) yield next.value;
+      for (let event = await next(); !event.done; event = await next()) yield event.value;
       left = false;
-    } catch (error) {
-      left = false;
-      throw error;
     } finally {
       scopeOf(context).slot?.();
       // The caller left (its connection closed). The SDK saves a streamed task's events only while its
