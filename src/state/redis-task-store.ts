@@ -269,7 +269,7 @@ export class RedisTaskStore implements TaskState {
       const need = held + unwritten.mine + 1 - this.maxPerSender;
       // Room is made only when it can be: a refusal never costs the caller its results. Entries whose
       // task was gone, cleared on the way, made room too.
-      const { droppable, cleared } = await this.oldestDroppable(owner, need, true);
+      const { droppable, cleared } = await this.oldestDroppable(owner, need);
       if (droppable.length + cleared < need) throw error;
       await this.forgetA2A(owner, droppable.slice(0, Math.max(0, need - cleared)));
     }
@@ -277,26 +277,19 @@ export class RedisTaskStore implements TaskState {
     return this.admit(owner, retentionMs, unwritten);
   }
 
-  async dropOldestFinishedA2A(owner: string): Promise<boolean> {
-    const [oldest] = (await this.oldestDroppable(owner, 1, false)).droppable;
-    if (oldest) await this.forgetA2A(owner, [oldest]);
-    return oldest !== undefined;
-  }
-
   /**
    * Up to `count` of the owner's finished A2A tasks, oldest first, that may be dropped for room: not a
    * SAMVAD one (it is in no A2A index), nor one still owing its final push notification (leased to the
-   * replica delivering it, which would write it back). Entries whose task is gone are cleared
-   * (`cleared`: how many; with `staleCounts`, each counts towards `count` as room made).
+   * replica delivering it, which would write it back). Entries whose task is gone are cleared on the way,
+   * and count towards `count` as room made (`cleared`: how many).
    */
   private async oldestDroppable(
     owner: string,
     count: number,
-    staleCounts: boolean,
   ): Promise<{ droppable: string[]; cleared: number }> {
     const found: string[] = [];
     const stale: string[] = [];
-    const enough = () => found.length + (staleCounts ? stale.length : 0) >= count;
+    const enough = () => found.length + stale.length >= count;
     // Page by page (the set is not changed until the end, so offsets hold): tasks owing a notification
     // may stand in front of droppable ones for minutes. The set holds about maxPerSender entries.
     for (let offset = 0; count > 0 && !enough(); offset += DROP_PAGE) {

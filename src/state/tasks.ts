@@ -118,16 +118,11 @@ export interface TaskState {
    */
   admit(sender: string, retentionMs: number, unwritten?: Unwritten): Awaitable<void>;
   /**
-   * Drops the owner's oldest finished A2A task, if it has one, to make room under its cap: an A2A caller
-   * sends every message as a task, so its newest results are kept rather than refusing it for a day.
-   * Returns whether one was dropped. Never touches SAMVAD tasks, unfinished ones, nor ones still owing
-   * their final push notification.
-   */
-  dropOldestFinishedA2A(owner: string): Awaitable<boolean>;
-  /**
-   * `admit` for an A2A task: at the owner's cap, its oldest finished tasks make room first, as many as
+   * `admit` for an A2A task: at the owner's cap, its oldest finished tasks make room first (an A2A caller
+   * sends every message as a task: its newest results are kept rather than refusing it for a day), as many as
    * needed (a blocking send's task is written when it ends, so a caller's concurrent ones arrive together);
    * none is dropped when dropping all that may be would still not make room (a refusal costs nothing).
+   * Never drops a SAMVAD task, an unfinished one, nor one still owing its final push notification.
    */
   admitA2A(owner: string, retentionMs: number, unwritten?: Unwritten): Awaitable<void>;
   /**

@@ -486,11 +486,15 @@ describe.each(homes)('A2A tasks in %s', (_name, make) => {
     await expect(records.admit('a2a-key:alice')).rejects.toMatchObject({ httpStatus: 429 });
     expect(await tasks.getA2A(running.taskId)).toBeDefined();
     // A SAMVAD sender's finished results are never dropped for room.
-    const samvad = await tasks.create(meta('agent://a.example'));
-    await tasks.start(samvad);
-    await tasks.finish(samvad, { result: { reply: 'kept' } });
-    expect(await tasks.dropOldestFinishedA2A('agent://a.example')).toBe(false);
-    expect(await tasks.get(samvad.taskId)).toBeDefined();
+    const samvad = [];
+    for (let i = 0; i < 3; i++) {
+      const task = await tasks.create(meta('agent://a.example'));
+      await tasks.start(task);
+      await tasks.finish(task, { result: { reply: 'kept' } });
+      samvad.push(task);
+    }
+    await expect(records.admit('agent://a.example')).rejects.toMatchObject({ httpStatus: 429 });
+    for (const task of samvad) expect(await tasks.get(task.taskId)).toBeDefined();
   });
 
   it("make room for several tasks at once (a caller's blocking sends, written as they end, come together)", async () => {
