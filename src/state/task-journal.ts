@@ -85,10 +85,10 @@ export class TaskJournal {
   append(task: StoredTask): void {
     if (this.spots.has(task.taskId)) this.drop(task.taskId);
     const drops = this.unwrittenDrops;
-    const line = JSON.stringify({ task });
-    this.write(`${drops}${line}\n`);
+    const written = this.write(`${drops}${JSON.stringify({ task })}\n`);
     this.unwrittenDrops = '';
-    const length = Buffer.byteLength(line);
+    // Drop lines are ASCII (a JSON task id): their bytes are their characters.
+    const length = written - drops.length - 1;
     this.spots.set(task.taskId, { offset: this.size - length - 1, length });
   }
 
@@ -150,7 +150,7 @@ export class TaskJournal {
    * Appends `text` in one write. A short one (a full disk, a file size limit) is cut back off and thrown:
    * a partial line would glue itself to the next one, and the caller must not be told it was written.
    */
-  private write(text: string): void {
+  private write(text: string): number {
     const bytes = Buffer.byteLength(text);
     const written = writeSync(this.fd, text);
     if (written !== bytes) {
@@ -158,6 +158,7 @@ export class TaskJournal {
       throw new Error(`${this.path}: only ${written} of ${bytes} bytes could be written; is the disk full?`);
     }
     this.size += bytes;
+    return bytes;
   }
 
   /**
