@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it, vi } from 'vitest';
 import { TaskStore } from '../../src/state/task-store.js';
-import type { TaskMeta, TaskOutcome } from '../../src/state/tasks.js';
+import { a2aTaskMeta, answered as ended } from '../helpers/answered-tasks.js';
 
 // Opening the rewritten journal or its temp file cannot be made to fail for real here (the open follows a
 // rename in the same process; root ignores permissions; no disk to fill): node:fs's openSync is wrapped
@@ -21,22 +21,7 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-const meta: TaskMeta = {
-  sender: 'a2a-key:alice',
-  skill: 'chat',
-  traceId: '',
-  spanId: '',
-  protocol: 'a2a',
-};
-const ended = (reply: string): TaskOutcome => ({
-  a2a: {
-    contextId: 'ctx-1',
-    state: 'TASK_STATE_COMPLETED',
-    updatedAt: new Date().toISOString(),
-    doc: { reply },
-  },
-  completed: true,
-});
+const meta = a2aTaskMeta();
 
 it('keeps the journal open and working when the rewritten file cannot be opened', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'task-journal-reopen-'));

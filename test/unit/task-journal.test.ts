@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TaskJournal } from '../../src/state/task-journal.js';
 import { TaskStore } from '../../src/state/task-store.js';
-import type { TaskMeta, TaskOutcome } from '../../src/state/tasks.js';
+import { a2aTaskMeta as meta, answered as ended } from '../helpers/answered-tasks.js';
 
 // The data dir's journal of answered tasks (A2A blocking sends, created ended): one line each, what a
 // restart reads back, what a crash may cut, what dropping and sweeping leave, and when it is rewritten.
@@ -39,30 +39,6 @@ function open(dir: string, options: ConstructorParameters<typeof TaskStore>[1] =
   return store;
 }
 
-const meta = (owner = 'a2a-key:alice'): TaskMeta => ({
-  sender: owner,
-  skill: 'chat',
-  traceId: '',
-  spanId: '',
-  protocol: 'a2a',
-  a2a: {
-    contextId: 'ctx-1',
-    state: 'TASK_STATE_WORKING',
-    updatedAt: new Date().toISOString(),
-    doc: { note: 'working' },
-  },
-});
-
-const ended = (reply: string): TaskOutcome => ({
-  a2a: {
-    contextId: 'ctx-1',
-    state: 'TASK_STATE_COMPLETED',
-    updatedAt: new Date().toISOString(),
-    doc: { reply },
-  },
-  completed: true,
-});
-
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 const journal = (dir: string) => join(dir, 'tasks', 'answered.jsonl');
 const taskFiles = (dir: string) => readdirSync(join(dir, 'tasks')).filter((name) => name.endsWith('.json'));
@@ -80,7 +56,6 @@ describe('the journal of answered tasks', () => {
     expect(store.getA2A(task.taskId)?.a2a?.doc).toEqual({ reply: 'Héllo 👋.' });
     expect(store.getA2A(after.taskId)?.a2a?.doc).toEqual({ reply: 'next' });
     store.close();
-    stores.length = 0;
 
     const again = open(dir);
     expect(again.getA2A(task.taskId)).toMatchObject({ status: 'done', a2a: { doc: { reply: 'Héllo 👋.' } } });
@@ -94,7 +69,6 @@ describe('the journal of answered tasks', () => {
     const store = open(dir);
     const kept = store.create(meta(), undefined, ended('kept'));
     store.close();
-    stores.length = 0;
     appendFileSync(journal(dir), '{"task":{"taskId":"9b1deb4d-3b7d');
     vi.spyOn(console, 'error').mockImplementation(() => undefined); // the cut is reported: see below
 
@@ -102,7 +76,6 @@ describe('the journal of answered tasks', () => {
     expect(again.getA2A(kept.taskId)?.a2a?.doc).toEqual({ reply: 'kept' });
     const next = again.create(meta(), undefined, ended('next'));
     again.close();
-    stores.length = 0;
     const third = open(dir);
     expect(third.getA2A(next.taskId)?.a2a?.doc).toEqual({ reply: 'next' });
     expect(third.listA2A('a2a-key:alice', { limit: 10 }).total).toBe(2);
@@ -121,7 +94,6 @@ describe('the journal of answered tasks', () => {
     store.sweep(1800_000);
     expect(store.getA2A(second.taskId)).toBeUndefined();
     store.close();
-    stores.length = 0;
     const again = open(dir, { now: () => now });
     expect(again.listA2A('a2a-key:alice', { limit: 10 }).total).toBe(0);
   });
@@ -136,7 +108,6 @@ describe('the journal of answered tasks', () => {
     now += 1000;
     store.finish(slow, ended('finished later'));
     store.close();
-    stores.length = 0;
     const again = open(dir, { now: () => now });
     expect(again.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
     expect(again.getA2A(answered.taskId)).toBeUndefined();
@@ -157,7 +128,6 @@ describe('the journal of answered tasks', () => {
     // Dropped from its file, it is gone: the journal's old line does not bring it back.
     expect(again.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
     again.close();
-    stores.length = 0;
     expect(open(dir).getA2A(task.taskId)).toBeUndefined();
   });
 
@@ -189,13 +159,11 @@ describe('the journal of answered tasks', () => {
     const entry = { id: 'p1', config: { url: 'https://hooks.example.com/p1' }, wireVersion: '1.0' };
     expect(store.savePushConfig(task.taskId, entry, 4)).toBe('saved');
     store.close();
-    stores.length = 0;
     writeFileSync(journal(dir), line); // the drop line never made it
     const again = open(dir);
     expect(again.pushConfigs(task.taskId).map((kept) => kept.id)).toEqual(['p1']);
     expect(again.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
     again.close();
-    stores.length = 0;
     expect(open(dir).getA2A(task.taskId)).toBeUndefined();
   });
 
@@ -213,7 +181,6 @@ describe('the journal of answered tasks', () => {
     expect(store.getA2A(ids[4199]!)?.a2a?.doc).toEqual({ reply: 'reply 4199' });
     const next = store.create(meta(), undefined, ended('after the rewrite'));
     store.close();
-    stores.length = 0;
     const again = open(dir, { maxPerSender: 10_000 });
     expect(again.listA2A('a2a-key:alice', { limit: 200 }).total).toBe(101);
     expect(again.getA2A(ids[4150]!)?.a2a?.doc).toEqual({ reply: 'reply 4150' });
@@ -233,7 +200,6 @@ describe('the journal of answered tasks', () => {
     const store = open(dir);
     const kept = store.create(meta(), undefined, ended('kept'));
     store.close();
-    stores.length = 0;
     const good = JSON.parse(readFileSync(journal(dir), 'utf8')) as { task: { taskId: string } };
     appendFileSync(journal(dir), `${JSON.stringify({ task: { ...good.task, taskId: '../not-a-task' } })}\n`);
     const found: string[] = [];
@@ -257,7 +223,6 @@ describe('the journal of answered tasks', () => {
     const store = open(dir);
     const kept = store.create(meta(), undefined, ended('kept'));
     store.close();
-    stores.length = 0;
     appendFileSync(journal(dir), 'not json\n{"task":{"taskId":"nope"}}\n\n{"task":{"taskId":"9b1d');
     const report = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     const again = open(dir);
@@ -269,7 +234,6 @@ describe('the journal of answered tasks', () => {
     ]);
     // Nothing left to report the next time.
     again.close();
-    stores.length = 0;
     open(dir);
     expect(report).toHaveBeenCalledTimes(1);
   });
@@ -312,12 +276,10 @@ describe('the journal of answered tasks', () => {
     ];
     const ids = replies.map((reply) => store.create(meta(), undefined, ended(reply)).taskId);
     store.close();
-    stores.length = 0;
     appendFileSync(journal(dir), 'not json\n'); // an unreadable line: the open rewrites the file
     vi.spyOn(console, 'error').mockImplementation(() => undefined);
     const before = statSync(journal(dir)).size;
     open(dir).close();
-    stores.length = 0;
     expect(statSync(journal(dir)).size).toBe(before - 'not json\n'.length);
     const again = open(dir);
     ids.forEach((id, i) => expect(again.getA2A(id)?.a2a?.doc).toEqual({ reply: replies[i] }));
