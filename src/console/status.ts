@@ -76,9 +76,9 @@ export function buildStatus({
 }
 
 /**
- * The Overview's A2A card: the agent card's address once the agent has a public one (the agent URL the card
- * itself names: tunnel or public URL setting; a loopback address is no use to a caller), and the keys callers
- * may use now: unknown (null, and why) while the key store cannot be read, not 0.
+ * The Overview's A2A card: the agent card's address once the agent has a public one (the tunnel's, or the
+ * public URL setting: the address the card names), and the keys callers may use now: unknown (null, and
+ * why) while the key store cannot be read, not 0.
  */
 export async function a2aStatus(app: AgentBridgeApp): Promise<StatusResponse['a2a']> {
   // Before the agent has a public address (the tunnel's, or publicUrl), no caller could use the card's.

@@ -155,7 +155,9 @@ export class TaskJournal {
     const written = writeSync(this.fd, text);
     if (written !== bytes) {
       ftruncateSync(this.fd, this.size);
-      throw new Error(`${this.path}: only ${written} of ${bytes} bytes could be written; is the disk full?`);
+      throw new Error(
+        `${this.path}: only ${written} of ${bytes} bytes could be written (the disk is full, or a file size limit was reached); free some space: nothing was kept of this write.`,
+      );
     }
     this.size += bytes;
     return bytes;
