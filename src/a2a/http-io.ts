@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ContentTypeNotSupportedError } from '@a2a-js/sdk/errors';
 import { SseWriter, type SseOptions } from '../agent/sse.js';
-import { ProtocolError, schemaInvalid } from '../protocol/index.js';
+import { schemaInvalid } from '../protocol/index.js';
 
 /** `application/json`, `application/a2a+json` or any other `+json` type (or none: curl's default). */
 const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
@@ -25,31 +25,56 @@ export async function readJsonBody(
   }
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
+  const body = await readBytes(req, limit, onBytes);
+  if (body.length === 0) return {};
   try {
-    // Not destroyed on an early exit: the refusal must still reach the caller (its rest is discarded).
-    for await (const chunk of req.iterator({ destroyOnReturn: false })) {
-      size += (chunk as Buffer).length;
-      onBytes?.((chunk as Buffer).length);
-      if (size > limit) {
-        req.resume();
-        throw tooLarge(limit);
-      }
-      chunks.push(chunk as Buffer);
-    }
-  } catch (error) {
-    if (error instanceof ProtocolError) throw error;
-    // The caller left (or the listener's request timeout cut a slow body): its doing, not the agent's.
-    throw schemaInvalid('The request body did not arrive whole; send it again.', 'size', 408);
-  }
-  if (size === 0) return {};
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+    return JSON.parse(body.toString('utf8')) as unknown;
   } catch {
     // The parser's message quotes the body, which may hold a secret: say only what to fix.
     throw schemaInvalid('The request body is not valid JSON; send one JSON object.', 'shape');
   }
+}
+
+/**
+ * The body's bytes, read with plain listeners: an async iterator over the request costs a promise and a
+ * few objects per chunk, several times what a small body's read costs otherwise (measured in the bench).
+ */
+function readBytes(req: IncomingMessage, limit: number, onBytes?: (bytes: number) => void): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const detach = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onGone);
+      req.off('close', onGone);
+    };
+    function onData(chunk: Buffer) {
+      size += chunk.length;
+      onBytes?.(chunk.length);
+      if (size > limit) {
+        detach();
+        // Not destroyed: the refusal must still reach the caller (the rest is discarded).
+        req.resume();
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    }
+    function onEnd() {
+      detach();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    }
+    // The caller left (or the listener's request timeout cut a slow body): its doing, not the agent's.
+    function onGone() {
+      detach();
+      reject(schemaInvalid('The request body did not arrive whole; send it again.', 'size', 408));
+    }
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', onGone);
+    req.once('close', onGone);
+  });
 }
 
 function tooLarge(limit: number) {
