@@ -56,4 +56,19 @@ describe('systemMessage', () => {
     expect(frame({ id: 'agent://two.example' })).toContain('"agent://two.example"');
     expect(frame({ id: 'agent://one.example' })).not.toContain('two.example');
   });
+
+  it("names an A2A caller's context, new at each call, and keeps the rest of its framing as it was", () => {
+    const a2aCaller = caller({
+      id: 'a2a-key:k1',
+      name: 'Helper',
+      admittedBy: 'open',
+      a2a: { keyIssuedAt: '2026-11-01T10:00:00.000Z' },
+    });
+    const first = systemMessage({ caller: a2aCaller, channel: 'ctx-1', instructions: 'Be brief.' });
+    const second = systemMessage({ caller: a2aCaller, channel: 'ctx-2', instructions: 'Be brief.' });
+    expect(first).toContain('Conversation: "ctx-1" (the caller\'s A2A context;');
+    expect(first).toContain('key issued by you on 2026-11-01');
+    expect(second).toBe(first.replace('"ctx-1"', '"ctx-2"'));
+    expect(second.split('\n')).toHaveLength(first.split('\n').length);
+  });
 });
