@@ -274,16 +274,22 @@ export class AgentServer {
 
   /**
    * The agent port's request listener, apart from `listen()` so tests can drive it without a port. The
-   * envelope POSTs go straight to their handler, which needs nothing of a Koa context (making one and
-   * answering through it cost about 20 µs a call); everything else, and any envelope URL with a query,
-   * goes through the Koa app.
+   * envelope POSTs go straight to their handler, and the A2A front door's paths straight to it: neither needs
+   * anything of a Koa context (making one and answering through it cost about 20 µs a call). Everything
+   * else, and any envelope URL with a query, goes through the Koa app (whose route sends a door path in an
+   * unusual form, an absolute URL, on to the door as well).
    */
   callback(): RequestListener {
     const koa = this.app.callback();
     return (req, res) => {
-      const mode = req.method === 'POST' ? ENVELOPE_PATHS.get(req.url ?? '') : undefined;
-      if (mode === undefined) return void koa(req, res);
-      this.envelope({ req, res, path: req.url as string }, mode).catch((error: unknown) => {
+      const url = req.url ?? '';
+      const mode = req.method === 'POST' ? ENVELOPE_PATHS.get(url) : undefined;
+      if (mode === undefined) {
+        const door = this.door;
+        if (door?.owns(pathOf(url))) return void door.handle(req, res);
+        return void koa(req, res);
+      }
+      this.envelope({ req, res, path: url }, mode).catch((error: unknown) => {
         // handleEnvelope answers every refusal itself: this is the last guard, as Koa's would be.
         console.error(`Agent: ${req.url} failed: ${(error as Error).message}`);
         if (res.headersSent) res.destroy();
@@ -471,4 +477,10 @@ export class AgentServer {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A request target's path: what comes before its query. */
+function pathOf(url: string): string {
+  const query = url.indexOf('?');
+  return query < 0 ? url : url.slice(0, query);
 }

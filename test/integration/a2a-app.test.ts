@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TaskState } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
@@ -145,6 +146,39 @@ describe.each<Transport>(['JSONRPC', 'HTTP+JSON'])('the SDK client over %s', (tr
     expect(again).toContain('artifact:=one two three|last');
     // The gateway call went on when the first stream was dropped.
     expect(gateway.requests.filter((r) => r.aborted)).toEqual([]);
+  });
+});
+
+describe('request targets', () => {
+  /** One raw HTTP/1.1 GET: the status line and body, whatever form its target takes. */
+  function get(target: string): Promise<{ status: string; body: string }> {
+    const { hostname, port } = new URL(agent.url);
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () =>
+        socket.write(`GET ${target} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n\r\n`),
+      );
+      let text = '';
+      socket.on('data', (data) => (text += data.toString('utf8')));
+      socket.on('end', () => {
+        const [head = '', body = ''] = text.split('\r\n\r\n');
+        resolve({ status: head.split('\r\n')[0] ?? '', body });
+      });
+      socket.on('error', reject);
+    });
+  }
+
+  // Door paths skip the Koa app; these forms must reach the door all the same.
+  it('reaches the A2A card with a query, and in absolute form', async () => {
+    for (const target of [
+      '/.well-known/agent-card.json?fresh=1',
+      `${agent.url}/.well-known/agent-card.json`,
+    ]) {
+      const { status, body } = await get(target);
+      expect(status, target).toMatch(/ 200 /);
+      expect(body, target).toContain('"supportedInterfaces"');
+    }
+    // The SAMVAD card is still the Koa app's.
+    expect((await get(`${agent.url}/.well-known/agent.json`)).body).toContain('"publicKeys"');
   });
 });
 
