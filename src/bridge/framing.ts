@@ -26,20 +26,36 @@ export interface Framing {
  * (its id, its card's name, the channel) appears as a quoted JSON string, so it cannot start a line of its
  * own; the caller's message itself never appears here (it is the user message alone).
  */
-export function systemMessage(framing: Framing): string {
+export function systemMessage(framing: Framing): SystemMessage {
   const { caller, channel, instructions } = framing;
   // Delegated or flagged calls are rare and say more: framed afresh each time.
   const parts =
     caller.onBehalfOf !== undefined || caller.screened !== undefined
       ? frame(caller, instructions)
       : keptFrame(caller, instructions);
-  return parts.head + conversation(caller, channel) + parts.tail;
+  const line = conversation(caller, channel);
+  return {
+    text: parts.head + line + parts.tail,
+    // JSON escapes character by character, so the escaped parts make the escaped whole.
+    json: parts.headJson + JSON.stringify(line).slice(1, -1) + parts.tailJson,
+  };
 }
 
-/** The lines before and after the conversation's: the same for every call of one caller. */
+/** The framing, and the same text as a JSON string (the gateway call's body holds it escaped). */
+export interface SystemMessage {
+  readonly text: string;
+  readonly json: string;
+}
+
+/**
+ * The lines before and after the conversation's (the same for every call of one caller), and each as
+ * JSON: the head with the opening quote, the tail with the closing one.
+ */
 interface FrameParts {
   head: string;
   tail: string;
+  headJson: string;
+  tailJson: string;
 }
 
 /**
@@ -80,8 +96,10 @@ function conversation(caller: CallerInfo, channel: string): string {
 }
 
 function frame(caller: CallerInfo, instructions: string): FrameParts {
-  const head = caller.a2a ? headA2A(caller, caller.a2a) : headSamvad(caller);
-  return { head: `${head.join('\n')}\n`, tail: `\n${closing(caller, instructions).join('\n')}` };
+  const lines = caller.a2a ? headA2A(caller, caller.a2a) : headSamvad(caller);
+  const head = `${lines.join('\n')}\n`;
+  const tail = `\n${closing(caller, instructions).join('\n')}`;
+  return { head, tail, headJson: JSON.stringify(head).slice(0, -1), tailJson: JSON.stringify(tail).slice(1) };
 }
 
 function headSamvad(caller: CallerInfo): string[] {

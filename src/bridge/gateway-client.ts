@@ -7,6 +7,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { Pool, type Dispatcher } from 'undici';
 import { diagnoseConnectionError, diagnoseResponse, errorMessageOf, gatewayError } from './diagnosis.js';
 import type { GatewayError, UnusableResponse } from './diagnosis.js';
+import type { SystemMessage } from './framing.js';
 
 export interface GatewayConfig {
   url: string;
@@ -24,7 +25,7 @@ export interface ChatUsage {
 export interface ChatCall {
   message: string;
   /** Instructions the caller cannot influence (who is calling, that its text is untrusted input). */
-  system?: string;
+  system?: SystemMessage;
   user: string;
   signal?: AbortSignal;
   /** When present, the gateway is asked to stream and this is called with each content delta. */
@@ -183,28 +184,16 @@ function prepare(config: GatewayConfig, call: ChatCall): Prepared {
     });
   }
   const stream = call.onDelta !== undefined;
-  // JSON.stringify({model, messages, user?, stream?, stream_options?}), written out: the framing is the same
-  // for a sender's every call and is escaped once. The caller's text goes only in the user message; the
-  // framing is a system message it cannot touch.
-  const system = call.system ? `{"role":"system","content":${jsonString(call.system)}},` : '';
+  // JSON.stringify({model, messages, user?, stream?, stream_options?}), written out: the framing comes
+  // escaped already (framing.ts escapes a sender's parts once). The caller's text goes only in the user
+  // message; the framing is a system message it cannot touch.
+  const system = call.system?.text ? `{"role":"system","content":${call.system.json}},` : '';
   const user = call.user ? `,"user":${JSON.stringify(call.user)}` : '';
   const body =
     `{"model":${JSON.stringify(config.model || 'openclaw')},` +
     `"messages":[${system}{"role":"user","content":${JSON.stringify(call.message)}}]${user}` +
     `${stream ? ',"stream":true,"stream_options":{"include_usage":true}' : ''}}`;
   return { config, call, target, stream, body };
-}
-
-// The framings seen last, as JSON strings (bounded).
-const escaped = new Map<string, string>();
-function jsonString(text: string): string {
-  let json = escaped.get(text);
-  if (json === undefined) {
-    json = JSON.stringify(text);
-    if (escaped.size >= 256) escaped.clear();
-    escaped.set(text, json);
-  }
-  return json;
 }
 
 // Node's documented keep-alive race (the server closed an idle connection just as we reused it) is retried

@@ -2,6 +2,7 @@ import { ProtocolError } from '../protocol/index.js';
 import { GatewayError, gatewayError } from './diagnosis.js';
 import { callGateway, partialCost, type ChatUsage } from './gateway-client.js';
 import type { ResolvedGateway } from './gateway-config.js';
+import type { SystemMessage } from './framing.js';
 
 /**
  * One caller's turn at the gateway, whichever protocol brought it (SAMVAD's chat skill, the A2A front
@@ -28,7 +29,7 @@ export type GatewayOutcome =
 export interface GatewayTurn {
   message: string;
   /** The framing (framing.ts): who calls, and that its text is untrusted. */
-  system: string;
+  system: SystemMessage;
   /** The gateway session: `<caller>#<conversation>`, or '' for callers that cannot be told apart. */
   user: string;
   signal: AbortSignal;

@@ -83,10 +83,11 @@ describe('plain calls', () => {
   });
 
   it('sends every call on the samvad message channel, and the framing as a system message before the user text', async () => {
-    await callGateway(config, { ...call, system: 'You are answering a stranger.' });
+    const text = 'You are answering a stranger.\n"Quoted", \u2028 and all.';
+    await callGateway(config, { ...call, system: { text, json: JSON.stringify(text) } });
     expect(gateway.requests[0]?.headers['x-openclaw-message-channel']).toBe('samvad');
     expect((gateway.requests[0]?.json as { messages: unknown }).messages).toEqual([
-      { role: 'system', content: 'You are answering a stranger.' },
+      { role: 'system', content: text },
       { role: 'user', content: 'hello' },
     ]);
   });

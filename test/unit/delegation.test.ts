@@ -467,7 +467,7 @@ describe('the gateway framing of a delegated call', () => {
       caller: { id: SENDER, trust: 'public', admittedBy: 'open', onBehalfOf: ISSUER, delegationScope },
       channel: 'samvad',
       instructions: 'Be brief.',
-    });
+    }).text;
 
   it('says on whose behalf the caller acts, the issuer and scope quoted', () => {
     expect(frame(['chat', 'summarise'])).toContain(

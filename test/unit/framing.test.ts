@@ -8,8 +8,12 @@ const caller = (fields: Partial<CallerInfo> = {}): CallerInfo => ({
   admittedBy: 'approved',
   ...fields,
 });
-const frame = (fields: Partial<CallerInfo> = {}, channel = 'samvad', instructions = 'Be brief.') =>
-  systemMessage({ caller: caller(fields), channel, instructions });
+/** The framing's text, checked against its JSON form (escaped in parts, it must equal the whole escaped). */
+const frame = (fields: Partial<CallerInfo> = {}, channel = 'samvad', instructions = 'Be brief.') => {
+  const message = systemMessage({ caller: caller(fields), channel, instructions });
+  expect(message.json).toBe(JSON.stringify(message.text));
+  return message.text;
+};
 
 describe('systemMessage', () => {
   it('frames a sender the same way every time', () => {
@@ -64,11 +68,24 @@ describe('systemMessage', () => {
       admittedBy: 'open',
       a2a: { keyIssuedAt: '2026-11-01T10:00:00.000Z' },
     });
-    const first = systemMessage({ caller: a2aCaller, channel: 'ctx-1', instructions: 'Be brief.' });
-    const second = systemMessage({ caller: a2aCaller, channel: 'ctx-2', instructions: 'Be brief.' });
+    const first = systemMessage({ caller: a2aCaller, channel: 'ctx-1', instructions: 'Be brief.' }).text;
+    const second = systemMessage({ caller: a2aCaller, channel: 'ctx-2', instructions: 'Be brief.' }).text;
     expect(first).toContain('Conversation: "ctx-1" (the caller\'s A2A context;');
     expect(first).toContain('key issued by you on 2026-11-01');
     expect(second).toBe(first.replace('"ctx-1"', '"ctx-2"'));
     expect(second.split('\n')).toHaveLength(first.split('\n').length);
+  });
+
+  it('is the same text as JSON, whatever characters the caller and the operator put in it', () => {
+    const hostile =
+      'Quote " backslash \\ newline \n tab \t NUL \u0000 line sep \u2028 lone \ud800 emoji \u{1f600}';
+    for (const fields of [
+      { name: hostile },
+      { id: `unsigned:${hostile}` },
+      { a2a: { keyIssuedAt: '2026-01-01' }, name: hostile },
+    ]) {
+      frame(fields, hostile, hostile);
+      frame(fields, `${hostile} again`, hostile);
+    }
   });
 });
