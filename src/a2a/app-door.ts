@@ -60,7 +60,7 @@ export function createA2ADoor(options: A2ADoorOptions): A2ADoor {
     mounted: {
       owns: (path) => frontDoor.owns(path),
       handle: (req, res) => frontDoor.handle(req, res),
-      activeRuns: () => frontDoor.executor.activeCount,
+      activeRuns: () => frontDoor.activeRuns(),
       abort: () => frontDoor.close(),
       close: () => tasks.close(),
     },

@@ -58,6 +58,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
   private readonly cards: CardRoute;
   private readonly jsonRpc: JsonRpcRoute;
   private readonly rest: RestRoute;
+  private readonly handler: GatedHandler<C>;
 
   constructor(private readonly options: A2AFrontDoorOptions<C>) {
     const report = (error: unknown) => options.onError?.(error);
@@ -75,7 +76,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
       pushConfigs,
       sender,
     );
-    const handler = new GatedHandler(sdk, {
+    this.handler = new GatedHandler(sdk, {
       gate: options.gate,
       tasks: options.tasks,
       pushUrlProblem: options.pushUrlProblem,
@@ -83,8 +84,8 @@ export class A2AFrontDoor<C extends A2ACaller> {
       cancelElsewhere: replicas && ((id, context) => replicas.cancelElsewhere(id, context)),
       onError: report,
     });
-    this.jsonRpc = new JsonRpcRoute(handler, { sse: options.sse, report });
-    this.rest = new RestRoute(handler, { sse: options.sse, report });
+    this.jsonRpc = new JsonRpcRoute(this.handler, { sse: options.sse, report });
+    this.rest = new RestRoute(this.handler, { sse: options.sse, report });
   }
 
   /** The paths this front door answers (anything else stays the agent port's). */
@@ -115,6 +116,14 @@ export class A2AFrontDoor<C extends A2ACaller> {
           error: 'The agent failed to answer; the operator can see why in the agent log.',
         });
     }
+  }
+
+  /**
+   * Runs in flight, and streams whose caller left still read on (their tasks' last events are saved as
+   * they are read): shutdown waits for both before the task state closes.
+   */
+  activeRuns(): number {
+    return this.executor.activeCount + this.handler.drainingCount;
   }
 
   /** Aborts every run in flight (the agent is stopping): their tasks end `failed`. */

@@ -62,6 +62,9 @@ export interface GatedHandlerOptions<C extends A2ACaller> {
  * and the state it was left in, and what refused or failed it.
  */
 export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
+  /** Streams read on after their caller left (see admittedStream): their tasks' last events to save. */
+  private readonly drains = new Set<Promise<void>>();
+
   constructor(
     private readonly inner: A2ARequestHandler,
     private readonly options: GatedHandlerOptions<C>,
@@ -143,6 +146,18 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     });
   }
 
+  /** Streams still read on after their caller left: shutdown waits for them as for runs. */
+  get drainingCount(): number {
+    return this.drains.size;
+  }
+
+  private drainInBackground(events: AsyncGenerator<unknown>): void {
+    const drained = drain(events)
+      .catch((error: unknown) => this.options.onError?.(error))
+      .finally(() => this.drains.delete(drained));
+    this.drains.add(drained);
+  }
+
   /**
    * The SDK streams the events of a run in this process; for a run at another replica it gives the task
    * as stored and ends. Then the records are followed (read every FOLLOW_EVERY_MS; a running task's form
@@ -215,7 +230,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
       // The caller left (its connection closed). The SDK saves a streamed task's events only while its
       // stream is read: read on to the end here, or the task would stay `working`, held against the
       // caller's cap, with its final push notification never sent.
-      if (left) void drain(events).catch((error: unknown) => this.options.onError?.(error));
+      if (left) this.drainInBackground(events);
     }
   }
 
