@@ -40,6 +40,8 @@ export async function readJsonBody(
  * few objects per chunk, several times what a small body's read costs otherwise (measured in the bench).
  */
 function readBytes(req: IncomingMessage, limit: number, onBytes?: (bytes: number) => void): Promise<Buffer> {
+  // The caller left while the request waited (its key being checked): nothing more will come.
+  if (req.destroyed) return Promise.reject(gone());
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -68,13 +70,17 @@ function readBytes(req: IncomingMessage, limit: number, onBytes?: (bytes: number
     // The caller left (or the listener's request timeout cut a slow body): its doing, not the agent's.
     function onGone() {
       detach();
-      reject(schemaInvalid('The request body did not arrive whole; send it again.', 'size', 408));
+      reject(gone());
     }
     req.on('data', onData);
     req.once('end', onEnd);
     req.once('error', onGone);
     req.once('close', onGone);
   });
+}
+
+function gone() {
+  return schemaInvalid('The request body did not arrive whole; send it again.', 'size', 408);
 }
 
 function tooLarge(limit: number) {

@@ -5,14 +5,21 @@ import { ContentTypeNotSupportedError } from '@a2a-js/sdk/errors';
 import { readJsonBody } from '../../src/a2a/http-io.js';
 import { ProtocolError } from '../../src/protocol/index.js';
 
-/** A request body as node hands it over: a readable with headers. */
-function request(chunks: (string | Error)[], headers: Record<string, string> = {}): IncomingMessage {
+/**
+ * A request body as node hands it over: a readable with headers. `open`: the caller is still sending (the
+ * body does not end).
+ */
+function request(
+  chunks: (string | Error)[],
+  headers: Record<string, string> = {},
+  open = false,
+): IncomingMessage {
   const body = new Readable({ read() {} });
   for (const chunk of chunks) {
     if (chunk instanceof Error) queueMicrotask(() => body.destroy(chunk));
     else body.push(chunk);
   }
-  if (!chunks.some((chunk) => chunk instanceof Error)) body.push(null);
+  if (!open && !chunks.some((chunk) => chunk instanceof Error)) body.push(null);
   return Object.assign(body, {
     headers: { 'content-type': 'application/json', ...headers },
   }) as unknown as IncomingMessage;
@@ -36,7 +43,7 @@ describe('reading an A2A request body', () => {
     expect(await refusal(readJsonBody(request(['{}'], { 'content-length': '101' }), 100))).toMatchObject({
       httpStatus: 413,
     });
-    const chunked = request(['{"a":"', 'x'.repeat(60), 'x'.repeat(60), '"}']);
+    const chunked = request(['{"a":"', 'x'.repeat(60), 'x'.repeat(60)], {}, true);
     expect(await refusal(readJsonBody(chunked, 100))).toMatchObject({ httpStatus: 413 });
     // Not destroyed: the 413 can still be written to the caller.
     expect(chunked.destroyed).toBe(false);
