@@ -119,11 +119,11 @@ export class A2AFrontDoor<C extends A2ACaller> {
   }
 
   /**
-   * Runs in flight, and streams whose caller left still read on (their tasks' last events are saved as
-   * they are read): shutdown waits for both before the task state closes.
+   * Runs in flight, and streams not yet read to their end, their caller still there or gone (a streamed
+   * task's events are saved as they are read): shutdown waits for both before the task state closes.
    */
   activeRuns(): number {
-    return this.executor.activeCount + this.handler.drainingCount;
+    return this.executor.activeCount + this.handler.openStreamCount;
   }
 
   /** Aborts every run in flight (the agent is stopping): their tasks end `failed`. */

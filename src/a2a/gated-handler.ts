@@ -62,8 +62,11 @@ export interface GatedHandlerOptions<C extends A2ACaller> {
  * and the state it was left in, and what refused or failed it.
  */
 export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
-  /** Streams read on after their caller left (see admittedStream): their tasks' last events to save. */
-  private readonly drains = new Set<Promise<void>>();
+  /**
+   * Streams admitted whose SDK stream has not ended, their caller still there or gone (see admittedStream):
+   * the SDK saves a streamed task's events as the stream is read, so each one may still owe a write.
+   */
+  private streamsOpen = 0;
 
   constructor(
     private readonly inner: A2ARequestHandler,
@@ -146,16 +149,9 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     });
   }
 
-  /** Streams still read on after their caller left: shutdown waits for them as for runs. */
-  get drainingCount(): number {
-    return this.drains.size;
-  }
-
-  private drainInBackground(events: AsyncGenerator<unknown>): void {
-    const drained = drain(events)
-      .catch((error: unknown) => this.options.onError?.(error))
-      .finally(() => this.drains.delete(drained));
-    this.drains.add(drained);
+  /** Streams whose task may still owe a write: shutdown waits for them as for runs. */
+  get openStreamCount(): number {
+    return this.streamsOpen;
   }
 
   /**
@@ -216,6 +212,9 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   ): AsyncGenerator<StreamResponse, void, undefined> {
     await this.admit(params, context, 'stream');
     const events = this.inner.sendMessageStream(params, context);
+    // Counted from here: a caller's leaving takes effect only at the next event, which the SDK saved first.
+    this.streamsOpen++;
+    const ended = () => this.streamsOpen--;
     let left = true;
     const next = () =>
       events.next().catch((error: unknown) => {
@@ -230,7 +229,11 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
       // The caller left (its connection closed). The SDK saves a streamed task's events only while its
       // stream is read: read on to the end here, or the task would stay `working`, held against the
       // caller's cap, with its final push notification never sent.
-      if (left) this.drainInBackground(events);
+      if (left) {
+        void drain(events)
+          .catch((error: unknown) => this.options.onError?.(error))
+          .finally(ended);
+      } else ended();
     }
   }
 

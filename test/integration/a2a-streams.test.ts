@@ -97,41 +97,56 @@ describe('streams', () => {
     expect(next.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 
-  it('counts a stream read on after its caller left as running until its last event is saved', async () => {
-    const calls: EnvelopeEvent[] = [];
-    const own = await startA2AAgent({ onCall: (event) => calls.push(event) });
-    onTestFinished(() => own.close());
-    const leaving = new AbortController();
-    const response = await fetch(`${own.url}/a2a/jsonrpc`, {
-      method: 'POST',
-      headers: { ...auth, 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'SendStreamingMessage', params: hold }),
-      signal: leaving.signal,
-    });
-    let taskId = '';
-    for await (const block of readSse(response)) {
-      taskId = (block.data as { result?: { task?: { id: string } } } | undefined)?.result?.task?.id ?? '';
-      if (taskId) break;
-    }
-    leaving.abort();
-    await until(() => calls.some((call) => call.status === 499), 5000, 'the server to see the caller leave');
-    // The task's last write waits: the run has ended, its stream is still being read.
-    const store = own.a2a.door.tasks;
-    const save = store.save.bind(store);
-    let letSave!: () => void;
-    const saved = new Promise<void>((resolve) => (letSave = resolve));
-    vi.spyOn(store, 'save').mockImplementation(async (task, context) => {
-      if (task.status?.state === TaskState.TASK_STATE_COMPLETED) await saved;
-      return save(task, context);
-    });
-    own.core.release();
-    await until(() => own.door.executor.activeCount === 0, 3000, 'the run to end');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    // Shutdown waits while this is above 0: the task state must not close under the last write.
-    expect(own.door.activeRuns()).toBe(1);
-    letSave();
-    await until(() => own.door.activeRuns() === 0, 3000, 'the stream to be read to its end');
-    const task = await (await a2aClient(own.url, KEYS.alice)).getTask({ tenant: '', id: taskId });
-    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-  });
+  // Shutdown waits while activeRuns() is above 0: the task state must not close under a task's last write.
+  it.each([
+    ['completes', TaskState.TASK_STATE_COMPLETED],
+    ['is aborted by the agent stopping', TaskState.TASK_STATE_FAILED],
+  ])(
+    'counts a stream whose caller left as running until its last write, when its run %s',
+    async (_how, last) => {
+      const calls: EnvelopeEvent[] = [];
+      const own = await startA2AAgent({ onCall: (event) => calls.push(event) });
+      onTestFinished(() => own.close());
+      const leaving = new AbortController();
+      const response = await fetch(`${own.url}/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: { ...auth, 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'SendStreamingMessage', params: hold }),
+        signal: leaving.signal,
+      });
+      let taskId = '';
+      for await (const block of readSse(response)) {
+        taskId = (block.data as { result?: { task?: { id: string } } } | undefined)?.result?.task?.id ?? '';
+        if (taskId) break;
+      }
+      leaving.abort();
+      await until(
+        () => calls.some((call) => call.status === 499),
+        5000,
+        'the server to see the caller leave',
+      );
+      // The task's last write waits until the test lets it go.
+      const store = own.a2a.door.tasks;
+      const save = store.save.bind(store);
+      let lastWriteCame = false;
+      let letSave!: () => void;
+      const saved = new Promise<void>((resolve) => (letSave = resolve));
+      vi.spyOn(store, 'save').mockImplementation(async (task, context) => {
+        if (task.status?.state === last) {
+          lastWriteCame = true;
+          await saved;
+        }
+        return save(task, context);
+      });
+      if (last === TaskState.TASK_STATE_COMPLETED) own.core.release();
+      else own.door.close();
+      await until(() => lastWriteCame, 3000, 'the last write');
+      expect(own.door.executor.activeCount).toBe(0);
+      expect(own.door.activeRuns()).toBe(1);
+      letSave();
+      await until(() => own.door.activeRuns() === 0, 3000, 'the stream to be read to its end');
+      const task = await (await a2aClient(own.url, KEYS.alice)).getTask({ tenant: '', id: taskId });
+      expect(task.status?.state).toBe(last);
+    },
+  );
 });
