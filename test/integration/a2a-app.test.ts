@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { TaskState } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { startGatewayDouble, type GatewayDouble, type RecordedRequest } from '../fixtures/gateway-double.js';
@@ -179,6 +179,17 @@ describe('request targets', () => {
     }
     // The SAMVAD card is still the Koa app's.
     expect((await get(`${agent.url}/.well-known/agent.json`)).body).toContain('"publicKeys"');
+  });
+
+  // The door answers on node's request and response: a Koa context for its requests is only cost.
+  it('answers the door paths without a Koa context, and the other paths with one', async () => {
+    const contexts = vi.spyOn(agent.app.server.app, 'createContext');
+    onTestFinished(() => contexts.mockRestore());
+    expect((await get('/.well-known/agent-card.json')).status).toMatch(/ 200 /);
+    expect((await get('/a2a/rest/tasks?pageSize=1')).status).toMatch(/ 401 /);
+    expect(contexts).not.toHaveBeenCalled();
+    expect((await get('/.well-known/agent.json')).status).toMatch(/ 200 /);
+    expect(contexts).toHaveBeenCalledTimes(1);
   });
 });
 
