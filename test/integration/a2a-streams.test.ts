@@ -21,6 +21,31 @@ afterAll(async () => {
 const auth = { Authorization: `Bearer ${KEYS.alice}` };
 const hold = { message: { messageId: 'hold-1', role: 'ROLE_USER', parts: [{ text: 'hold' }] } };
 
+/**
+ * An agent of its own, and a caller that opened a stream on it and left once it learnt the task's id; done
+ * when the server has noticed the caller leave (its traffic entry, 499).
+ */
+async function leftStream(): Promise<{ own: A2AAgent; taskId: string }> {
+  const calls: EnvelopeEvent[] = [];
+  const own = await startA2AAgent({ onCall: (event) => calls.push(event) });
+  onTestFinished(() => own.close());
+  const leaving = new AbortController();
+  const response = await fetch(`${own.url}/a2a/jsonrpc`, {
+    method: 'POST',
+    headers: { ...auth, 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'SendStreamingMessage', params: hold }),
+    signal: leaving.signal,
+  });
+  let taskId = '';
+  for await (const block of readSse(response)) {
+    taskId = (block.data as { result?: { task?: { id: string } } } | undefined)?.result?.task?.id ?? '';
+    if (taskId) break;
+  }
+  leaving.abort();
+  await until(() => calls.some((call) => call.status === 499), 5000, 'the server to see the caller leave');
+  return { own, taskId };
+}
+
 describe('streams', () => {
   it('frames JSON-RPC events as SSE with the agent’s headers and keep-alive comments', async () => {
     const response = await fetch(`${agent.url}/a2a/jsonrpc`, {
@@ -60,28 +85,8 @@ describe('streams', () => {
   });
 
   it('keeps the task going when the caller leaves a stream, and answers the next stream as usual', async () => {
-    // An agent of its own, to see when the server has noticed the caller leave (its traffic entry, 499).
-    const calls: EnvelopeEvent[] = [];
-    const own = await startA2AAgent({ onCall: (event) => calls.push(event) });
-    onTestFinished(() => own.close());
-    const leaving = new AbortController();
-    const response = await fetch(`${own.url}/a2a/jsonrpc`, {
-      method: 'POST',
-      headers: { ...auth, 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'SendStreamingMessage', params: hold }),
-      signal: leaving.signal,
-    });
-    let taskId = '';
-    for await (const block of readSse(response)) {
-      const result = (block.data as { result?: { task?: { id: string } } } | undefined)?.result;
-      if (result?.task) {
-        taskId = result.task.id;
-        break;
-      }
-    }
-    leaving.abort();
+    const { own, taskId } = await leftStream();
     // The reply comes only after the server let the stream go: its events are still saved.
-    await until(() => calls.some((call) => call.status === 499), 5000, 'the server to see the caller leave');
     await new Promise((resolve) => setTimeout(resolve, 50));
     own.core.release();
     const client = await a2aClient(own.url, KEYS.alice);
@@ -104,27 +109,7 @@ describe('streams', () => {
   ])(
     'counts a stream whose caller left as running until its last write, when its run %s',
     async (_how, last) => {
-      const calls: EnvelopeEvent[] = [];
-      const own = await startA2AAgent({ onCall: (event) => calls.push(event) });
-      onTestFinished(() => own.close());
-      const leaving = new AbortController();
-      const response = await fetch(`${own.url}/a2a/jsonrpc`, {
-        method: 'POST',
-        headers: { ...auth, 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'SendStreamingMessage', params: hold }),
-        signal: leaving.signal,
-      });
-      let taskId = '';
-      for await (const block of readSse(response)) {
-        taskId = (block.data as { result?: { task?: { id: string } } } | undefined)?.result?.task?.id ?? '';
-        if (taskId) break;
-      }
-      leaving.abort();
-      await until(
-        () => calls.some((call) => call.status === 499),
-        5000,
-        'the server to see the caller leave',
-      );
+      const { own, taskId } = await leftStream();
       // The task's last write waits until the test lets it go.
       const store = own.a2a.door.tasks;
       const save = store.save.bind(store);
