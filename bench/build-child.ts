@@ -16,6 +16,9 @@ export async function buildServerChild(): Promise<string> {
     target: 'node20',
     packages: 'external',
     sourcemap: true,
+    // As `build:core` builds it: stack traces still name the TypeScript file and line, and the process
+    // does not hold every source file in memory (--enable-source-maps keeps each loaded map).
+    sourcesContent: false,
     logLevel: 'warning',
   });
   return `${CHILD_OUT_DIR}server-child.js`;
