@@ -267,12 +267,6 @@ export class TaskStore implements TaskState {
     this.admit(owner, retentionMs, unwritten);
   }
 
-  dropOldestFinishedA2A(owner: string): boolean {
-    const [oldest] = this.oldestDroppable(owner, 1);
-    if (oldest) this.drop(oldest);
-    return oldest !== undefined;
-  }
-
   setCallback(task: StoredTask, state: 'pending' | 'delivered' | 'failed', attempts: number): void {
     task.callback = { state, attempts };
     const own = this.tasks.get(task.taskId);

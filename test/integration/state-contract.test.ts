@@ -15,6 +15,7 @@ import { TaskStore } from '../../src/state/task-store.js';
 import type { A2APart, TaskState } from '../../src/state/tasks.js';
 import { startRedisServer, type RedisServer } from '../fixtures/redis-server.js';
 import { tempDir } from '../helpers/agents.js';
+import { dropOldestAtCap } from '../helpers/answered-tasks.js';
 import { until } from '../helpers/polling.js';
 
 // One contract, two homes: every state store behaves the same in the data dir (one process) and on a real
@@ -593,9 +594,9 @@ describe("the data dir's finished A2A tasks", () => {
     const foreign = new TaskStore(dataDir()).create(a2aMeta('a2a-key:alice'));
     tasks.finish(foreign, ended(new Date().toISOString()));
     const done = tasks.create(a2aMeta('a2a-key:alice'), undefined, ended(new Date().toISOString()));
-    expect(tasks.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
+    expect(dropOldestAtCap(tasks)).toBe(true);
     expect(tasks.getA2A(done.taskId)).toBeUndefined();
-    expect(tasks.dropOldestFinishedA2A('a2a-key:alice')).toBe(false);
+    expect(dropOldestAtCap(tasks)).toBe(false);
   });
 
   it("drop none of a caller's results when the store as a whole has no room for the new task", () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it, vi } from 'vitest';
 import { TaskStore } from '../../src/state/task-store.js';
-import { a2aTaskMeta, answered as ended } from '../helpers/answered-tasks.js';
+import { a2aTaskMeta, answered as ended, dropOldestAtCap } from '../helpers/answered-tasks.js';
 
 // Opening the rewritten journal or its temp file cannot be made to fail for real here (the open follows a
 // rename in the same process; root ignores permissions; no disk to fill): node:fs's openSync is wrapped
@@ -37,7 +37,7 @@ it('keeps the journal open and working when the rewritten file cannot be opened'
     return real(at, ...rest);
   });
   const report = vi.spyOn(console, 'error').mockImplementation(() => undefined);
-  for (let i = 0; i < 4100; i++) store.dropOldestFinishedA2A('a2a-key:alice');
+  for (let i = 0; i < 4100; i++) expect(dropOldestAtCap(store, 'a2a-key:alice', 4200 - i)).toBe(true);
   await new Promise((resolve) => setImmediate(resolve)); // the rewrite runs after the dropping call
   expect(report).toHaveBeenCalledWith(
     expect.stringMatching(/answered\.jsonl could not be rewritten .*EMFILE.*tried again later/),

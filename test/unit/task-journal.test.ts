@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TaskJournal } from '../../src/state/task-journal.js';
 import { TaskStore } from '../../src/state/task-store.js';
-import { a2aTaskMeta as meta, answered as ended } from '../helpers/answered-tasks.js';
+import { a2aTaskMeta as meta, answered as ended, dropOldestAtCap } from '../helpers/answered-tasks.js';
 
 // The data dir's journal of answered tasks (A2A blocking sends, created ended): one line each, what a
 // restart reads back, what a crash may cut, what dropping and sweeping leave, and when it is rewritten.
@@ -88,7 +88,7 @@ describe('the journal of answered tasks', () => {
     const first = store.create(meta(), undefined, ended('first'));
     now += 1000;
     const second = store.create(meta(), undefined, ended('second'));
-    expect(store.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
+    expect(dropOldestAtCap(store)).toBe(true);
     expect(store.getA2A(first.taskId)).toBeUndefined();
     now += 3600_000;
     store.sweep(1800_000);
@@ -109,7 +109,7 @@ describe('the journal of answered tasks', () => {
     store.finish(slow, ended('finished later'));
     store.close();
     const again = open(dir, { now: () => now });
-    expect(again.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
+    expect(dropOldestAtCap(again)).toBe(true);
     expect(again.getA2A(answered.taskId)).toBeUndefined();
     expect(again.getA2A(slow.taskId)?.a2a?.doc).toEqual({ reply: 'finished later' });
   });
@@ -126,7 +126,7 @@ describe('the journal of answered tasks', () => {
     expect(again.getA2A(task.taskId)).toMatchObject({ a2a: { doc: { reply: 'answered' } } });
     expect(again.pushConfigs(task.taskId).map((kept) => kept.id)).toEqual(['p1']);
     // Dropped from its file, it is gone: the journal's old line does not bring it back.
-    expect(again.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
+    expect(dropOldestAtCap(again)).toBe(true);
     again.close();
     expect(open(dir).getA2A(task.taskId)).toBeUndefined();
   });
@@ -135,7 +135,7 @@ describe('the journal of answered tasks', () => {
     const dir = dataDir();
     const store = open(dir);
     const first = store.create(meta(), undefined, ended('first'));
-    expect(store.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
+    expect(dropOldestAtCap(store)).toBe(true);
     const lines = () => readFileSync(journal(dir), 'utf8').split('\n').filter(Boolean);
     expect(lines()).toHaveLength(1);
     // The process dies here: the drop was not written.
@@ -162,7 +162,7 @@ describe('the journal of answered tasks', () => {
     writeFileSync(journal(dir), line); // the drop line never made it
     const again = open(dir);
     expect(again.pushConfigs(task.taskId).map((kept) => kept.id)).toEqual(['p1']);
-    expect(again.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
+    expect(dropOldestAtCap(again)).toBe(true);
     again.close();
     expect(open(dir).getA2A(task.taskId)).toBeUndefined();
   });
@@ -173,7 +173,7 @@ describe('the journal of answered tasks', () => {
     const ids: string[] = [];
     for (let i = 0; i < 4200; i++) ids.push(store.create(meta(), undefined, ended(`reply ${i}`)).taskId);
     const full = statSync(journal(dir)).size;
-    for (let i = 0; i < 4100; i++) expect(store.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
+    for (let i = 0; i < 4100; i++) expect(dropOldestAtCap(store, 'a2a-key:alice', 4200 - i)).toBe(true);
     // Not in the dropping call's own path: once it has returned.
     expect(statSync(journal(dir)).size).toBe(full);
     await tick();
@@ -310,7 +310,7 @@ describe('the journal of answered tasks', () => {
     const dir = dataDir();
     const store = open(dir);
     store.create(meta(), undefined, ended('first'));
-    expect(store.dropOldestFinishedA2A('a2a-key:alice')).toBe(true);
+    expect(dropOldestAtCap(store)).toBe(true);
     const running = store.create(meta()); // in a file of its own
     store.finish(running, ended('done'));
     store.sweep(3600_000); // nothing old enough
