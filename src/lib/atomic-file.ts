@@ -35,9 +35,33 @@ export function writeFileAtomic(
   data: string | Uint8Array | Iterable<Uint8Array>,
   mode = 0o600,
 ): void {
+  replace(path, data, mode);
+}
+
+/**
+ * writeFileAtomic, with the new file opened (`flags`) before it replaces the old one: when that open
+ * fails, nothing is replaced, so a caller holding the old file open goes on with it. Returns the new
+ * file's descriptor (the caller closes it).
+ */
+export function writeFileAtomicAndOpen(
+  path: string,
+  data: string | Uint8Array | Iterable<Uint8Array>,
+  flags: string,
+  mode = 0o600,
+): number {
+  return replace(path, data, mode, flags) as number;
+}
+
+function replace(
+  path: string,
+  data: string | Uint8Array | Iterable<Uint8Array>,
+  mode: number,
+  openFlags?: string,
+): number | undefined {
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   let fd: number | undefined;
+  let opened: number | undefined;
   try {
     // 'wx' refuses an existing file or symlink at the temp name; `mode` applies from creation,
     // so a secret is never world-readable, not even before the chmod.
@@ -49,13 +73,17 @@ export function writeFileAtomic(
     fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
+    // The descriptor follows the file through the rename.
+    if (openFlags !== undefined) opened = openSync(temp, openFlags, mode);
     renameSync(temp, path);
   } catch (error) {
     if (fd !== undefined) closeQuietly(fd);
+    if (opened !== undefined) closeQuietly(opened);
     unlinkQuietly(temp);
     throw error;
   }
   fsyncDirectory(dir);
+  return opened;
 }
 
 /** Parsed JSON of `path`; undefined when the file does not exist. */

@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
-import { errorCode, writeFileAtomic } from '../lib/atomic-file.js';
+import { errorCode, writeFileAtomicAndOpen } from '../lib/atomic-file.js';
 import { TASK_ID, type StoredTask } from './tasks.js';
 
 /** Where one task's line is in the journal (bytes). */
@@ -174,12 +174,11 @@ export class TaskJournal {
       spots.set(taskId, { offset, length: spot.length });
       offset += spot.length + 1;
     }
-    writeFileAtomic(this.path, this.liveLines());
+    // Opened before it replaces the old file: if the open fails, nothing changed, and the old file (its
+    // descriptor and offsets) still serves reads and appends.
+    const fd = writeFileAtomicAndOpen(this.path, this.liveLines(), 'a+');
     // The rewrite holds no dropped line: the drops not written yet are written by leaving them out.
     this.unwrittenDrops = '';
-    // Opened before the old one is closed: if the open fails, the old descriptor (and its offsets) still
-    // serve reads and appends, and the next rewrite carries them over from it.
-    const fd = openSync(this.path, 'a+', 0o600);
     closeSync(this.fd);
     this.fd = fd;
     this.size = fstatSync(this.fd).size;

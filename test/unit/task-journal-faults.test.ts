@@ -30,10 +30,12 @@ it('keeps the journal open and working when the rewritten file cannot be opened'
   const store = new TaskStore(dir, { maxPerSender: 10_000 });
   const ids: string[] = [];
   for (let i = 0; i < 4200; i++) ids.push(store.create(meta, undefined, ended(`reply ${i}`)).taskId);
+  const before = fs.readFileSync(path);
   const real = vi.mocked(fs.openSync).getMockImplementation()!;
+  // The rewritten file's open for reading and appending (its temp name, before it replaces the journal).
   vi.mocked(fs.openSync).mockImplementation((at, ...rest) => {
-    if (at === path)
-      throw Object.assign(new Error(`EMFILE: too many open files, open '${path}'`), { code: 'EMFILE' });
+    if (String(at).endsWith('.tmp') && rest[0] === 'a+')
+      throw Object.assign(new Error(`EMFILE: too many open files, open '${String(at)}'`), { code: 'EMFILE' });
     return real(at, ...rest);
   });
   const report = vi.spyOn(console, 'error').mockImplementation(() => undefined);
@@ -43,8 +45,17 @@ it('keeps the journal open and working when the rewritten file cannot be opened'
     expect.stringMatching(/answered\.jsonl could not be rewritten .*EMFILE.*tried again later/),
   );
   expect(store.getA2A(ids[4199]!)?.a2a?.doc).toEqual({ reply: 'reply 4199' });
+  // Nothing was replaced, and no temp file is left beside it.
+  expect(fs.readFileSync(path).equals(before)).toBe(true);
+  expect(fs.readdirSync(join(dir, 'tasks')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   const next = store.create(meta, undefined, ended('after the failed open'));
   expect(store.getA2A(next.taskId)?.a2a?.doc).toEqual({ reply: 'after the failed open' });
+  // The process dies here: what was appended after the failed rewrite is in the journal, not in a
+  // replaced file.
+  vi.mocked(fs.openSync).mockImplementation(real);
+  const again = new TaskStore(dir, { maxPerSender: 10_000 });
+  expect(again.getA2A(next.taskId)?.a2a?.doc).toEqual({ reply: 'after the failed open' });
+  again.close();
   expect(() => store.close()).not.toThrow();
 });
 
