@@ -322,7 +322,8 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   /** Everything the SDK would not check, then the gate; the turn is refused before any task exists. */
   private async admit(params: SendMessageRequest, context: ServerCallContext, mode: Mode): Promise<void> {
     const message = params.message;
-    const call = scopeOf(context).call;
+    const scope = scopeOf(context);
+    const call = scope.call;
     if (call) call.mode = mode;
     if (call && message?.contextId) call.contextId = message.contextId;
     this.enter(context);
@@ -332,7 +333,6 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     const push = params.configuration?.taskPushNotificationConfig;
     if (push) this.checkPush(push);
     const caller = callerOf<C>(context);
-    const scope = scopeOf(context);
     try {
       // The cap first: the gate's admission holds the turn's budget reservation for its run.
       scope.slot = await this.options.taskCapacity?.(caller.id);
