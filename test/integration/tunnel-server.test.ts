@@ -173,6 +173,29 @@ describe('tunnel server with the real localtunnel client', () => {
     expect((await echo(`${tunnel.url}/next`)).body).toMatchObject({ path: '/next' });
   });
 
+  it('hands a caller whatever the local server wrote unasked on an idle tunnel socket, as localtunnel-server does', async () => {
+    // A local server that answers every connection with a 408 after 100 ms of silence (what Node's own
+    // headers deadline does), before any request came: the real server does not read idle tunnel sockets,
+    // so those bytes are the next caller's answer. The agent must never write them (issue 25).
+    const sockets = new Set<Socket>();
+    const eager = createServer((_req, res) => res.end('fresh'));
+    eager.on('connection', (socket: Socket) => {
+      sockets.add(socket);
+      setTimeout(() => socket.write('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n'), 100);
+    });
+    eager.listen(0, '127.0.0.1');
+    await once(eager, 'listening');
+    cleanups.push(() => {
+      sockets.forEach((socket) => socket.destroy());
+      return new Promise((resolve) => eager.close(resolve));
+    });
+    const server = await tunnelServer({ maxConnCount: 1 });
+    const { tunnel } = await connect(server, (eager.address() as AddressInfo).port);
+    await sleep(300);
+    const response = await appFetch(`${tunnel.url}/anything`);
+    expect(response.status).toBe(408);
+  });
+
   it('queues requests when every tunnel socket is busy', async () => {
     const server = await tunnelServer({ maxConnCount: 2 });
     const { tunnel } = await connect(server, await localServer());
