@@ -2,6 +2,7 @@ import type { AccessChange } from './access/access-control.js';
 import type { CallbackOptions } from './agent/callbacks.js';
 import type { CallbackEvent, EnvelopeEvent } from './agent/events.js';
 import type { IntakeOptions } from './agent/intake.js';
+import type { ListenerLimits } from './agent/listener.js';
 import type { Skill } from './agent/skill.js';
 import type { GatewayCallEvent } from './bridge/gateway-link.js';
 import type { GatewayTransition } from './bridge/gateway-state.js';
@@ -39,6 +40,8 @@ export interface AppOptions {
   stateWipeHoldMs?: number;
   /** Body budget, read/verify slots and body deadlines (tests use short ones; defaults in agent/intake.ts). */
   intake?: Partial<IntakeOptions>;
+  /** The agent port's deadlines (tests shorten them; defaults in agent/listener.ts). */
+  listener?: Partial<ListenerLimits>;
   now?: () => number;
 }
 

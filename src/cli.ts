@@ -226,8 +226,14 @@ function describeTunnel(state: TunnelState): string {
       return 'Tunnel: off';
     case 'connecting':
       return `Tunnel: connecting (attempt ${state.attempt})...`;
-    case 'online':
-      return `Tunnel: online at ${state.url}`;
+    case 'online': {
+      const reach = state.reachability;
+      // The URL stands alone (a space after it), so it can be copied or matched out of the line.
+      if (reach?.state === 'reachable') return `Tunnel: online at ${state.url} (reachable from outside)`;
+      if (reach?.state === 'unreachable')
+        return `Tunnel: online at ${state.url} but a call through it failed: ${reach.problem ?? 'no answer'}; checking again`;
+      return `Tunnel: online at ${state.url}${reach ? ' (checking that callers reach this agent through it)' : ''}`;
+    }
     case 'reconnecting': {
       const seconds = Math.max(0, Math.round((Date.parse(state.nextTryAt) - Date.now()) / 1000));
       return `Tunnel: ${state.lastError}; reconnecting in ${seconds} s (attempt ${state.attempt})`;

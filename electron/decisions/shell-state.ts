@@ -123,8 +123,16 @@ export function healthOf(state: ShellState): { health: Health; reason: string } 
       return { health: 'degraded', reason: 'Tunnel connecting' };
     case 'reconnecting':
       return { health: 'degraded', reason: `Tunnel reconnecting: ${state.tunnel.lastError}` };
-    case 'online':
-      return { health: 'online', reason: `Online at ${state.tunnel.url}` };
+    case 'online': {
+      // What a call through the public URL found: a connected tunnel client is not a reachable agent.
+      const reach = state.tunnel.reachability;
+      if (reach?.state === 'unreachable')
+        return { health: 'degraded', reason: `Not reachable at ${state.tunnel.url}: ${reach.problem ?? ''}` };
+      if (reach?.state === 'checking')
+        return { health: 'degraded', reason: `Checking ${state.tunnel.url} from outside` };
+      const measured = reach?.state === 'reachable' ? ': reachable from outside' : '';
+      return { health: 'online', reason: `Online at ${state.tunnel.url}${measured}` };
+    }
   }
 }
 

@@ -1,4 +1,5 @@
 import { PROTOCOL_VERSION } from '../protocol/index.js';
+import type { PublicAddressHealth } from '../protocol/console-api.js';
 
 export interface HealthInput {
   /** False while shared state (Redis) does not answer: every call is refused then. */
@@ -10,6 +11,11 @@ export interface HealthInput {
   gateway: string;
   /** False while the gateway is down, refuses the token or lacks the agent for callers (never why: public). */
   gatewayServing?: boolean;
+  /**
+   * What the last check through the public address found (`reachable`, `unreachable`, `checking`), or `none`
+   * without a checked public address: a connected tunnel client is not a reachable agent.
+   */
+  publicAddress?: PublicAddressHealth;
   activeRequests: number;
   queuedTasks: number;
   draining: boolean;
@@ -22,7 +28,8 @@ export function healthBody(input: HealthInput) {
       input.gateway === 'configured' &&
       input.gatewayServing !== false &&
       !input.draining &&
-      input.stateUp !== false
+      input.stateUp !== false &&
+      input.publicAddress !== 'unreachable'
         ? 'ok'
         : 'degraded',
     agent: input.agentId,
@@ -30,6 +37,7 @@ export function healthBody(input: HealthInput) {
     agentVersion: input.agentVersion,
     uptime: Math.round((Date.now() - input.startedAt) / 1000),
     gateway: input.gateway,
+    publicAddress: input.publicAddress ?? 'none',
     load: { activeRequests: input.activeRequests, queuedTasks: input.queuedTasks },
   };
 }

@@ -1,11 +1,5 @@
 import Koa, { type Context } from 'koa';
-import {
-  createServer,
-  type IncomingMessage,
-  type RequestListener,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   ProtocolError,
@@ -18,8 +12,10 @@ import {
 import { CallbackSender, type CallbackOptions } from './callbacks.js';
 import type { AgentEventSink } from './events.js';
 import { healthBody } from './health.js';
+import type { PublicAddressHealth } from '../protocol/console-api.js';
 import { Intake, type IntakeOptions } from './intake.js';
 import { introMarkdown } from './intro.js';
+import { createAgentListener, LISTENER_LIMITS, type ListenerLimits } from './listener.js';
 import type { AccessCheck } from './access-check.js';
 import {
   deliverCallback,
@@ -58,6 +54,8 @@ export interface AgentServerOptions {
   gatewayStatus(): string;
   /** False while the gateway does not answer or the agent for callers may not be reached. */
   gatewayServing?(): boolean;
+  /** What the reachability check found of the public address (health.ts); `none` without one. */
+  publicAddress?(): PublicAddressHealth;
   /** Whether shared state answers (always, in the data dir): health says `degraded` while it does not. */
   stateUp?(): boolean;
   agentVersion: string;
@@ -79,6 +77,8 @@ export interface AgentServerOptions {
   keepAliveMs?: number;
   /** What an envelope may cost before its sender is verified (intake.ts); tests shorten the deadlines. */
   intake?: Partial<IntakeOptions>;
+  /** The listener's deadlines (listener.ts); tests shorten them to call across them in seconds. */
+  listener?: Partial<ListenerLimits>;
   now?: () => number;
 }
 
@@ -106,22 +106,6 @@ export interface MountedDoor {
   /** After the runs ended, before the task state closes. */
   close(): void;
 }
-
-/**
- * The listener's own deadlines (issue 11, item 3). Headers must arrive within 10 s and a whole request
- * within 20 s; an envelope's body is held to the stricter minimum rate of intake.ts (a 256 KiB body at
- * 16 KiB/s after a 2 s grace: 18 s). Node checks them every second (its default, 30 s, let a 20 s deadline
- * run to 50 s). Past `maxConnections`, Node closes each new connection as soon as it is accepted, before
- * reading a byte (the caller sees a reset); connections already open, the tunnel's among them, go on.
- */
-export const LISTENER_LIMITS = {
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 20_000,
-  checkIntervalMs: 1000,
-  maxConnections: 1024,
-  // Longer than the idle timeouts of tunnels and proxies in front of us, so they never race our close.
-  keepAliveTimeoutMs: 65_000,
-} as const;
 
 /**
  * The agent port: the seven endpoints of PROTOCOL.md and nothing else. `app.callback()` is separate from
@@ -248,19 +232,9 @@ export class AgentServer {
   }
 
   async listen(port: number, host: string): Promise<string> {
-    // The timeouts bound how long a caller may take to SEND its request (slow headers or bodies would hold
+    // The deadlines bound how long a caller may take to SEND its request (slow headers or bodies would hold
     // sockets, and behind a tunnel its few sockets); long agent turns in the response are not affected.
-    const limits = LISTENER_LIMITS;
-    const server = createServer(
-      {
-        headersTimeout: limits.headersTimeoutMs,
-        requestTimeout: limits.requestTimeoutMs,
-        connectionsCheckingInterval: limits.checkIntervalMs,
-      },
-      this.callback(),
-    );
-    server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-    server.maxConnections = limits.maxConnections;
+    const server = createAgentListener(this.callback(), { ...LISTENER_LIMITS, ...this.options.listener });
     this.server = server;
     server.listen(port, host);
     await new Promise<void>((resolve, reject) => {
@@ -407,6 +381,7 @@ export class AgentServer {
       gateway: this.options.gatewayStatus(),
       gatewayServing: this.options.gatewayServing?.(),
       stateUp: this.options.stateUp?.(),
+      publicAddress: this.options.publicAddress?.(),
       activeRequests: this.runtime.inflight.size,
       queuedTasks: this.tasks.activeCount,
       draining: this.runtime.draining,

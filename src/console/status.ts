@@ -38,7 +38,10 @@ export function buildStatus({
 }: StatusInput): StatusCore {
   const card = app.card();
   const gateway = gatewayView(app, now);
-  const tunnelTrouble = tunnel.status === 'failed' || tunnel.status === 'reconnecting';
+  const tunnelTrouble =
+    tunnel.status === 'failed' ||
+    tunnel.status === 'reconnecting' ||
+    (tunnel.status === 'online' && tunnel.reachability?.state === 'unreachable');
   // Callers reach no agent, or one with the operator's shell and files (even accepted, a standing risk, as
   // the tray shows it), or one the bridge cannot check: not healthy, whatever else works.
   const unsafeTarget =

@@ -249,9 +249,32 @@ export type ToolExposureView =
 export type TunnelStatus =
   | { status: 'off' }
   | { status: 'connecting'; attempt: number }
-  | { status: 'online'; url: string; since: string }
-  | { status: 'reconnecting'; attempt: number; nextTryAt: string; lastError: string }
+  | { status: 'online'; url: string; since: string; reachability?: TunnelReachability }
+  | {
+      status: 'reconnecting';
+      attempt: number;
+      nextTryAt: string;
+      lastError: string;
+      /** The name asked for again at each try, until the server lets go of the old connection's hold. */
+      keepingName?: string;
+    }
   | { status: 'failed'; reason: string };
+
+/**
+ * What the reachability check measured: a call through the public URL for this agent's own card (see
+ * tunnel/reachability.ts). A connected tunnel client is not a reachable agent: this is what says so.
+ */
+export interface TunnelReachability {
+  /** `checking` until the first check through this address ends; then what the last one found. */
+  state: 'checking' | 'reachable' | 'unreachable';
+  /** When the last check ended (ISO 8601). */
+  checkedAt?: string;
+  /** Why the last check failed, in words the operator can act on. */
+  problem?: string;
+}
+
+/** /agent/health's `publicAddress`: the reachability check's last finding, or `none` without a tunnel. */
+export type PublicAddressHealth = TunnelReachability['state'] | 'none';
 
 /**
  * The agent's public address changed, and with it its id (`agent://<host>`): approvals other agents gave

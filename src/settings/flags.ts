@@ -161,6 +161,12 @@ const FLAGS: FlagSpec[] = [
     defaultText: 'random',
   },
   {
+    flag: 'tunnel-name-hold',
+    setting: 'tunnelNameHoldSeconds',
+    value: 'SECONDS',
+    help: 'after losing its address, how long the tunnel asks for the same name again before taking another (the id changes with it)',
+  },
+  {
     flag: 'tunnel-command',
     setting: 'tunnelCommand',
     value: 'CMD',

@@ -44,6 +44,8 @@ export type Settings = {
   tunnel: TunnelMode;
   tunnelHost: string;
   subdomain?: string;
+  /** After losing its address, how long the tunnel asks for the same name again before taking another. */
+  tunnelNameHoldSeconds: number;
   tunnelCommand?: string;
   tunnelUrlPattern: string;
   publicUrl?: string;
@@ -139,6 +141,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<Settings, OptionalSetting>> = {
   keepMessageContents: false,
   taskRetentionHours: 24,
   shutdownGraceSeconds: 10,
+  tunnelNameHoldSeconds: 60,
   outbound: 'any',
   outboundAllowed: [],
   outboundPerMinute: 30,
@@ -249,6 +252,7 @@ const FIELDS: { [K in SettingName]-?: Field } = {
     'must be 4 to 63 lowercase letters, digits or dashes, not starting or ending with a dash',
     '^[a-z0-9][a-z0-9-]*[a-z0-9]$',
   ),
+  tunnelNameHoldSeconds: integer(0, 600, 'seconds'),
   tunnelCommand: text(1, 4096, 'must be a command line of 1 to 4096 characters'),
   tunnelUrlPattern: {
     schema: { type: 'string', minLength: 1, maxLength: 500, format: 'regex' },

@@ -1,4 +1,5 @@
 import type { AgentCard } from '../protocol/index.js';
+import type { PublicAddressHealth } from '../protocol/console-api.js';
 import { AddressMemory } from './address-memory.js';
 import { CommandProvider } from './command-provider.js';
 import { LocaltunnelProvider } from './localtunnel-provider.js';
@@ -14,6 +15,7 @@ export interface AddressSettings {
   tunnel: 'localtunnel' | 'command' | 'none';
   tunnelHost: string;
   subdomain?: string;
+  tunnelNameHoldSeconds?: number;
   tunnelCommand?: string;
   tunnelUrlPattern?: string;
   publicUrl?: string;
@@ -83,6 +85,17 @@ export class PublicAddress {
     return this.supervisor?.state ?? this.failure ?? { status: 'off' };
   }
 
+  /**
+   * What the last check through the tunnel's address found, for /agent/health: a connected client is not a
+   * reachable agent. `none` without a tunnel (a `publicUrl` setting is the operator's word, not measured).
+   */
+  health(): PublicAddressHealth {
+    const state = this.state;
+    if (state.status === 'off') return 'none';
+    if (state.status !== 'online') return 'unreachable';
+    return state.reachability?.state ?? 'checking';
+  }
+
   /** The agent listens at `url`: the tunnel, when one is set, opens to it. */
   listening(url: string): void {
     this.listenUrl = url;
@@ -107,6 +120,7 @@ export class PublicAddress {
       provider,
       port,
       subdomain: this.options.settings().subdomain,
+      nameLapseMs: (this.options.settings().tunnelNameHoldSeconds ?? 60) * 1000,
       memory: this.memory,
       checkReachability: (url) => checkReachable(url, this.options.card()),
       ...this.options.timing,

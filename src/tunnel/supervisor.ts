@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { TunnelConfigError, withTimeout, type TunnelConnection, type TunnelProvider } from './provider.js';
 import type { AddressMemory } from './address-memory.js';
 import { backoffDelay, type TunnelState } from './state.js';
+import type { TunnelReachability } from '../protocol/console-api.js';
 
 export interface SupervisorOptions {
   provider: TunnelProvider;
@@ -20,6 +21,12 @@ export interface SupervisorOptions {
   checkIntervalMs?: number;
   /** How long to wait before checking again after a failed reachability check. */
   recheckDelayMs?: number;
+  /**
+   * After the tunnel lost its address, how long the same name is asked for again before another name is
+   * taken (localtunnel's server keeps a name for its old client about a second after that client's last
+   * socket closed, and hands out a random one meanwhile). Default 60 s.
+   */
+  nameLapseMs?: number;
   /** A last guard around the provider's own step timeouts, so no provider can wedge the supervisor. */
   openTimeoutMs?: number;
   backoff?: { initialMs?: number; maxMs?: number };
@@ -53,6 +60,8 @@ export class TunnelSupervisor extends EventEmitter<SupervisorEvents> {
   private retryTimer: NodeJS.Timeout | undefined;
   /** Failures since the tunnel last proved reachable: drives the backoff, so a flapping tunnel slows down. */
   private failures = 0;
+  /** The address whose name is being asked for again, and until when (see `nameLapseMs`). */
+  private keeping: { url: string; until: number } | undefined;
 
   constructor(private readonly options: SupervisorOptions) {
     super();
@@ -70,6 +79,9 @@ export class TunnelSupervisor extends EventEmitter<SupervisorEvents> {
     if (this.run) return;
     this.run = new AbortController();
     this.failures = 0;
+    // The address of the last run: its name may still be held for the old process for a moment.
+    const remembered = this.options.memory?.url;
+    if (remembered) this.keepName(remembered);
     void this.connect(this.run.signal);
   }
 
@@ -82,29 +94,45 @@ export class TunnelSupervisor extends EventEmitter<SupervisorEvents> {
     this.setState({ status: 'off' });
   }
 
-  /** Checks reachability now (e.g. after the card changed); a failure starts a reconnect. */
+  /**
+   * Checks reachability now (e.g. after the card changed), and shows what it measured (the Tunnel badge and
+   * health read it). One failure is looked at again before anything else happens: a blip (a dropped socket,
+   * a 502) is not an outage. A second one reconnects, asking for the same name.
+   */
   async checkNow(): Promise<void> {
     const url = this.url;
-    if (!url || !this.options.checkReachability) return;
+    const check = this.options.checkReachability;
+    if (!url || !check) return;
     const run = this.run;
     const stillCurrent = () => run !== undefined && run === this.run && this.url === url;
-    try {
-      await this.options.checkReachability(url);
+    const first = await attempt(check, url);
+    if (!stillCurrent()) return;
+    this.measured(first);
+    if (first === undefined) return;
+    await new Promise((resolve) => setTimeout(resolve, this.options.recheckDelayMs ?? 2000).unref());
+    if (!stillCurrent()) return;
+    const second = await attempt(check, url);
+    if (!stillCurrent()) return;
+    this.measured(second);
+    if (second !== undefined) this.fail(`public URL is not reachable: ${second}`);
+  }
+
+  /** A check's outcome (undefined: reachable) on the online state; announced when it changes. */
+  private measured(problem: string | undefined): void {
+    const current = this.current;
+    if (current.status !== 'online') return;
+    if (problem === undefined) {
       this.failures = 0;
-    } catch (first) {
-      if (!stillCurrent()) return;
-      // One blip (a dropped socket, a 502) is not an outage: look again before tearing the tunnel down,
-      // since a reconnect may lose the address to the server's grace period.
-      await new Promise((resolve) => setTimeout(resolve, this.options.recheckDelayMs ?? 2000).unref());
-      if (!stillCurrent()) return;
-      try {
-        await this.options.checkReachability(url);
-        this.failures = 0;
-      } catch (error) {
-        if (stillCurrent())
-          this.fail(`public URL is not reachable: ${(error as Error).message || (first as Error).message}`);
-      }
+      this.keeping = undefined;
     }
+    const reachability: TunnelReachability = {
+      state: problem === undefined ? 'reachable' : 'unreachable',
+      checkedAt: new Date().toISOString(),
+      ...(problem === undefined ? {} : { problem }),
+    };
+    const before = current.reachability;
+    const changed = before?.state !== reachability.state || before?.problem !== reachability.problem;
+    this.setState({ ...current, reachability }, changed);
   }
 
   private async connect(signal: AbortSignal): Promise<void> {
@@ -144,6 +172,16 @@ export class TunnelSupervisor extends EventEmitter<SupervisorEvents> {
     });
 
     const url = connection.url.replace(/\/+$/, '');
+    if (requested && subdomainOf(url) !== requested && this.stillKeeping(before, url)) {
+      // The server still holds our name for the connection we lost: a new name would change the agent's
+      // id. Give this one back and ask again once the old hold lapsed.
+      connection.close();
+      this.connection = undefined;
+      return this.fail(
+        `the tunnel server still holds "${requested}" for this agent's previous connection; asking for it again (the address and the agent id stay ${before ?? ''})`,
+        requested,
+      );
+    }
     if (url !== this.lastUrl) {
       const note = requested && subdomainOf(url) !== requested ? this.refusedName(requested, url) : undefined;
       const previous = before === url ? undefined : before;
@@ -151,10 +189,35 @@ export class TunnelSupervisor extends EventEmitter<SupervisorEvents> {
       this.options.memory?.online(url, note);
       this.emit('address', { url, previous, ...(note ? { note } : {}) });
     }
-    this.setState({ status: 'online', url, since: new Date().toISOString() });
+    const checked = this.options.checkReachability !== undefined;
+    this.setState({
+      status: 'online',
+      url,
+      since: new Date().toISOString(),
+      ...(checked ? { reachability: { state: 'checking' as const } } : {}),
+    });
     this.scheduleChecks(signal);
-    if (this.options.checkReachability) await this.checkNow();
-    else this.failures = 0;
+    if (checked) await this.checkNow();
+    else {
+      this.failures = 0;
+      this.keeping = undefined;
+    }
+  }
+
+  /** From now until `nameLapseMs` is over, `url`'s name is asked for again rather than given up. */
+  private keepName(url: string): void {
+    if (this.keeping?.url === url) return;
+    this.keeping = { url, until: Date.now() + (this.options.nameLapseMs ?? 60_000) };
+  }
+
+  /**
+   * Whether `offered` (another name than asked for) is refused while the old name is kept: only within the
+   * lapse time, and only from the same server (another tunnel host never held the old name).
+   */
+  private stillKeeping(before: string | undefined, offered: string): boolean {
+    const keeping = this.keeping;
+    if (!keeping || keeping.url !== before || Date.now() >= keeping.until) return false;
+    return parentOf(keeping.url) === parentOf(offered);
   }
 
   /** Why the address is not the name asked for: the operator's subdomain, or the one the agent had. */
@@ -164,16 +227,26 @@ export class TunnelSupervisor extends EventEmitter<SupervisorEvents> {
       : `asked for "${requested}" again (this agent's address before) but the server handed out ${url} (taken by someone else meanwhile, or the server forgot it)`;
   }
 
-  private fail(reason: string): void {
+  private fail(reason: string, keepingName?: string): void {
     if (!this.run) return;
     this.clearTimers();
+    // An address lost while it was ours: its name is asked for again until the server lets go of it.
+    if (this.connection && this.lastUrl) this.keepName(this.lastUrl);
     this.connection?.close();
     this.connection = undefined;
     this.failures++;
     const { initialMs, maxMs } = this.options.backoff ?? {};
-    const delay = backoffDelay(this.failures, this.options.random, initialMs, maxMs);
+    let delay = backoffDelay(this.failures, this.options.random, initialMs, maxMs);
+    // The server lets a name go about a second after its client's last socket closed: never ask sooner.
+    if (keepingName) delay = Math.max(delay, NAME_RELEASE_MS);
     const nextTryAt = new Date(Date.now() + delay).toISOString();
-    this.setState({ status: 'reconnecting', attempt: this.failures + 1, nextTryAt, lastError: reason });
+    this.setState({
+      status: 'reconnecting',
+      attempt: this.failures + 1,
+      nextTryAt,
+      lastError: reason,
+      ...(keepingName ? { keepingName } : {}),
+    });
     const signal = this.run.signal;
     this.retryTimer = setTimeout(() => void this.connect(signal), delay);
     this.retryTimer.unref();
@@ -194,9 +267,33 @@ export class TunnelSupervisor extends EventEmitter<SupervisorEvents> {
     this.retryTimer = undefined;
   }
 
-  private setState(state: TunnelState): void {
+  /** `announce` false: the state is current (a check's time) but nothing changed that anyone must hear. */
+  private setState(state: TunnelState, announce = true): void {
     this.current = state;
-    this.emit('state', state);
+    if (announce) this.emit('state', state);
+  }
+}
+
+/** How long localtunnel's server keeps a name after its client's last socket closed (1 s), and a margin. */
+const NAME_RELEASE_MS = 1500;
+
+/** A failed check's reason, or undefined when the check passed. */
+async function attempt(check: (url: string) => Promise<void>, url: string): Promise<string | undefined> {
+  try {
+    await check(url);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message || 'the check failed';
+  }
+}
+
+/** `https://abc.loca.lt` -> `loca.lt`: the server that hands out names under it. */
+function parentOf(url: string): string {
+  try {
+    const { hostname, port } = new URL(url);
+    return `${hostname.split('.').slice(1).join('.')}:${port}`;
+  } catch {
+    return url;
   }
 }
 

@@ -289,6 +289,9 @@ describe('CLI --register', () => {
       gateway.url,
       '--gateway-token',
       'gw-token',
+      // The server below forgets the name for good: the agent holds out for it 1 s, not the default minute.
+      '--tunnel-name-hold',
+      '1',
     ]);
     cleanups.push(() => child.process.exitCode === null && child.process.kill('SIGKILL'));
 

@@ -148,6 +148,8 @@ describe('tunnel server stopped and restarted', () => {
       registry: registryStates,
     } = await tunnelledAgent(server.url, {
       registryUrl: registry.url,
+      // The restarted server never gives the name back: held out for 1 s, not the default minute.
+      tunnelNameHoldSeconds: 1,
     });
     await until(() => isOnline(agent), 5000, 'online');
     const before = agent.app.agentUrl;

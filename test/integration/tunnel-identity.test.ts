@@ -114,7 +114,8 @@ describe('the tunnel name across restarts', () => {
     await stop(first, server);
 
     server.handOutDifferentIds(true);
-    const second = await run(control, dataDir, { registryUrl: registry.url });
+    // The name is asked for again for 1 s (not the default minute) before another is taken.
+    const second = await run(control, dataDir, { registryUrl: registry.url, tunnelNameHoldSeconds: 1 });
     const after = second.agent.app.agentUrl;
     expect(after).not.toBe(before);
     const note = `asked for "${nameOf(before)}" again (this agent's address before) but the server handed out ${after} (taken by someone else meanwhile, or the server forgot it)`;
@@ -171,7 +172,7 @@ describe('the terminal', () => {
   async function serve(dataDir: string, tunnelHost: string): Promise<ChildAgent> {
     const child = await startChildAgent([
       ...['--data-dir', dataDir, '--port', String(await freePort()), '--console-port', '0'],
-      ...['--tunnel', 'localtunnel', '--tunnel-host', tunnelHost],
+      ...['--tunnel', 'localtunnel', '--tunnel-host', tunnelHost, '--tunnel-name-hold', '1'],
     ]);
     cleanups.push(() => {
       child.process.kill('SIGKILL');

@@ -53,6 +53,33 @@ const missing = withAgent({ id: 'public', check: 'missing' });
 describe('health and the tray icon', () => {
   it.each<[string, ShellState, string, RegExp]>([
     ['online', online, 'online', /Online at https:\/\/quiet-fox\.loca\.lt/],
+    [
+      'online and measured reachable',
+      state({
+        tunnel: {
+          status: 'online',
+          url: 'https://quiet-fox.loca.lt',
+          since: '2026-01-01T00:00:00Z',
+          reachability: { state: 'reachable', checkedAt: '2026-01-01T00:00:05Z' },
+        },
+      }),
+      'online',
+      /Online at https:\/\/quiet-fox\.loca\.lt: reachable from outside/,
+    ],
+    [
+      // A connected tunnel client is not a reachable agent: the tray says what the check measured.
+      'online but a call through it failed',
+      state({
+        tunnel: {
+          status: 'online',
+          url: 'https://quiet-fox.loca.lt',
+          since: '2026-01-01T00:00:00Z',
+          reachability: { state: 'unreachable', problem: 'answered HTTP 408' },
+        },
+      }),
+      'degraded',
+      /Not reachable at https:\/\/quiet-fox\.loca\.lt: answered HTTP 408/,
+    ],
     ['core failed', state({ coreError: 'Port 8787 is already in use' }), 'error', /Port 8787/],
     [
       'tunnel failed',

@@ -102,9 +102,10 @@ describe('TunnelSupervisor', () => {
     expect(provider.opened).toHaveLength(3);
   });
 
-  it('reconnects when the tunnel breaks, asking for the same subdomain, and reports a changed address', async () => {
+  it('reconnects when the tunnel breaks, asking for the same subdomain, and reports a changed address once the old name lapsed', async () => {
     const provider = new ScriptedProvider([{ url: 'https://abcd.loca.lt' }, { url: 'https://wxyz.loca.lt' }]);
-    const { supervisor, addresses } = supervise(provider);
+    // The name is not kept at all here: the server's answer is taken at once.
+    const { supervisor, addresses } = supervise(provider, { nameLapseMs: 0 });
     supervisor.start();
     await until(() => supervisor.state.status === 'online');
     provider.connections[0]!.breakWith(new Error('socket closed'));
@@ -116,6 +117,88 @@ describe('TunnelSupervisor', () => {
       previous: 'https://abcd.loca.lt',
       note: 'asked for "abcd" again (this agent\'s address before) but the server handed out https://wxyz.loca.lt (taken by someone else meanwhile, or the server forgot it)',
     });
+  });
+
+  it('keeps its name: another one handed out while the server still holds it is given back, and the name asked for again', async () => {
+    const provider = new ScriptedProvider([
+      { url: 'https://abcd.loca.lt' },
+      // The server still holds "abcd" for the connection that just broke, and hands out a random name.
+      { url: 'https://wxyz.loca.lt' },
+      { url: 'https://abcd.loca.lt' },
+    ]);
+    const { supervisor, states, addresses } = supervise(provider);
+    supervisor.start();
+    await until(() => supervisor.state.status === 'online');
+    provider.connections[0]!.breakWith(new Error('socket closed'));
+    await until(() => provider.opened.length === 3 && supervisor.state.status === 'online', 5000);
+    expect(provider.opened.map((o) => o.subdomain)).toEqual([undefined, 'abcd', 'abcd']);
+    // The other name was given back at once, never announced, never the agent's address.
+    expect(provider.connections[1]!.closed).toBe(true);
+    expect(addresses).toEqual([{ url: 'https://abcd.loca.lt', previous: undefined }]);
+    expect(states.some((s) => s.status === 'online' && s.url === 'https://wxyz.loca.lt')).toBe(false);
+    const keeping = states.find((s) => s.status === 'reconnecting' && s.keepingName);
+    expect(keeping).toMatchObject({
+      keepingName: 'abcd',
+      lastError: expect.stringMatching(/still holds "abcd"/),
+    });
+    // Asked again no sooner than the server lets a name go (about a second after the old client left).
+    const at = (s: TunnelState) => (s.status === 'reconnecting' ? Date.parse(s.nextTryAt) : 0);
+    expect(at(keeping!) - Date.now()).toBeLessThanOrEqual(1500);
+    expect(supervisor.url).toBe('https://abcd.loca.lt');
+  });
+
+  it('keeps the name of the last run after a restart (memory), and takes another only once the lapse is over', async () => {
+    const provider = new ScriptedProvider([{ url: 'https://wxyz.loca.lt' }, { url: 'https://qrst.loca.lt' }]);
+    const memory = { url: 'https://abcd.loca.lt', online: () => undefined };
+    const { supervisor, addresses } = supervise(provider, { memory, nameLapseMs: 300 });
+    const started = Date.now();
+    supervisor.start();
+    await until(() => supervisor.state.status === 'online', 5000);
+    expect(provider.opened.map((o) => o.subdomain)).toEqual(['abcd', 'abcd']);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    expect(supervisor.url).toBe('https://qrst.loca.lt');
+    expect(addresses).toEqual([
+      expect.objectContaining({ url: 'https://qrst.loca.lt', previous: 'https://abcd.loca.lt' }),
+    ]);
+  });
+
+  it("takes another server's name at once: a new tunnel host never held the old one", async () => {
+    const provider = new ScriptedProvider([{ url: 'https://wxyz.other.example' }]);
+    const memory = { url: 'https://abcd.loca.lt', online: () => undefined };
+    const { supervisor } = supervise(provider, { memory });
+    supervisor.start();
+    await until(() => supervisor.state.status === 'online');
+    expect(provider.opened).toHaveLength(1);
+  });
+
+  it('shows what the reachability check measured: checking, then reachable, then unreachable with the reason', async () => {
+    let answer: string | undefined = undefined;
+    const provider = new ScriptedProvider([{ url: 'https://abcd.loca.lt' }, { url: 'https://abcd.loca.lt' }]);
+    const { supervisor, states } = supervise(provider, {
+      recheckDelayMs: 200,
+      checkReachability: async () => {
+        if (answer) throw new Error(answer);
+      },
+    });
+    supervisor.start();
+    await until(() => supervisor.state.status === 'online');
+    expect(states.find((s) => s.status === 'online')).toMatchObject({ reachability: { state: 'checking' } });
+    await until(
+      () => supervisor.state.status === 'online' && supervisor.state.reachability?.state === 'reachable',
+    );
+    const online = () => supervisor.state as Extract<TunnelState, { status: 'online' }>;
+    expect(Date.parse(online().reachability?.checkedAt ?? '')).toBeGreaterThan(0);
+    // A check that passes again changes nothing anyone must hear: no new state event.
+    const heard = states.length;
+    await supervisor.checkNow();
+    expect(states.length).toBe(heard);
+    answer = 'answered HTTP 408';
+    void supervisor.checkNow();
+    await until(() => online().reachability?.state === 'unreachable');
+    expect(online().reachability).toMatchObject({ state: 'unreachable', problem: 'answered HTTP 408' });
+    // Looked at again before the tunnel is reopened, asking for the same name.
+    await until(() => provider.opened.length === 2, 3000);
+    expect(provider.opened[1]).toEqual({ subdomain: 'abcd' });
   });
 
   it('asks for the configured subdomain', async () => {

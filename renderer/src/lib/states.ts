@@ -9,12 +9,17 @@ export interface Glance {
 
 export function tunnelGlance(tunnel: StatusResponse['tunnel']): Glance {
   switch (tunnel.status) {
-    case 'online':
-      return { tone: 'ok', label: 'Online' };
+    case 'online': {
+      // What a call through the public URL found, not that the tunnel client is connected.
+      const reach = tunnel.reachability?.state;
+      if (reach === 'unreachable') return { tone: 'bad', label: 'Not reachable' };
+      if (reach === 'checking') return { tone: 'warn', label: 'Checking' };
+      return { tone: 'ok', label: reach === 'reachable' ? 'Reachable' : 'Online' };
+    }
     case 'connecting':
       return { tone: 'warn', label: 'Connecting' };
     case 'reconnecting':
-      return { tone: 'warn', label: 'Reconnecting' };
+      return { tone: 'warn', label: tunnel.keepingName ? 'Keeping its address' : 'Reconnecting' };
     case 'failed':
       return { tone: 'bad', label: 'Failed' };
     case 'off':

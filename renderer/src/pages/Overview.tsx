@@ -16,7 +16,8 @@ import { ErrorNotice, Loading, Notice } from '../components/States';
 import { RichText } from '../components/Text';
 import { TrafficChart } from '../components/TrafficChart';
 import { useAction } from '../hooks/useAction';
-import { formatCount, formatDateTime, formatDuration, formatTime } from '../lib/format';
+import { formatCount, formatDateTime, formatDuration, formatRelative, formatTime } from '../lib/format';
+import { useNow } from '../hooks/useNow';
 import { setupComplete, setupSteps } from '../lib/setup';
 import { gatewayGlance, registryGlance, tunnelGlance } from '../lib/states';
 import { pageHref, type PageProps } from './types';
@@ -179,6 +180,26 @@ function IdentityCard({ agent }: { agent: StatusResponse['agent'] }) {
   );
 }
 
+/** The reachability check's last finding, with when it was made (kept current while the page is open). */
+function Reachability(props: { reachability: NonNullable<TunnelReachabilityView> }) {
+  const { state, checkedAt } = props.reachability;
+  const now = useNow(5000);
+  const what = state === 'checking' ? 'checking now…' : state === 'reachable' ? 'reachable' : 'not reachable';
+  return (
+    <span data-testid="tunnel-reachability" data-reachability={state}>
+      {what}
+      {checkedAt && state !== 'checking' ? (
+        <span className="muted">
+          {' '}
+          (checked {formatRelative(checkedAt, Math.max(now, Date.parse(checkedAt)))})
+        </span>
+      ) : null}
+    </span>
+  );
+}
+
+type TunnelReachabilityView = Extract<StatusResponse['tunnel'], { status: 'online' }>['reachability'];
+
 function TunnelCard(props: {
   api: ApiClient;
   tunnel: StatusResponse['tunnel'];
@@ -215,6 +236,11 @@ function TunnelCard(props: {
                 </span>
               </Field>
               <Field label="Online since">{formatDateTime(tunnel.since)}</Field>
+              {tunnel.reachability ? (
+                <Field label="From outside">
+                  <Reachability reachability={tunnel.reachability} />
+                </Field>
+              ) : null}
             </>
           ) : null}
           {tunnel.status === 'connecting' ? <Field label="Attempt">{tunnel.attempt}</Field> : null}
@@ -226,10 +252,18 @@ function TunnelCard(props: {
             </>
           ) : null}
         </dl>
+        {tunnel.status === 'online' && tunnel.reachability?.state === 'unreachable' ? (
+          <Notice
+            tone="error"
+            title="Callers cannot reach the agent through this address"
+            message={`${tunnel.reachability.problem ?? 'The last call through the public URL failed.'} The agent checks again in a moment and reconnects if it still fails, keeping its address.`}
+            testId="tunnel-error"
+          />
+        ) : null}
         {tunnel.status === 'reconnecting' ? (
           <Notice
             tone="warning"
-            title="The tunnel dropped"
+            title={tunnel.keepingName ? 'Getting the same address back' : 'The tunnel dropped'}
             message={tunnel.lastError}
             testId="tunnel-error"
           />
