@@ -1,9 +1,11 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createA2ATasks, type A2ATasks, type A2ATasksOptions } from './a2a-tasks.js';
 import type { A2ACardInput } from './agent-card.js';
 import type { CardRouteOptions } from './card-route.js';
 import { A2AFrontDoor } from './front-door.js';
 import type { A2AKeyCaller } from './key-gate.js';
 import type { EnvelopeEvent } from '../agent/events.js';
+import type { Intake } from '../agent/intake.js';
 import type { MountedDoor } from '../agent/server.js';
 import type { SseOptions } from '../agent/sse.js';
 import { A2ACalls, type A2ACallsOptions } from './shared-core.js';
@@ -20,6 +22,8 @@ export interface A2ADoorOptions extends Omit<CardRouteOptions, 'card'> {
   calls: A2ACallsOptions;
   tasks: A2ATasksOptions;
   bodyLimitBytes(): number;
+  /** Counts a stream against the agent port's caps on open streams (AgentServer's intake). */
+  openStream?(req: IncomingMessage, res: ServerResponse): void;
   sse?: SseOptions;
   onError(error: unknown): void;
   /** Each A2A request as a traffic entry (the app's `envelope` event, `protocol: 'a2a'`). */
@@ -50,6 +54,7 @@ export function createA2ADoor(options: A2ADoorOptions): A2ADoor {
     gate: calls,
     core: calls,
     bodyLimitBytes: options.bodyLimitBytes,
+    openStream: options.openStream,
     sse: options.sse,
     onError: options.onError,
     onCall: options.onCall,
@@ -99,6 +104,7 @@ export interface AppParts {
   server: {
     limits: A2ACallsOptions['limits'];
     tasks: A2ATasksOptions['taskState'];
+    intake: Pick<Intake, 'openStream'>;
     readonly draining: boolean;
   };
   shared: { connection: RedisConnection; recoverEveryMs: number } | undefined;
@@ -145,6 +151,7 @@ export function createAppA2ADoor(app: AppParts, wiring: AppWiring): A2ADoor {
       push: { devHttpPeers: settings().devHttpPeers, onEvent: wiring.onCallback },
     },
     bodyLimitBytes: () => settings().bodyLimitBytes,
+    openStream: (req, res) => app.server.intake.openStream(req, res),
     sse: { keepAliveMs: wiring.keepAliveMs },
     // A bug's message may quote what a caller sent: one escaped line in the operator's terminal.
     onError: (error) => console.error(`Agent: A2A: ${escapedLine(thrownText(error), 300)}`),

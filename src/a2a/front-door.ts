@@ -11,7 +11,7 @@ import { CardRoute, type CardRouteOptions } from './card-route.js';
 import type { A2ACaller, A2AGate, ChatCore } from './chat-core.js';
 import { ChatExecutor } from './chat-executor.js';
 import { GatedHandler } from './gated-handler.js';
-import { readJsonBody, sendJson } from './http-io.js';
+import { closeUnread, readJsonBody, sendJson } from './http-io.js';
 import { JsonRpcRoute } from './jsonrpc-route.js';
 import { A2APushSender, type DeliverPush } from './push-sender.js';
 import { RestRoute } from './rest-route.js';
@@ -40,6 +40,11 @@ export interface A2AFrontDoorOptions<C extends A2ACaller> extends CardRouteOptio
   /** Why a push URL is refused (the SAMVAD callback rule: public https; loopback under --dev-http-peers). */
   pushUrlProblem(url: string): string | undefined;
   bodyLimitBytes(): number;
+  /**
+   * A stream is about to open for this request (SendStreamingMessage, SubscribeToTask): counted against the
+   * agent port's caps on open streams (intake.ts), which throws the refusal to answer instead.
+   */
+  openStream?(req: IncomingMessage, res: ServerResponse): void;
   sse?: SseOptions;
   /** Failures that are not the caller's to read, for the operator's log (never holds a secret). */
   onError?(error: unknown): void;
@@ -136,11 +141,11 @@ export class A2AFrontDoor<C extends A2ACaller> {
     const path = url.pathname;
     const method = req.method ?? 'GET';
     if (path === A2A_PATHS.card || path === A2A_PATHS.jwks) {
-      if (method !== 'GET' && method !== 'HEAD') return notAllowed(res, 'GET, HEAD');
+      if (method !== 'GET' && method !== 'HEAD') return notAllowed(req, res, 'GET, HEAD');
       return path === A2A_PATHS.card ? this.cards.serveCard(req, res) : this.cards.serveJwks(req, res);
     }
     if (path === A2A_PATHS.jsonRpc) {
-      if (method !== 'POST') return notAllowed(res, 'POST');
+      if (method !== 'POST') return notAllowed(req, res, 'POST');
       const call = this.track(req, res, path, 'jsonrpc');
       const info = { headers: req.headers, remoteAddress: req.socket.remoteAddress, method: `POST ${path}` };
       let caller: C;
@@ -150,12 +155,15 @@ export class A2AFrontDoor<C extends A2ACaller> {
         if (call) call.caller = caller;
         body = await readJsonBody(req, this.options.bodyLimitBytes(), counted(call));
         // Known before the SDK runs, for a request it refuses before calling the handler.
-        if (call) call.method = v1MethodName((body as { method?: unknown } | null)?.method);
+        const name = v1MethodName((body as { method?: unknown } | null)?.method);
+        if (call) call.method = name;
+        if (name && STREAMING.has(name)) this.options.openStream?.(req, res);
       } catch (error) {
         if (call) {
           call.error = error;
           call.version = isLegacyVersion(req.headers['a2a-version']) ? '0.3' : '1.0';
         }
+        closeUnread(req, res);
         return this.jsonRpc.refuse(req, res, error);
       }
       return this.jsonRpc.serve(req, res, caller, body, call);
@@ -163,7 +171,8 @@ export class A2AFrontDoor<C extends A2ACaller> {
     const sub = path.slice(A2A_PATHS.rest.length);
     const route = this.rest.match(method, sub);
     if ('allow' in route) {
-      if (route.allow.length > 0) return notAllowed(res, route.allow.join(', '));
+      if (route.allow.length > 0) return notAllowed(req, res, route.allow.join(', '));
+      closeUnread(req, res);
       return sendJson(res, 404, {
         error: `No A2A HTTP+JSON operation at ${path.slice(0, 120)}; see ${A2A_PATHS.card} (v0.3 callers: use the JSON-RPC interface).`,
       });
@@ -180,8 +189,10 @@ export class A2AFrontDoor<C extends A2ACaller> {
       });
       if (call) call.caller = caller;
       if (method === 'POST') body = await readJsonBody(req, this.options.bodyLimitBytes(), counted(call));
+      if (STREAMING.has(route.name)) this.options.openStream?.(req, res);
     } catch (error) {
       if (call) call.error = error;
+      closeUnread(req, res);
       return this.rest.refuse(res, error);
     }
     return this.rest.serve(req, res, caller, route, url.searchParams, body, call);
@@ -221,12 +232,16 @@ export class A2AFrontDoor<C extends A2ACaller> {
   }
 }
 
+/** The operations answered with a stream: each holds its connection (a tunnel socket) while it lasts. */
+const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask']);
+
 /** Adds the body's bytes to the record as they are read. */
 function counted(call: A2ACallRecord | undefined): ((bytes: number) => void) | undefined {
   return call && ((bytes) => (call.bytesIn += bytes));
 }
 
-function notAllowed(res: ServerResponse, allow: string): void {
+function notAllowed(req: IncomingMessage, res: ServerResponse, allow: string): void {
+  closeUnread(req, res);
   res.setHeader('Allow', allow);
   sendJson(res, 405, { error: `Use ${allow} here.` });
 }

@@ -1,16 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ContentTypeNotSupportedError } from '@a2a-js/sdk/errors';
 import { SseWriter, type SseOptions } from '../agent/sse.js';
-import { schemaInvalid } from '../protocol/index.js';
+import { hasBody, readRawBody } from '../agent/body.js';
+import { ticketFor } from '../agent/intake.js';
+import { ProtocolError, schemaInvalid } from '../protocol/index.js';
 
 /** `application/json`, `application/a2a+json` or any other `+json` type (or none: curl's default). */
 const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
 
 /**
- * The request body as parsed JSON: 413 past `limit` (a declared length is refused before a byte is read,
- * a chunked body as soon as it passes it), 400 when it is not JSON, ContentTypeNotSupported for another
- * media type. An empty body is `{}` (HTTP+JSON's cancel and subscribe POSTs have none). `onBytes` hears
- * of each chunk as it arrives: what was read, whatever the request declared.
+ * The request body as parsed JSON, read under the agent port's one admission for bodies (agent/body.ts and
+ * intake.ts: the shared byte budget, the read slots, at most a few per client address, the minimum rate),
+ * so a body trickled in slowly holds neither a tunnel socket nor memory for long (issue 25, item 1). 413 past
+ * `limit` (a declared length is refused before a byte is read, a chunked body as soon as it passes it), 400
+ * when it is not JSON, ContentTypeNotSupported for another media type, 408 when the caller left or stalled,
+ * 503 when the agent is receiving too much. An empty body is `{}` (HTTP+JSON's cancel and subscribe POSTs
+ * have none). `onBytes` hears of each chunk as it arrives: what was read, whatever the request declared. The
+ * caller's key was checked before: the read slot is given back as soon as the body is in.
  */
 export async function readJsonBody(
   req: IncomingMessage,
@@ -23,9 +29,17 @@ export async function readJsonBody(
       `Send the body as application/json or application/a2a+json (got "${type.slice(0, 60)}").`,
     );
   }
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  const body = await readBytes(req, limit, onBytes);
+  // The caller left while the request waited (its key being checked): nothing more will come.
+  if (req.destroyed) throw gone();
+  let body: Buffer;
+  try {
+    body = await readRawBody(req, limit, onBytes);
+  } catch (error) {
+    // The caller left, or the listener's deadline cut it: its doing, not the agent's.
+    throw error instanceof ProtocolError ? error : gone();
+  } finally {
+    ticketFor(req).verified();
+  }
   if (body.length === 0) return {};
   try {
     return JSON.parse(body.toString('utf8')) as unknown;
@@ -36,59 +50,15 @@ export async function readJsonBody(
 }
 
 /**
- * The body's bytes, read with plain listeners: an async iterator over the request costs a promise and a
- * few objects per chunk, several times what a small body's read costs otherwise (measured in the bench).
+ * The request is answered without reading (the rest of) its body: its connection closes after the reply,
+ * so a body trickled in slowly holds nothing (Node would otherwise read on to reuse the connection).
  */
-function readBytes(req: IncomingMessage, limit: number, onBytes?: (bytes: number) => void): Promise<Buffer> {
-  // The caller left while the request waited (its key being checked): nothing more will come.
-  if (req.destroyed) return Promise.reject(gone());
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const detach = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onGone);
-      req.off('close', onGone);
-    };
-    function onData(chunk: Buffer) {
-      size += chunk.length;
-      onBytes?.(chunk.length);
-      if (size > limit) {
-        detach();
-        // Not destroyed: the refusal must still reach the caller (the rest is discarded).
-        req.resume();
-        reject(tooLarge(limit));
-        return;
-      }
-      chunks.push(chunk);
-    }
-    function onEnd() {
-      detach();
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
-    }
-    // The caller left (or the listener's request timeout cut a slow body): its doing, not the agent's.
-    function onGone() {
-      detach();
-      reject(gone());
-    }
-    req.on('data', onData);
-    req.once('end', onEnd);
-    req.once('error', onGone);
-    req.once('close', onGone);
-  });
+export function closeUnread(req: IncomingMessage, res: ServerResponse): void {
+  if (hasBody(req) && !req.complete && !res.headersSent) res.setHeader('Connection', 'close');
 }
 
 function gone() {
   return schemaInvalid('The request body did not arrive whole; send it again.', 'size', 408);
-}
-
-function tooLarge(limit: number) {
-  return schemaInvalid(
-    `The request body is larger than ${limit} bytes; send a shorter message.`,
-    'size',
-    413,
-  );
 }
 
 export function sendJson(

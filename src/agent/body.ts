@@ -9,14 +9,18 @@ import { ticketFor, type IntakeTicket } from './intake.js';
  * the grace (a stalled body is cut with 408). Every refusal of a body not read to the end closes the
  * connection after the reply, so the rest of the body is never read.
  */
-export async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export async function readRawBody(
+  req: IncomingMessage,
+  limit: number,
+  onBytes?: (bytes: number) => void,
+): Promise<Buffer> {
   const ticket = ticketFor(req);
   const declared = declaredLength(req);
   if (declared !== undefined && declared > limit) throw ticket.refuse(tooLarge(limit));
   const admitted = ticket.admit();
   // A declared body is counted whole before a byte is read; a chunked one as it arrives.
   if (declared !== undefined) ticket.reserve(declared);
-  return read(req, ticket, { limit, declared, admitted });
+  return read(req, ticket, { limit, declared, admitted, onBytes });
 }
 
 interface ReadState {
@@ -24,11 +28,13 @@ interface ReadState {
   declared: number | undefined;
   /** False when every read/verify slot was taken: the body must arrive whole within the probe. */
   admitted: boolean;
+  /** Hears of each chunk as it arrives: what was read, whatever the request declared. */
+  onBytes: ((bytes: number) => void) | undefined;
 }
 
 function read(req: IncomingMessage, ticket: IntakeTicket, state: ReadState): Promise<Buffer> {
   const { graceMs, minBytesPerSecond, probeMs, now } = ticket.rules;
-  const { limit, declared, admitted } = state;
+  const { limit, declared, admitted, onBytes } = state;
   const startedAt = now();
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -63,6 +69,7 @@ function read(req: IncomingMessage, ticket: IntakeTicket, state: ReadState): Pro
 
     function onData(chunk: Buffer) {
       received += chunk.length;
+      onBytes?.(chunk.length);
       if (received > limit) return cut(tooLarge(limit));
       if (declared === undefined && !allowed(() => ticket.reserve(chunk.length))) return;
       ticket.progress(received);
@@ -107,6 +114,12 @@ function read(req: IncomingMessage, ticket: IntakeTicket, state: ReadState): Pro
     req.once('close', onGone);
     ticket.watchRate(stalled);
   });
+}
+
+/** Whether the request declares a body (a length above 0, or a transfer coding). */
+export function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
 function perSecond(bytes: number): string {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ProtocolError } from '../protocol/index.js';
+import { clientAddress, LOCAL_CLIENT } from './client-address.js';
 
 /**
  * What an envelope may cost the agent before its sender is known (issue 11, items 2 and 3). Anyone can open
@@ -16,7 +17,11 @@ import { ProtocolError } from '../protocol/index.js';
  *   than the Retry-After a refusal would have told it;
  * - a body must keep up `minBytesPerSecond` on average after `graceMs` (one timer per intake checks the
  *   bodies being read; body.ts cuts a stalled one).
- * GETs (the card, health, task status) never pass through here.
+ * - at most `maxPerAddress` of the slots, and `maxStreamsPerAddress` open streams, per client address: a
+ *   tunnel has about ten sockets, and each slow body or open stream holds one of them (issue 25, items 1
+ *   and 5), so no one caller may hold most of them.
+ * Every request with a body on the agent port opens a ticket here, whatever its path or protocol (the A2A
+ * front door's too); GETs (the card, health, task status) never pass through here.
  */
 export interface IntakeOptions {
   /** Body bytes being read at once, all requests together; a body that does not fit gets 503. */
@@ -36,6 +41,16 @@ export interface IntakeOptions {
   probeMs: number;
   /** Whole bodies that may wait for a slot at once; one more gets 503. */
   maxQueued: number;
+  /**
+   * Slots one client address may hold at once (client-address.ts: behind a tunnel, the address the tunnel
+   * forwarded). Past it, its next body must arrive whole within `probeMs`, as when every slot is taken. Callers
+   * on this machine with no forwarded address (`local`) are held to the global caps only.
+   */
+  maxPerAddress: number;
+  /** Streams (SSE answers) open at once, all callers together; one more is refused with 429. */
+  maxStreams: number;
+  /** Streams one client address may hold open at once; one more is refused with 429. */
+  maxStreamsPerAddress: number;
   /** How long a whole body waits in the queue for a slot before it gets 503. */
   queueMs: number;
   retryAfterSeconds: number;
@@ -49,6 +64,9 @@ export const INTAKE_DEFAULTS: IntakeOptions = {
   minBytesPerSecond: 16 * 1024,
   probeMs: 50,
   maxQueued: 64,
+  maxPerAddress: 2,
+  maxStreams: 64,
+  maxStreamsPerAddress: 4,
   queueMs: 1000,
   retryAfterSeconds: 1,
   now: Date.now,
@@ -100,6 +118,11 @@ export class Intake {
   readonly slots = new Set<Ticket>();
   /** @internal Whole bodies waiting for a slot, oldest first (never more than `maxQueued`). */
   readonly queue: Ticket[] = [];
+  /** @internal Slots held per client address (`local` is not counted). */
+  readonly slotsByAddress = new Map<string, number>();
+  /** Streams open now, and per client address. */
+  private streamCount = 0;
+  private readonly streamsByAddress = new Map<string, number>();
   /** Bodies being read under the minimum rate, checked together by one timer. */
   private readonly watched = new Set<Ticket>();
   private rateTimer: NodeJS.Timeout | undefined;
@@ -123,9 +146,47 @@ export class Intake {
     return this.queue.length;
   }
 
-  /** Opens the ticket of one envelope request; everything is given back when its response closes. */
+  /** Streams open now, all callers together (never above `maxStreams`). */
+  get streams(): number {
+    return this.streamCount;
+  }
+
+  /**
+   * A stream (an SSE answer, which holds its connection, and behind a tunnel one of its sockets, while it
+   * lasts) is about to open for `req`: counted against the caps until `res` closes. Throws the 429 to
+   * answer instead when the caller's address, or everyone together, holds as many as they may.
+   */
+  openStream(req: IncomingMessage, res: ServerResponse): void {
+    const address = clientAddress(req);
+    const local = address === LOCAL_CLIENT;
+    const mine = this.streamsByAddress.get(address) ?? 0;
+    const { maxStreams, maxStreamsPerAddress, retryAfterSeconds } = this.options;
+    if (this.streamCount >= maxStreams || (!local && mine >= maxStreamsPerAddress)) {
+      const held =
+        this.streamCount >= maxStreams
+          ? `${this.streamCount} streams are open on this agent, the most it keeps at once`
+          : `your address holds ${mine} open streams, the most one caller may`;
+      throw new ProtocolError(
+        'RATE_LIMITED',
+        429,
+        `${held}; close one or wait for it to end, then retry in ${retryAfterSeconds} s.`,
+        { step: 'rate-limit', retryAfterSeconds },
+      );
+    }
+    this.streamCount++;
+    if (!local) this.streamsByAddress.set(address, mine + 1);
+    res.once('close', () => {
+      this.streamCount--;
+      if (local) return;
+      const left = (this.streamsByAddress.get(address) ?? 1) - 1;
+      if (left > 0) this.streamsByAddress.set(address, left);
+      else this.streamsByAddress.delete(address);
+    });
+  }
+
+  /** Opens the ticket of one request with a body; everything is given back when its response closes. */
   open(req: IncomingMessage, res?: ServerResponse): IntakeTicket {
-    const ticket = new Ticket(this, res);
+    const ticket = new Ticket(this, res, clientAddress(req));
     (req as Carrier)[TICKET] = ticket;
     // Without the response (a request the server did not open), the slot lasts while the body is read.
     const closer = (res ?? req) as Carrier;
@@ -244,6 +305,7 @@ class Ticket implements IntakeTicket {
   constructor(
     private readonly intake: Intake,
     private readonly res: ServerResponse | undefined,
+    private readonly address: string,
   ) {}
 
   get rules(): IntakeOptions {
@@ -256,8 +318,29 @@ class Ticket implements IntakeTicket {
     this.state = 'reading';
     this.startedAt = intake.options.now();
     if (intake.slots.size >= intake.options.maxUnverified) return false;
+    const held = intake.slotsByAddress.get(this.address) ?? 0;
+    if (this.address !== LOCAL_CLIENT && held >= intake.options.maxPerAddress) return false;
+    this.takeSlot();
+    return true;
+  }
+
+  /** @internal The slot is this request's: counted for its address too. */
+  takeSlot(): void {
     this.admitted = true;
-    intake.slots.add(this);
+    this.intake.slots.add(this);
+    if (this.address === LOCAL_CLIENT) return;
+    const held = this.intake.slotsByAddress;
+    held.set(this.address, (held.get(this.address) ?? 0) + 1);
+  }
+
+  /** @internal The slot is given back (its address's count with it); true when it held one. */
+  dropSlot(): boolean {
+    if (!this.intake.slots.delete(this)) return false;
+    if (this.address === LOCAL_CLIENT) return true;
+    const held = this.intake.slotsByAddress;
+    const left = (held.get(this.address) ?? 1) - 1;
+    if (left > 0) held.set(this.address, left);
+    else held.delete(this.address);
     return true;
   }
 
@@ -270,8 +353,7 @@ class Ticket implements IntakeTicket {
   /** @internal Its turn in the queue (the intake took it out): the slot is its own. */
   grant(): void {
     const waiter = this.endWait();
-    this.admitted = true;
-    this.intake.slots.add(this);
+    this.takeSlot();
     waiter?.resolve();
   }
 
@@ -335,7 +417,7 @@ class Ticket implements IntakeTicket {
     this.releaseBytes();
     // Its caller left while it waited: it is dropped from the queue.
     if (this.waiter) this.leaveQueue()?.reject(callerLeft());
-    const freed = this.intake.slots.delete(this);
+    const freed = this.dropSlot();
     this.intake.unwatch(this);
     this.admitted = false;
     this.evicted = undefined;

@@ -1,3 +1,4 @@
+import { proxyHop } from './client-address.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   ProtocolError,
@@ -83,6 +84,9 @@ export async function handleEnvelope(
         retryAfterSeconds: 5,
       });
     }
+    // A stream holds its connection (behind a tunnel, one of its few sockets) while it lasts: capped per
+    // client address and in all, before anything is read.
+    if (mode === 'stream') runtime.openStream?.(req, res);
     const body = await readRawBody(req, runtime.bodyLimitBytes());
     bytesIn = body.length;
     accepted = await receive(
@@ -107,8 +111,9 @@ export async function handleEnvelope(
     if (!res.headersSent && !controller.signal.aborted) {
       const headers: Record<string, string> = {};
       if (refusal.retryAfterSeconds !== undefined) headers['Retry-After'] = String(refusal.retryAfterSeconds);
-      // An oversize body was not read to the end: close the connection rather than drain it.
-      if (refusal.httpStatus === 413) headers.Connection = 'close';
+      // A body not read to the end (too large, or refused before it was read): close the connection rather
+      // than read on, so a body trickled in slowly holds nothing.
+      if (refusal.httpStatus === 413 || !req.complete) headers.Connection = 'close';
       const bytesOut = writeSigned(
         res,
         runtime.signer(),
@@ -464,13 +469,6 @@ function releaseReservation(runtime: AgentRuntime, accepted: Accepted): void {
 function forwardedFor(req: IncomingMessage): string | undefined {
   const value = xForwardedFor(req);
   return value ? value.split(',')[0]?.trim().slice(0, 64) : undefined;
-}
-
-// The last X-Forwarded-For hop: the one the nearest proxy (the tunnel) appended. A caller can prepend any
-// values but cannot choose what the proxy adds; used only to split budgets, never to grant anything.
-function proxyHop(req: IncomingMessage): string | undefined {
-  const value = xForwardedFor(req);
-  return value ? value.split(',').at(-1)?.trim().slice(0, 64) || undefined : undefined;
 }
 
 function xForwardedFor(req: IncomingMessage): string | undefined {

@@ -1,3 +1,4 @@
+import { addressBucketOf } from './client-address.js';
 import type { KeyObject } from 'node:crypto';
 import {
   ProtocolError,
@@ -7,8 +8,6 @@ import {
   type AgentCard,
 } from '../protocol/index.js';
 import { oneLine } from '../lib/text.js';
-import { isIP } from 'node:net';
-import { isLoopbackHost } from '../protocol/index.js';
 import {
   CARD_FETCH_DEFAULTS,
   fetchPeerCard,
@@ -348,7 +347,7 @@ export class PeerKeyResolver {
       return;
     }
     const isNew = !this.known.has(sender);
-    const address = caller ? budgetAddress(caller) : undefined;
+    const address = caller ? addressBucketOf(caller.address, caller.forwardedFor) : undefined;
     const waits = [
       this.fetchBudget.wait('*'),
       isNew ? this.newSenderBudget.wait('*') : 0,
@@ -411,35 +410,6 @@ function unknownSender(sender: string, reason: string) {
     `Cannot verify ${sender}: its card could not be fetched. Serve a valid card at ` +
       `https://<host>/.well-known/agent.json, or ask the operator to pin your key.`,
     { step: 'signature', cause: new Error(`card fetch for ${sender} failed: ${reason}`) },
-  );
-}
-
-// Behind a loopback tunnel every caller arrives from the tunnel client's address: then the forwarded
-// address splits the budget (a spoofed one only moves a caller to another bucket; the global budgets hold).
-function budgetAddress({ address, forwardedFor }: CallerAddress): string {
-  const socket = address.replace(/^::ffff:/, '');
-  return isLoopbackHost(socket) && forwardedFor
-    ? `fwd:${addressBucket(forwardedFor)}`
-    : addressBucket(socket);
-}
-
-// One IPv6 host usually holds a whole /64: count the prefix, or one caller is 2^64 callers.
-function addressBucket(address: string): string {
-  if (!isIP(address) || isIP(address) !== 6) return address;
-  const groups = expandIpv6(address);
-  return groups ? `${groups.slice(0, 4).join(':')}::/64` : address;
-}
-
-function expandIpv6(address: string): string[] | undefined {
-  const [head = '', tail] = address.toLowerCase().split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  if (right.some((group) => group.includes('.')) || left.some((group) => group.includes('.')))
-    return undefined;
-  const missing = 8 - left.length - right.length;
-  if (tail === undefined ? left.length !== 8 : missing < 0) return undefined;
-  return [...left, ...Array<string>(Math.max(0, missing)).fill('0'), ...right].map((g) =>
-    g.replace(/^0+(?=.)/, ''),
   );
 }
 

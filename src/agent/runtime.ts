@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentCard, Signer } from '../protocol/index.js';
 import type { CallbackSender } from './callbacks.js';
 import type { AgentEventSink } from './events.js';
@@ -18,6 +19,8 @@ export interface AgentRuntime {
   retentionMs(): number;
   keepContents(): boolean;
   sse: SseOptions;
+  /** A stream is about to open: counted against the port's caps on open streams (throws the 429). */
+  openStream?(req: IncomingMessage, res: ServerResponse): void;
   /** Every in-flight call's abort controller: shutdown aborts what has not finished in time. */
   inflight: Set<AbortController>;
   draining: boolean;

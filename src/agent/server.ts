@@ -15,6 +15,7 @@ import { healthBody } from './health.js';
 import type { PublicAddressHealth } from '../protocol/console-api.js';
 import { Intake, type IntakeOptions } from './intake.js';
 import { introMarkdown } from './intro.js';
+import { hasBody } from './body.js';
 import { createAgentListener, LISTENER_LIMITS, type ListenerLimits } from './listener.js';
 import type { AccessCheck } from './access-check.js';
 import {
@@ -162,6 +163,7 @@ export class AgentServer {
       retentionMs: () => options.settings().taskRetentionHours * 3600_000,
       keepContents: () => options.settings().keepMessageContents,
       sse: { keepAliveMs: options.keepAliveMs },
+      openStream: (req, res) => this.intake.openStream(req, res),
       inflight: new Set(),
       draining: false,
     };
@@ -260,7 +262,15 @@ export class AgentServer {
       const mode = req.method === 'POST' ? ENVELOPE_PATHS.get(url) : undefined;
       if (mode === undefined) {
         const door = this.door;
-        if (door?.owns(pathOf(url))) return void door.handle(req, res);
+        const path = pathOf(url);
+        // One admission for every body on this port (issue 25, item 1): the door reads its bodies under the
+        // intake's rules; no other path here reads one, so its connection closes after the answer rather
+        // than read on (a body trickled to /nowhere held a tunnel socket for 20 s).
+        if (door?.owns(path)) {
+          if (hasBody(req)) this.intake.open(req, res);
+          return void door.handle(req, res);
+        }
+        if (hasBody(req) && !ENVELOPE_PATHS.has(path)) res.setHeader('Connection', 'close');
         return void koa(req, res);
       }
       this.envelope({ req, res, path: url }, mode).catch((error: unknown) => {

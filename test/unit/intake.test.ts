@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Intake, type IntakeOptions } from '../../src/agent/intake.js';
 import { ProtocolError } from '../../src/protocol/index.js';
@@ -16,8 +16,25 @@ function intake(options: Partial<IntakeOptions> = {}) {
     now: () => now,
     ...options,
   });
-  const open = () => gate.open({ once: () => undefined } as unknown as IncomingMessage);
+  const open = (from?: string) => gate.open(request(from));
   return { gate, open, advance: (ms: number) => void (now += ms) };
+}
+
+/** A request from this machine, or (`from`) one the tunnel on this machine forwarded for that address. */
+function request(from?: string): IncomingMessage {
+  const headers = from ? { 'x-forwarded-for': from } : {};
+  return {
+    once: () => undefined,
+    headers,
+    socket: { remoteAddress: '127.0.0.1' },
+  } as unknown as IncomingMessage;
+}
+
+/** A response whose 'close' the test fires. */
+function response() {
+  const listeners: (() => void)[] = [];
+  const res = { once: (_event: string, listener: () => void) => listeners.push(listener) };
+  return { res: res as unknown as ServerResponse, close: () => listeners.splice(0).forEach((l) => l()) };
 }
 
 function refusal(step: () => unknown): ProtocolError {
@@ -203,5 +220,39 @@ describe('the queue of whole bodies waiting for a slot', () => {
     ]);
     expect(gate.queued).toBe(0);
     expect(gate.unverified).toBe(2);
+  });
+
+  it('lets one client address hold at most maxPerAddress slots; others, and callers on this machine, still get theirs', () => {
+    const { gate, open } = intake({ maxUnverified: 6, maxPerAddress: 2 });
+    const crowd = ['203.0.113.9', '203.0.113.9', '203.0.113.9'].map((address) => open(address));
+    expect(crowd.map((ticket) => ticket.admit())).toEqual([true, true, false]);
+    // A caller at another address, behind the same tunnel, is not held up by that one.
+    expect(open('198.51.100.4').admit()).toBe(true);
+    // The tunnel appends its hop last: a caller's own entries before it do not make it someone else.
+    expect(open('10.0.0.1, 203.0.113.9').admit()).toBe(false);
+    // No forwarded address: a process on this machine, held to the global cap only.
+    expect([open(), open()].map((ticket) => ticket.admit())).toEqual([true, true]);
+    expect(gate.unverified).toBe(5);
+    crowd[0]?.close();
+    expect(open('203.0.113.9').admit()).toBe(true);
+  });
+
+  it('caps open streams per client address and in all, with a 429 that says what to do, until their responses close', () => {
+    const { gate } = intake({ maxStreams: 5, maxStreamsPerAddress: 2 });
+    const first = response();
+    gate.openStream(request('203.0.113.9'), first.res);
+    gate.openStream(request('203.0.113.9'), response().res);
+    const mine = refusal(() => gate.openStream(request('203.0.113.9'), response().res));
+    expect(mine).toMatchObject({ code: 'RATE_LIMITED', httpStatus: 429, retryAfterSeconds: 1 });
+    expect(mine.message).toMatch(/your address holds 2 open streams, the most one caller may; close one/);
+    first.close();
+    gate.openStream(request('203.0.113.9'), response().res);
+    // Callers on this machine are held to the total only.
+    gate.openStream(request(), response().res);
+    gate.openStream(request(), response().res);
+    gate.openStream(request(), response().res);
+    expect(gate.streams).toBe(5);
+    const all = refusal(() => gate.openStream(request('198.51.100.4'), response().res));
+    expect(all.message).toMatch(/5 streams are open on this agent, the most it keeps at once/);
   });
 });
