@@ -420,6 +420,20 @@ export class RedisTaskStore implements TaskState {
     return { tasks, total };
   }
 
+  /** From the owner's index (about maxPerSender entries), whose finished entries carry their expiry. */
+  async hasMintedContext(owner: string, contextId: string): Promise<boolean> {
+    const fields = await this.run((c) => c.hgetall(ownerIndexKey(owner)));
+    const now = this.now();
+    return Object.entries(fields).some(([id, json]) => {
+      const entry = parseIndexEntry(id, json);
+      return (
+        entry?.mintedContext === true &&
+        entry.contextId === contextId &&
+        (entry.expiresAt === undefined || entry.expiresAt > now)
+      );
+    });
+  }
+
   async pushConfigs(taskId: string): Promise<PushConfigEntry[]> {
     if (!TASK_ID.test(taskId)) return [];
     const fields = await this.run((c) => c.hvals(pushKey(taskId)));
@@ -631,12 +645,15 @@ export class RedisTaskStore implements TaskState {
   }
 }
 
-/** What an A2A list filters and sorts by, and (once finished) when Redis forgets the task. */
+/**
+ * What an A2A list filters and sorts by, whether its conversation was minted here (hasMintedContext), and
+ * (once finished) when Redis forgets the task.
+ */
 function indexEntry(task: StoredTask, retentionMs?: number): string {
-  const { contextId, state, updatedAt } = task.a2a!;
+  const { contextId, state, updatedAt, mintedContext } = task.a2a!;
   const expiresAt =
     retentionMs !== undefined && task.finishedAt !== undefined ? task.finishedAt + retentionMs : undefined;
-  return JSON.stringify({ contextId, state, updatedAt, expiresAt });
+  return JSON.stringify({ contextId, state, updatedAt, mintedContext, expiresAt });
 }
 
 function parseIndexEntry(id: string, json: string): (A2AIndexEntry & { expiresAt?: number }) | undefined {
