@@ -420,18 +420,24 @@ export class RedisTaskStore implements TaskState {
     return { tasks, total };
   }
 
-  /** From the owner's index (about maxPerSender entries), whose finished entries carry their expiry. */
+  /**
+   * From the owner's index, whose finished entries carry their expiry. Expired entries go on the way: a
+   * keyless owner never lists (the one read that cleared them), and its index is read here at every
+   * continuation.
+   */
   async hasMintedContext(owner: string, contextId: string): Promise<boolean> {
-    const fields = await this.run((c) => c.hgetall(ownerIndexKey(owner)));
+    const index = ownerIndexKey(owner);
+    const fields = await this.run((c) => c.hgetall(index));
     const now = this.now();
-    return Object.entries(fields).some(([id, json]) => {
+    let found = false;
+    const gone: string[] = [];
+    for (const [id, json] of Object.entries(fields)) {
       const entry = parseIndexEntry(id, json);
-      return (
-        entry?.mintedContext === true &&
-        entry.contextId === contextId &&
-        (entry.expiresAt === undefined || entry.expiresAt > now)
-      );
-    });
+      if (!entry || (entry.expiresAt !== undefined && entry.expiresAt <= now)) gone.push(id);
+      else if (entry.mintedContext === true && entry.contextId === contextId) found = true;
+    }
+    if (gone.length > 0) await this.run((c) => c.hdel(index, ...gone));
+    return found;
   }
 
   async pushConfigs(taskId: string): Promise<PushConfigEntry[]> {

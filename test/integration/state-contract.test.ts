@@ -994,6 +994,23 @@ describe('Redis: what replicas share', () => {
     expect(await admin.hexists('agent-bridge:tasks:a2a:a2a-key:alice', gone.taskId)).toBe(0);
   });
 
+  it("binds a keyless caller's conversation no longer than its tasks are kept, and clears expired entries", async () => {
+    await admin.flushdb();
+    let now = Date.now();
+    const tasks = new RedisTaskStore(await connection(), { retentionMs: () => 3600_000, now: () => now });
+    cleanups.push(() => tasks.close());
+    const anon = 'a2a-anon:127.0.0.1';
+    const part = { contextId: 'ctx-minted', mintedContext: true as const };
+    const outcome = {
+      a2a: { ...part, state: 'TASK_STATE_COMPLETED', updatedAt: new Date(now).toISOString() },
+    };
+    await tasks.create(a2aMeta(anon, part), undefined, { ...outcome, completed: true });
+    expect(await tasks.hasMintedContext(anon, 'ctx-minted')).toBe(true);
+    now += 3600_000 + 1;
+    expect(await tasks.hasMintedContext(anon, 'ctx-minted')).toBe(false);
+    expect(await admin.hlen(`agent-bridge:tasks:a2a:${anon}`)).toBe(0);
+  });
+
   it('drops no live result when clearing entries whose task is gone made more room than needed', async () => {
     await admin.flushdb();
     const tasks = new RedisTaskStore(await connection(), { retentionMs: () => 3600_000, maxPerSender: 5 });
