@@ -17,7 +17,8 @@ import type { RedisConnection } from '../state/redis-connection.js';
 export interface A2ADoorOptions extends Omit<CardRouteOptions, 'card'> {
   /** The card's inputs as they are now (public URL, names; `keylessAllowed` under the `open` policy). */
   card(): A2ACardInput;
-  calls: A2ACallsOptions;
+  /** The conversations minted for keyless callers come from the tasks' store. */
+  calls: Omit<A2ACallsOptions, 'mintedContexts'>;
   tasks: A2ATasksOptions;
   bodyLimitBytes(): number;
   sse?: SseOptions;
@@ -40,7 +41,10 @@ export interface A2ADoor {
  */
 export function createA2ADoor(options: A2ADoorOptions): A2ADoor {
   const tasks = createA2ATasks({ ...options.tasks, onError: options.onError });
-  const calls = new A2ACalls(options.calls);
+  const calls = new A2ACalls({
+    ...options.calls,
+    mintedContexts: (owner, contextId) => tasks.store.hasMintedContext(owner, contextId),
+  });
   const frontDoor = new A2AFrontDoor<A2AKeyCaller>({
     ...tasks.door,
     card: options.card,
