@@ -95,6 +95,30 @@ describe('keyless A2A callers behind the tunnel', () => {
   });
 });
 
+describe('unsigned SAMVAD callers behind the tunnel', () => {
+  it('never share a gateway session, whatever channel they name: each call is a session of its own', async () => {
+    const call = (message: string) =>
+      appFetch(`${agent.app.agentUrl}/agent/message`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ skill: 'chat', payload: { message, channel: 'support' } }),
+      });
+    for (const message of ['my order number is 1234', 'what did the last caller tell you?']) {
+      const reply = await call(message);
+      expect(reply.status, await reply.clone().text()).toBe(200);
+      expect(await reply.json()).toMatchObject({ status: 'ok', result: { channel: 'support' } });
+    }
+    const [alice, mallory] = chats();
+    expect(mallory!.session).not.toBe(alice!.session);
+    // No `user` (nor session header): OpenClaw keys each such call on a fresh UUID of its own.
+    for (const chat of [alice!, mallory!]) {
+      expect((chat.json as { user?: string }).user).toBeUndefined();
+      expect(chat.headers['x-openclaw-session-key']).toBeUndefined();
+      expect(chat.session).toMatch(/^agent:public:openai:[0-9a-f-]{36}$/);
+    }
+  });
+});
+
 async function rpc(url: string, method: string, params: object) {
   const response = await fetch(`${url}/a2a/jsonrpc`, {
     method: 'POST',
