@@ -19,7 +19,8 @@ import type { RedisConnection } from '../state/redis-connection.js';
 export interface A2ADoorOptions extends Omit<CardRouteOptions, 'card'> {
   /** The card's inputs as they are now (public URL, names; `keylessAllowed` under the `open` policy). */
   card(): A2ACardInput;
-  calls: A2ACallsOptions;
+  /** The conversations minted for keyless callers come from the tasks' store. */
+  calls: Omit<A2ACallsOptions, 'mintedContexts'>;
   tasks: A2ATasksOptions;
   bodyLimitBytes(): number;
   /** Counts a stream against the agent port's caps on open streams (AgentServer's intake). */
@@ -44,7 +45,10 @@ export interface A2ADoor {
  */
 export function createA2ADoor(options: A2ADoorOptions): A2ADoor {
   const tasks = createA2ATasks({ ...options.tasks, onError: options.onError });
-  const calls = new A2ACalls(options.calls);
+  const calls = new A2ACalls({
+    ...options.calls,
+    mintedContexts: (owner, contextId) => tasks.store.hasMintedContext(owner, contextId),
+  });
   const frontDoor = new A2AFrontDoor<A2AKeyCaller>({
     ...tasks.door,
     card: options.card,

@@ -63,7 +63,8 @@ export function isKeyless(callerId: string): boolean {
 /**
  * A keyless caller: one identity per socket address, as pipeline.ts names unsigned SAMVAD callers
  * (`unsigned:<address>`); IPv4 in its plain form whatever the socket's family. Never from X-Forwarded-For:
- * a caller writes that header itself, and the id owns tasks and a gateway session.
+ * a caller writes that header itself, and the id owns tasks and gateway sessions. Behind a tunnel every
+ * keyless caller has one address: its conversations are minted here, never named by it (conversations.ts).
  */
 function anonymous(remoteAddress: string | undefined): A2AKeyCaller {
   const address = (remoteAddress ?? 'unknown').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');

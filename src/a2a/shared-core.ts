@@ -7,6 +7,7 @@ import type {
   ChatTurn,
   ChatTurnRequest,
 } from './chat-core.js';
+import { checkConversation, type MintedContexts } from './conversations.js';
 import { A2AKeyGate, type A2AKeyCaller, type A2AKeyGateOptions } from './key-gate.js';
 import type { CallerInfo } from '../agent/skill.js';
 import { systemMessage } from '../bridge/framing.js';
@@ -29,6 +30,8 @@ export interface A2ACallsOptions extends A2AKeyGateOptions {
   declinedUntil?(caller: string): number | undefined;
   /** The gateway, the restricted-agent rule and the gateway's outcomes: SAMVAD's chat skill's own. */
   gateway: GatewayTurnOptions;
+  /** The conversations minted here for keyless callers, as the task records bind them (conversations.ts). */
+  mintedContexts: MintedContexts;
   /** The operator's instructions for callers, framed into every turn. */
   callerInstructions(): string;
   /** True once the agent is shutting down: new turns are refused (503), those running finish. */
@@ -69,8 +72,9 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
 
   /**
    * Refuses what SAMVAD's pipeline refuses, in its order: the operator's denial, the restricted-agent rule
-   * (nothing is forwarded, nothing counted), the limits and budget (the turn's estimated cost reserved), the
-   * injection screen. The reservation goes to the turn's `run`, which gives it back when the turn ends.
+   * (nothing is forwarded, nothing counted), the limits and budget (the turn's estimated cost reserved), a
+   * keyless caller's contextId that names no conversation minted for it (conversations.ts), the injection
+   * screen. The reservation goes to the turn's `run`, which gives it back when the turn ends.
    */
   async admit(caller: A2AKeyCaller, turn: ChatTurnRequest): Promise<void> {
     const { options } = this;
@@ -107,6 +111,8 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
     };
     let screened: { rule: string } | undefined;
     try {
+      // After the limits: it reads the task records, and a stranger's guesses count as its calls.
+      await checkConversation(options.mintedContexts, caller.id, turn.contextId);
       if (options.screen)
         screened = screenCall(options.screen, settings.injectionScreen, { message: turn.message });
     } catch (error) {
@@ -145,6 +151,7 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
           instructions: options.callerInstructions(),
         }),
         // The caller's id is in the session: two callers using one contextId never share a conversation.
+        // Keyless callers share an address: theirs are contextIds minted here, one each (conversations.ts).
         user: `${caller.id}#${turn.contextId}`,
         signal: control.signal,
         onDelta: control.onDelta,

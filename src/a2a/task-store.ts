@@ -5,6 +5,7 @@ import { ProtocolError } from '../protocol/index.js';
 import type { A2ATaskRecord, A2ATaskRecords } from '../state/a2a-records.js';
 import type { PushConfigEntry } from '../state/tasks.js';
 import { callerOf, scopeOf } from './call-context.js';
+import { mintsContexts } from './conversations.js';
 import { agentMessage } from './message-text.js';
 
 export const TERMINAL_STATES = new Set<TaskState>([
@@ -152,6 +153,15 @@ export class A2ATaskStore implements TaskStore {
     return { tasks, nextPageToken, pageSize, totalSize: total };
   }
 
+  /**
+   * Whether `owner` holds a task in conversation `contextId` that was minted here (conversations.ts). A
+   * caller learns a minted contextId with its task, which is in the records by then (a blocking send's is
+   * written as it ends, before its answer), so the records alone answer.
+   */
+  hasMintedContext(owner: string, contextId: string): Promise<boolean> {
+    return this.records.hasMintedContext(owner, contextId);
+  }
+
   /** Stops the periodic writes (the runs of this process end through `save` as always). */
   close(): void {
     clearInterval(this.flusher);
@@ -241,7 +251,7 @@ function ownerOf(context: ServerCallContext): string {
 
 function recordOf(owner: string, task: Task): A2ATaskRecord {
   const state = task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
-  return {
+  const record: A2ATaskRecord = {
     id: task.id,
     owner,
     contextId: task.contextId,
@@ -250,6 +260,9 @@ function recordOf(owner: string, task: Task): A2ATaskRecord {
     updatedAt: task.status?.timestamp || new Date().toISOString(),
     doc: Task.toJSON(task),
   };
+  // Every write carries the mark: the conversation stays bound while any of its tasks is kept.
+  if (mintsContexts(owner)) record.mintedContext = true;
+  return record;
 }
 
 /** An opaque page token: where the previous page ended. */

@@ -22,6 +22,7 @@ import { checkDelegation } from './delegation.js';
 import type { SignatureFormUsed } from './events.js';
 import type { CallerAddress, PeerKeyResolver, ResolvedKey } from './peer-keys.js';
 import { describeSchemaError, type RegisteredSkill, type SkillRegistry } from './skill-registry.js';
+import { UNSIGNED_CALLER } from './skill.js';
 import type { CallLimits } from '../state/call-limits.js';
 import { checkLimits, screenCall, type PayloadScreen } from '../calls/admission.js';
 
@@ -491,7 +492,7 @@ async function acceptUnsigned(
       'delegation',
     );
   }
-  const sender = `unsigned:${input.remoteAddress}`;
+  const sender = `${UNSIGNED_CALLER}${input.remoteAddress}`;
   trace.sender = sender;
   const payload = body.payload;
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {

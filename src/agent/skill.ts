@@ -3,6 +3,8 @@ import type { Envelope, Mode, SkillDef, Trust } from '../protocol/index.js';
 
 /** How a keyless A2A caller's id begins (`a2a-anon:<address>`, the `open` policy), where made and read. */
 export const KEYLESS_A2A_CALLER = 'a2a-anon:';
+/** How an unsigned SAMVAD caller's id begins (`unsigned:<address>`, allow-unsigned), where made and read. */
+export const UNSIGNED_CALLER = 'unsigned:';
 
 /** Who is calling, as verified by the pipeline: what a skill may tell its backend about the caller. */
 export interface CallerInfo {

@@ -1,4 +1,4 @@
-import type { Skill } from '../agent/skill.js';
+import { UNSIGNED_CALLER, type Skill } from '../agent/skill.js';
 import { systemMessage } from './framing.js';
 import { runGatewayTurn, turnEstimate, type GatewayTurnOptions } from './gateway-turn.js';
 
@@ -19,6 +19,16 @@ export interface ChatSkillOptions extends GatewayTurnOptions {
 
 // A channel can never contain '#', and neither can an agent id: `sender#channel` keys are unambiguous.
 const CHANNEL_PATTERN = '^[A-Za-z0-9._:@/-]{1,64}$';
+
+/**
+ * The gateway session of a call: (verified sender, channel). An unsigned caller (allow-unsigned) is named
+ * by its address only, and behind a tunnel every one is `unsigned:127.0.0.1`: a channel it names
+ * ("support") would be every stranger's session too (security review, finding 3). So it gets none: without
+ * `user`, OpenClaw keys the call on a fresh `openai:<uuid>` (its resolveSessionKey), each call on its own.
+ */
+function gatewaySession(sender: string, channel: string): string {
+  return sender.startsWith(UNSIGNED_CALLER) ? '' : `${sender}#${channel}`;
+}
 
 /**
  * The bridge's one skill: forwards `payload.message` to the gateway's chat completions and returns the
@@ -44,7 +54,8 @@ export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
         channel: {
           type: 'string',
           pattern: CHANNEL_PATTERN,
-          description: 'Conversation name (letters, digits and . _ : @ / -); defaults to the agent setting.',
+          description:
+            'Conversation name (letters, digits and . _ : @ / -); defaults to the agent setting. Signed calls only: an unsigned call stands alone (no conversation is kept for it).',
         },
       },
     },
@@ -70,8 +81,7 @@ export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
           channel,
           instructions: options.callerInstructions(),
         }),
-        // Unsigned callers are not told apart (behind a tunnel they share one address): no session for them.
-        user: context.sender.startsWith('unsigned:') ? '' : `${context.sender}#${channel}`,
+        user: gatewaySession(context.sender, channel),
         signal: context.signal,
         onDelta: context.mode === 'stream' ? (text) => context.emit(text) : undefined,
         reportUsage: (tokens, prompt) => context.reportUsage(tokens, prompt),

@@ -19,6 +19,8 @@ export interface A2ATaskRecord {
   /** The caller that created it (A2ACaller.id): nobody else reads, lists, cancels or continues it. */
   owner: string;
   contextId: string;
+  /** This agent minted `contextId` (A2APart.mintedContext: a keyless caller's conversation). */
+  mintedContext?: true;
   /** A2A's state name, e.g. `TASK_STATE_WORKING`. */
   state: string;
   /** Completed, failed, canceled or rejected: the first terminal write stands. */
@@ -57,6 +59,8 @@ export interface A2ATaskRecords {
   get(id: string): Promise<A2ATaskRecord | undefined>;
   /** `owner`'s tasks matching `query`, newest first, and how many match in all. */
   list(owner: string, query: A2AListQuery): Promise<{ records: A2ATaskRecord[]; total: number }>;
+  /** Whether `owner` holds a task in conversation `contextId` minted here (TaskState.hasMintedContext). */
+  hasMintedContext(owner: string, contextId: string): Promise<boolean>;
   /**
    * Tasks cut short (a restart, or a stopped replica's lapsed lease) end failed, once; returns the finished
    * tasks whose final push notification is now this replica's to deliver.
@@ -135,6 +139,10 @@ export class A2ARecords implements A2ATaskRecords {
     return { records: tasks.map(recordOf), total };
   }
 
+  async hasMintedContext(owner: string, contextId: string): Promise<boolean> {
+    return this.tasks.hasMintedContext(owner, contextId);
+  }
+
   async recover(): Promise<A2ATaskRecord[]> {
     const owed = await this.tasks.recover('a2a');
     const records: A2ATaskRecord[] = [];
@@ -183,7 +191,14 @@ function ended(record: A2ATaskRecord): TaskOutcome {
 }
 
 function part(record: A2ATaskRecord): A2APart {
-  return { contextId: record.contextId, state: record.state, updatedAt: record.updatedAt, doc: record.doc };
+  const part: A2APart = {
+    contextId: record.contextId,
+    state: record.state,
+    updatedAt: record.updatedAt,
+    doc: record.doc,
+  };
+  if (record.mintedContext) part.mintedContext = true;
+  return part;
 }
 
 function recordOf(task: StoredTask): A2ATaskRecord {
@@ -197,6 +212,7 @@ function recordOf(task: StoredTask): A2ATaskRecord {
     updatedAt: a2a.updatedAt,
     doc: a2a.doc,
   };
+  if (a2a.mintedContext) record.mintedContext = true;
   if (task.error && a2a.state === A2A_INTERRUPTED_STATE) record.failure = task.error.message;
   if (task.callback) record.finalPush = { ...task.callback };
   return record;

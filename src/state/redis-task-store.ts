@@ -420,6 +420,26 @@ export class RedisTaskStore implements TaskState {
     return { tasks, total };
   }
 
+  /**
+   * From the owner's index, whose finished entries carry their expiry. Expired entries go on the way: a
+   * keyless owner never lists (the one read that cleared them), and its index is read here at every
+   * continuation.
+   */
+  async hasMintedContext(owner: string, contextId: string): Promise<boolean> {
+    const index = ownerIndexKey(owner);
+    const fields = await this.run((c) => c.hgetall(index));
+    const now = this.now();
+    let found = false;
+    const gone: string[] = [];
+    for (const [id, json] of Object.entries(fields)) {
+      const entry = parseIndexEntry(id, json);
+      if (!entry || (entry.expiresAt !== undefined && entry.expiresAt <= now)) gone.push(id);
+      else if (entry.mintedContext === true && entry.contextId === contextId) found = true;
+    }
+    if (gone.length > 0) await this.run((c) => c.hdel(index, ...gone));
+    return found;
+  }
+
   async pushConfigs(taskId: string): Promise<PushConfigEntry[]> {
     if (!TASK_ID.test(taskId)) return [];
     const fields = await this.run((c) => c.hvals(pushKey(taskId)));
@@ -631,12 +651,15 @@ export class RedisTaskStore implements TaskState {
   }
 }
 
-/** What an A2A list filters and sorts by, and (once finished) when Redis forgets the task. */
+/**
+ * What an A2A list filters and sorts by, whether its conversation was minted here (hasMintedContext), and
+ * (once finished) when Redis forgets the task.
+ */
 function indexEntry(task: StoredTask, retentionMs?: number): string {
-  const { contextId, state, updatedAt } = task.a2a!;
+  const { contextId, state, updatedAt, mintedContext } = task.a2a!;
   const expiresAt =
     retentionMs !== undefined && task.finishedAt !== undefined ? task.finishedAt + retentionMs : undefined;
-  return JSON.stringify({ contextId, state, updatedAt, expiresAt });
+  return JSON.stringify({ contextId, state, updatedAt, mintedContext, expiresAt });
 }
 
 function parseIndexEntry(id: string, json: string): (A2AIndexEntry & { expiresAt?: number }) | undefined {

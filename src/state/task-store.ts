@@ -144,6 +144,14 @@ export class TaskStore implements TaskState {
     return { tasks: page.map((entry) => this.withDocument(this.tasks.get(entry.id)!)), total };
   }
 
+  hasMintedContext(owner: string, contextId: string): boolean {
+    for (const task of this.tasks.values()) {
+      const a2a = task.a2a;
+      if (a2a?.mintedContext && a2a.contextId === contextId && task.sender === owner) return true;
+    }
+    return false;
+  }
+
   pushConfigs(taskId: string): PushConfigEntry[] {
     return structuredClone(this.known(taskId, 'a2a')?.a2a?.push ?? []);
   }

@@ -29,6 +29,11 @@ export interface A2APart {
   doc?: unknown;
   /** Push notification configs (the data dir keeps them here; Redis beside the task, see its store). */
   push?: PushConfigEntry[];
+  /**
+   * This agent minted `contextId` (a keyless caller's conversation, src/a2a/conversations.ts): the mark a
+   * keyless caller's contextId must find before it continues a conversation. Absent on tasks written before.
+   */
+  mintedContext?: true;
 }
 
 /** The A2A state a task cut short ends in (the first terminal state stands, as for any other). */
@@ -53,8 +58,10 @@ export interface A2AListQuery {
   limit: number;
 }
 
-/** What an A2A list is built from, per task. */
-export type A2AIndexEntry = Pick<A2APart, 'contextId' | 'state' | 'updatedAt'> & { id: string };
+/** What an A2A list is built from, per task (and whether its conversation was minted here). */
+export type A2AIndexEntry = Pick<A2APart, 'contextId' | 'state' | 'updatedAt' | 'mintedContext'> & {
+  id: string;
+};
 
 /** One async task as every task store keeps it (the data dir's task-store.ts, Redis's redis-task-store.ts). */
 export interface StoredTask extends TaskRecord {
@@ -145,6 +152,12 @@ export interface TaskState {
    * documents, and how many match in all.
    */
   listA2A(owner: string, query: A2AListQuery): Awaitable<{ tasks: StoredTask[]; total: number }>;
+  /**
+   * Whether `owner` holds an A2A task (running or finished, until it is swept or dropped) in conversation
+   * `contextId` marked as minted here (A2APart.mintedContext): the conversation's binding to its owner, read
+   * from what lists are built from (memory, or the owner's index on Redis), never a task's document.
+   */
+  hasMintedContext(owner: string, contextId: string): Awaitable<boolean>;
   /** An A2A task's push notification configs. */
   pushConfigs(taskId: string): Awaitable<PushConfigEntry[]>;
   /**

@@ -212,10 +212,13 @@ export async function startA2AAgent(options: StartOptions = {}): Promise<A2AAgen
   };
 }
 
-/** A fetch that sends the caller's A2A key, through the SDK's own authentication hook. */
-export function keyFetch(key: string | undefined): typeof fetch {
-  if (!key) return fetch;
-  return createAuthenticatingFetchWithRetry(fetch, {
+/**
+ * A fetch that sends the caller's A2A key, through the SDK's own authentication hook. `base`: the fetch under
+ * it (appFetch to reach a tunnel's `*.localhost` address).
+ */
+export function keyFetch(key: string | undefined, base: typeof fetch = fetch): typeof fetch {
+  if (!key) return base;
+  return createAuthenticatingFetchWithRetry(base, {
     headers: async () => ({ Authorization: `Bearer ${key}` }),
     shouldRetryWithHeaders: async () => undefined,
   });
@@ -224,8 +227,12 @@ export function keyFetch(key: string | undefined): typeof fetch {
 export type Transport = 'JSONRPC' | 'HTTP+JSON';
 
 /** The SDK's ClientFactory with both transports and its v0.3 compatibility on, preferring `transport`. */
-export function clientFactory(key: string | undefined, transport: Transport = 'JSONRPC'): ClientFactory {
-  const fetchImpl = keyFetch(key);
+export function clientFactory(
+  key: string | undefined,
+  transport: Transport = 'JSONRPC',
+  base: typeof fetch = fetch,
+): ClientFactory {
+  const fetchImpl = keyFetch(key, base);
   const legacyCompat = { enabled: true };
   return new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
@@ -243,6 +250,7 @@ export function a2aClient(
   url: string,
   key: string | undefined,
   transport: Transport = 'JSONRPC',
+  base: typeof fetch = fetch,
 ): Promise<Client> {
-  return clientFactory(key, transport).createFromUrl(url);
+  return clientFactory(key, transport, base).createFromUrl(url);
 }

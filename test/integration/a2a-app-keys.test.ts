@@ -221,13 +221,13 @@ describe('the injection screen', () => {
 });
 
 describe('keyless callers under the open policy', () => {
-  it('are admitted as their address, framed as keyless, with a session of their own', async () => {
+  it('are admitted as their address, framed as keyless, in a conversation minted for them', async () => {
     const open = await agents.start({ settings: { access: 'open' } });
     const client = await a2aClient(open.url, undefined);
-    const task = asTask(await client.sendMessage(send('anyone?', { contextId: 'c' })));
+    const task = asTask(await client.sendMessage(send('anyone?')));
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     const body = chats()[0]!;
-    expect(body.user).toBe('a2a-anon:127.0.0.1#c');
+    expect(body.user).toBe(`a2a-anon:127.0.0.1#${task.contextId}`);
     expect(body.messages[0]?.content).toContain('a keyless A2A caller (identity not verified)');
     const card = (await (
       await fetch(`${open.url}/.well-known/agent-card.json`, { headers: { 'A2A-Version': '1.0' } })
@@ -238,7 +238,7 @@ describe('keyless callers under the open policy', () => {
   it('cannot list tasks (every caller behind the tunnel shares the address), but reads its own by id', async () => {
     const open = await agents.start({ settings: { access: 'open' } });
     const first = await a2aClient(open.url, undefined);
-    const task = asTask(await first.sendMessage(send('mine', { contextId: 'private' })));
+    const task = asTask(await first.sendMessage(send('mine')));
     const stranger = await a2aClient(open.url, undefined);
     const listAll = {
       tenant: '',

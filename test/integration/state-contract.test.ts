@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -10,7 +11,7 @@ import { RedisA2AKeyRecords } from '../../src/state/redis-a2a-key-store.js';
 import { RedisCallLimits } from '../../src/state/redis-call-limits.js';
 import { RedisConnection, maskedRedisUrl } from '../../src/state/redis-connection.js';
 import { RedisTaskStore } from '../../src/state/redis-task-store.js';
-import { A2ARecords } from '../../src/state/a2a-records.js';
+import { A2ARecords, type A2ATaskRecord } from '../../src/state/a2a-records.js';
 import { TaskStore } from '../../src/state/task-store.js';
 import type { A2APart, TaskState } from '../../src/state/tasks.js';
 import { startRedisServer, type RedisServer } from '../fixtures/redis-server.js';
@@ -452,6 +453,39 @@ describe.each(homes)('A2A tasks in %s', (_name, make) => {
     expect((await tasks.getA2A(quiet.taskId))?.callback).toBeUndefined();
   });
 
+  it("bind a conversation minted here to its owner while its tasks are kept (a keyless caller's)", async () => {
+    const tasks = await (await make()).tasks();
+    const records = new A2ARecords(tasks, { retentionMs: () => 3600_000 });
+    const anon = 'a2a-anon:127.0.0.1';
+    const record = (contextId: string, extra: Partial<A2ATaskRecord> = {}): A2ATaskRecord => ({
+      id: randomUUID(),
+      owner: anon,
+      contextId,
+      state: 'TASK_STATE_WORKING',
+      terminal: false,
+      updatedAt: new Date().toISOString(),
+      doc: {},
+      ...extra,
+    });
+    const running = record('ctx-minted', { mintedContext: true });
+    await records.create(running, []);
+    // A blocking send's task, written once when it ended.
+    const done = { state: 'TASK_STATE_COMPLETED', terminal: true };
+    await records.create(record('ctx-answered', { mintedContext: true, ...done }), []);
+    // Unmarked: written before conversations were minted (a name the caller chose). It binds nothing.
+    await records.create(record('support', done), []);
+    const bound = (owner: string, contextId: string) => records.hasMintedContext(owner, contextId);
+    expect(await bound(anon, 'ctx-minted')).toBe(true);
+    expect(await bound(anon, 'ctx-answered')).toBe(true);
+    expect(await bound(anon, 'support')).toBe(false);
+    expect(await bound(anon, 'ctx-unknown')).toBe(false);
+    expect(await bound('a2a-anon:10.0.0.2', 'ctx-minted')).toBe(false);
+    // The task's own writes keep the mark, to its end.
+    expect(await records.update({ ...running, updatedAt: new Date().toISOString() })).toBe(true);
+    await records.finish({ ...running, ...done, updatedAt: new Date().toISOString() });
+    expect(await bound(anon, 'ctx-minted')).toBe(true);
+  });
+
   it('count against the same caps as SAMVAD tasks', async () => {
     const tasks = await (await make()).tasks({ maxPerSender: 1, maxTotal: 2 });
     await tasks.create(a2aMeta('a2a-key:alice'));
@@ -616,6 +650,25 @@ describe("the data dir's finished A2A tasks", () => {
 });
 
 describe('the data dir across a restart', () => {
+  it('keeps minted conversations bound, from task files and the journal of answered tasks alike', () => {
+    const dir = dataDir();
+    const before = new TaskStore(dir);
+    const anon = 'a2a-anon:127.0.0.1';
+    before.create(a2aMeta(anon, { contextId: 'ctx-running', mintedContext: true }));
+    const answered = {
+      contextId: 'ctx-answered',
+      state: 'TASK_STATE_COMPLETED',
+      mintedContext: true as const,
+    };
+    const outcome = { a2a: { ...answered, updatedAt: new Date().toISOString(), doc: {} }, completed: true };
+    before.create(a2aMeta(anon, answered), undefined, outcome);
+    before.close();
+    const after = new TaskStore(dir);
+    expect(after.hasMintedContext(anon, 'ctx-running')).toBe(true);
+    expect(after.hasMintedContext(anon, 'ctx-answered')).toBe(true);
+    after.close();
+  });
+
   it('loads SAMVAD tasks written before A2A existed, and each protocol recovers its own tasks, once', async () => {
     const dir = dataDir();
     const before = new TaskStore(dir);
@@ -939,6 +992,23 @@ describe('Redis: what replicas share', () => {
     expect(await tasks.getA2A(kept.taskId)).toBeDefined();
     expect(await admin.zscore('agent-bridge:tasks:sender:a2a-key:alice', gone.taskId)).toBeNull();
     expect(await admin.hexists('agent-bridge:tasks:a2a:a2a-key:alice', gone.taskId)).toBe(0);
+  });
+
+  it("binds a keyless caller's conversation no longer than its tasks are kept, and clears expired entries", async () => {
+    await admin.flushdb();
+    let now = Date.now();
+    const tasks = new RedisTaskStore(await connection(), { retentionMs: () => 3600_000, now: () => now });
+    cleanups.push(() => tasks.close());
+    const anon = 'a2a-anon:127.0.0.1';
+    const part = { contextId: 'ctx-minted', mintedContext: true as const };
+    const outcome = {
+      a2a: { ...part, state: 'TASK_STATE_COMPLETED', updatedAt: new Date(now).toISOString() },
+    };
+    await tasks.create(a2aMeta(anon, part), undefined, { ...outcome, completed: true });
+    expect(await tasks.hasMintedContext(anon, 'ctx-minted')).toBe(true);
+    now += 3600_000 + 1;
+    expect(await tasks.hasMintedContext(anon, 'ctx-minted')).toBe(false);
+    expect(await admin.hlen(`agent-bridge:tasks:a2a:${anon}`)).toBe(0);
   });
 
   it('drops no live result when clearing entries whose task is gone made more room than needed', async () => {
