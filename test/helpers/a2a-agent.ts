@@ -213,9 +213,9 @@ export async function startA2AAgent(options: StartOptions = {}): Promise<A2AAgen
 }
 
 /** A fetch that sends the caller's A2A key, through the SDK's own authentication hook. */
-export function keyFetch(key: string | undefined): typeof fetch {
-  if (!key) return fetch;
-  return createAuthenticatingFetchWithRetry(fetch, {
+export function keyFetch(key: string | undefined, base: typeof fetch = fetch): typeof fetch {
+  if (!key) return base;
+  return createAuthenticatingFetchWithRetry(base, {
     headers: async () => ({ Authorization: `Bearer ${key}` }),
     shouldRetryWithHeaders: async () => undefined,
   });
@@ -223,9 +223,31 @@ export function keyFetch(key: string | undefined): typeof fetch {
 
 export type Transport = 'JSONRPC' | 'HTTP+JSON';
 
+export interface ClientOptions {
+  /** Hears of every HTTP response: its status and headers, which the SDK's errors do not carry. */
+  seen?(response: Response): void;
+  /** Where requests go: the card's own address unless this routes them (as a balancer would). */
+  route?(url: string): string;
+}
+
 /** The SDK's ClientFactory with both transports and its v0.3 compatibility on, preferring `transport`. */
-export function clientFactory(key: string | undefined, transport: Transport = 'JSONRPC'): ClientFactory {
-  const fetchImpl = keyFetch(key);
+export function clientFactory(
+  key: string | undefined,
+  transport: Transport = 'JSONRPC',
+  options: ClientOptions = {},
+): ClientFactory {
+  const { seen, route } = options;
+  const routed: typeof fetch = route
+    ? (input, init) => fetch(typeof input === 'string' ? route(input) : input, init)
+    : fetch;
+  const keyed = keyFetch(key, routed);
+  const fetchImpl: typeof fetch = seen
+    ? async (...args) => {
+        const response = await keyed(...args);
+        seen(response);
+        return response;
+      }
+    : keyed;
   const legacyCompat = { enabled: true };
   return new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
@@ -243,6 +265,7 @@ export function a2aClient(
   url: string,
   key: string | undefined,
   transport: Transport = 'JSONRPC',
+  options: ClientOptions = {},
 ): Promise<Client> {
-  return clientFactory(key, transport).createFromUrl(url);
+  return clientFactory(key, transport, options).createFromUrl(url);
 }
