@@ -25,6 +25,7 @@ import { callerOf, scopeOf } from './call-context.js';
 import { isTask, noteEvent, noteTask } from './call-record.js';
 import type { A2ACaller, A2AGate } from './chat-core.js';
 import { checkContextId, messageText } from './message-text.js';
+import { pushConfigProblem } from './push-config-bounds.js';
 import { TERMINAL_STATES } from './task-store.js';
 
 const KEYLESS_LIST =
@@ -33,9 +34,6 @@ const KEYLESS_LIST =
 
 /** How often a task running at another replica is read again for a resubscribed caller. */
 const FOLLOW_EVERY_MS = 300;
-
-/** What a push config puts in a header: visible ASCII only (a CR or LF would split the request). */
-const HEADER_VALUE = /^[\x21-\x7e]{1,4096}$/;
 
 export interface GatedHandlerOptions<C extends A2ACaller> {
   gate: A2AGate<C>;
@@ -94,7 +92,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     return this.noting(context, this.admittedStream(params, context));
   }
 
-  /** The config's URL and values are checked here; its cap (per task, across replicas) by the store. */
+  /** Its sizes, URL and values are checked here; its cap (per task, across replicas) by the store. */
   createTaskPushNotificationConfig(
     params: TaskPushNotificationConfig,
     context: ServerCallContext,
@@ -355,16 +353,12 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     );
   }
 
+  /** Its sizes and header values (PUSH_CONFIG_BOUNDS), then its URL's address (the webhook rules). */
   private checkPush(config: TaskPushNotificationConfig): void {
-    const problem = this.options.pushUrlProblem(config.url);
-    if (problem) throw new RequestMalformedError(`Push notification URL refused: ${problem}`);
-    const { token, authentication } = config;
-    const fields = [token, authentication?.scheme, authentication?.credentials].filter(Boolean) as string[];
-    if (fields.some((value) => !HEADER_VALUE.test(value))) {
-      throw new RequestMalformedError(
-        'The push notification token, scheme and credentials must be visible ASCII without spaces (at most 4096 characters each).',
-      );
-    }
+    const problem = pushConfigProblem(config);
+    if (problem) throw new RequestMalformedError(problem);
+    const refused = this.options.pushUrlProblem(config.url);
+    if (refused) throw new RequestMalformedError(`Push notification URL refused: ${refused}`);
   }
 
   /** Every call: the request is decoded (RequestScope.decoded), names no tenant, and its ids are strings. */
