@@ -52,9 +52,10 @@ export interface GatedHandlerOptions<C extends A2ACaller> {
 
 /**
  * The SDK's request handler behind the gate: a message is admitted before the SDK creates a task (so a
- * refusal stores nothing), push configs are checked before they are kept, a resubscribe to a task running
- * at another replica follows its records, and everything else passes through. Both transports and both
- * protocol versions reach the SDK through here, with v1.0 shapes. A refusal of ours raised inside the SDK
+ * refusal stores nothing), push configs are checked before they are kept and their writes are requests
+ * the gate counts, a resubscribe to a task running at another replica follows its records, and everything
+ * else passes through. Both transports and both protocol versions reach the SDK through here, with v1.0
+ * shapes. A refusal of ours raised inside the SDK
  * (the task store does not answer: 503) is kept for the transport, which the SDK would turn into a 500.
  * Each call also notes on its traffic record (RequestScope.call) the mode of a message, the task it concerns
  * and the state it was left in, and what refused or failed it.
@@ -92,14 +93,18 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     return this.noting(context, this.admittedStream(params, context));
   }
 
-  /** Its sizes, URL and values are checked here; its cap (per task, across replicas) by the store. */
+  /**
+   * The config's sizes, URL and values are checked here, then the write is admitted as a request; its cap
+   * (per task, across replicas) is the store's.
+   */
   createTaskPushNotificationConfig(
     params: TaskPushNotificationConfig,
     context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    return this.noted(context, () => {
+    return this.noted(context, async () => {
       this.enter(context, params.taskId);
       this.checkPush(params);
+      await this.admitRequest(context);
       return this.inner.createTaskPushNotificationConfig(params, context);
     });
   }
@@ -194,12 +199,14 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     });
   }
 
+  /** A write like a create (the task's file or Redis value): admitted as a request. */
   deleteTaskPushNotificationConfig(
     params: DeleteTaskPushNotificationConfigRequest,
     context: ServerCallContext,
   ): Promise<void> {
-    return this.noted(context, () => {
+    return this.noted(context, async () => {
       this.enter(context, params.taskId, params.id);
+      await this.admitRequest(context);
       return this.inner.deleteTaskPushNotificationConfig(params, context);
     });
   }
@@ -337,6 +344,15 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
       await this.options.gate.admit(caller, { message: text, contextId: message?.contextId || undefined });
     } catch (error) {
       scope.slot?.();
+      throw this.refusal(error, context);
+    }
+  }
+
+  /** A request that runs no turn, counted by the gate (its rate limits; no token budget). */
+  private async admitRequest(context: ServerCallContext): Promise<void> {
+    try {
+      await this.options.gate.admitRequest(callerOf<C>(context));
+    } catch (error) {
       throw this.refusal(error, context);
     }
   }

@@ -109,6 +109,9 @@ export class FakeGate implements A2AGate {
     }
     this.admitted.push(turn);
   }
+
+  /** Lets every request through (the real limits: the a2a-push-bounds test). */
+  async admitRequest(): Promise<void> {}
 }
 
 export interface A2AAgent {

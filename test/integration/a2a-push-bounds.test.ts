@@ -144,12 +144,44 @@ describe('push config bounds in the data dir', () => {
       /url, id, token, scheme and credentials must be strings/,
     );
   });
+
+  it("a config write, create or delete, counts against the key's requests per minute; reads do not", async () => {
+    const agent = await agents.start({ settings: { access: 'pairing' } });
+    const { key, secret } = await agent.app.a2aKeys.issue({
+      name: 'Rewriter',
+      limits: { requestsPerMinute: 4 },
+    });
+    const responses: Response[] = [];
+    const client = await a2aClient(agent.url, secret, 'JSONRPC', { seen: (r) => responses.push(r) });
+    const task = asTask(await client.sendMessage(send('hi')));
+    const write = (id: string) => client.createTaskPushNotificationConfig(config(task.id, { id }));
+    const remove = (id: string) =>
+      client.deleteTaskPushNotificationConfig({ tenant: '', taskId: task.id, id });
+    await write('one');
+    await remove('one');
+    await write('two');
+    // The fifth request of the minute: the review rewrote a config 100 times in 4.7 s.
+    expect(await outcome(write('three'))).toMatch(
+      new RegExp(`a2a-key:${key.id} is over its per-sender limit`),
+    );
+    expect(responses.at(-1)?.status).toBe(429);
+    expect(Number(responses.at(-1)?.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await outcome(remove('two'))).toMatch(/over its per-sender limit/);
+    expect(responses.at(-1)?.status).toBe(429);
+    const listed = await client.listTaskPushNotificationConfig({
+      tenant: '',
+      taskId: task.id,
+      pageSize: 0,
+      pageToken: '',
+    });
+    expect(listed.configs.map((kept) => kept.id)).toEqual(['two']);
+  });
 });
 
 describe('push config bounds on Redis', () => {
-  it('the attack is refused and Redis keeps no more than the bounds', async () => {
+  it('the attack is refused and Redis keeps no more than the bounds; writes count at every replica', async () => {
     const [a, b] = await startReplicas(2, { redis, gateway: { url: gateway.url, token: TOKEN } });
-    const { secret } = await a!.app.a2aKeys.issue({ name: 'Hoarder' });
+    const { key, secret } = await a!.app.a2aKeys.issue({ name: 'Hoarder', limits: { requestsPerMinute: 4 } });
     const atA = await replicaClient(a!, secret);
     const atB = await replicaClient(b!, secret, 'HTTP+JSON');
     const task = asTask(await atA.sendMessage(send('hi')));
@@ -167,6 +199,11 @@ describe('push config bounds on Redis', () => {
       await atA.createTaskPushNotificationConfig(atBounds(task.id, 2));
       expect(await keptBytes(b!, task.id)).toBeLessThan(10_000);
       expect(await used()).toBeLessThan(12_000);
+      // A send and three config writes, at either replica: the fifth request of the minute is refused.
+      await atB.deleteTaskPushNotificationConfig({ tenant: '', taskId: task.id, id: atBounds('', 1).id });
+      expect(await outcome(atB.createTaskPushNotificationConfig(atBounds(task.id, 3)))).toMatch(
+        new RegExp(`a2a-key:${key.id} is over its per-sender limit`),
+      );
     } finally {
       admin.disconnect();
     }
