@@ -52,10 +52,10 @@ export interface GatedHandlerOptions<C extends A2ACaller> {
 
 /**
  * The SDK's request handler behind the gate: a message is admitted before the SDK creates a task (so a
- * refusal stores nothing), push configs are checked before they are kept and their writes are requests
- * the gate counts, a resubscribe to a task running at another replica follows its records, and everything
- * else passes through. Both transports and both protocol versions reach the SDK through here, with v1.0
- * shapes. A refusal of ours raised inside the SDK
+ * refusal stores nothing), push configs are checked before they are kept, a config write and a
+ * subscription are requests the gate counts, a resubscribe to a task running at another replica follows
+ * its records, and everything else passes through. Both transports and both protocol versions reach the
+ * SDK through here, with v1.0 shapes. A refusal of ours raised inside the SDK
  * (the task store does not answer: 503) is kept for the transport, which the SDK would turn into a 500.
  * Each call also notes on its traffic record (RequestScope.call) the mode of a message, the task it concerns
  * and the state it was left in, and what refused or failed it.
@@ -243,15 +243,14 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   }
 
   /**
-   * The SDK streams the events of a run in this process; for a run at another replica it gives the task
-   * as stored and ends. Then the records are followed (read every FOLLOW_EVERY_MS; a running task's form
-   * is written at most a second apart) until the task ends: the reply as a whole artifact each time it
-   * grew, and each change of status.
+   * Admitted as a request (inside the stream, whose first event every transport but v0.3's waits for
+   * before it answers, so a refusal is a plain 429); then as `resubscribe` says.
    */
   private async *resubscribed(
     params: SubscribeToTaskRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
+    await this.admitRequest(context);
     let last: Task | undefined;
     for await (const event of this.inner.resubscribe(params, context)) {
       last = seen(last, event);

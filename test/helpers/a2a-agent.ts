@@ -110,7 +110,7 @@ export class FakeGate implements A2AGate {
     this.admitted.push(turn);
   }
 
-  /** Lets every request through (the real limits: the a2a-push-bounds test). */
+  /** Lets every request through (the real limits: the a2a-push-bounds and a2a-stream-caps tests). */
   async admitRequest(): Promise<void> {}
 }
 
