@@ -45,6 +45,11 @@ export interface RequestScope {
    * called once it is, and when the request ends (a refused or failed one never writes it).
    */
   slot?: () => void;
+  /**
+   * Gives back the place this request's stream holds among its caller's open streams (OpenStreams):
+   * called when the caller leaves, before the stream itself ends (at its task's next event).
+   */
+  leave?: () => void;
   /** The task this request wrote as it ended (a quiet one), which the SDK reads back at once. */
   ended?: A2ATaskRecord;
   /** What the traffic log will show of this request (filled in as it goes). */

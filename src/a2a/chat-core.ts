@@ -96,4 +96,12 @@ export interface A2AGate<C extends A2ACaller = A2ACaller> {
    * claimed soon must be given back by the gate itself.
    */
   admit(caller: C, turn: ChatTurnRequest): Promise<void>;
+  /**
+   * Whether a request that runs no turn but holds something of the agent may go on now: a push config
+   * written or deleted (kept with its task, written to disk or Redis), a task subscribed to (a stream held
+   * open). The operator's denial and the request limits, as for a turn, counted as a request; no token
+   * budget is checked or reserved (it spends none). Reads (get, list) are not counted, as SAMVAD's polls
+   * are not.
+   */
+  admitRequest(caller: C): Promise<void>;
 }

@@ -25,6 +25,8 @@ import { callerOf, scopeOf } from './call-context.js';
 import { isTask, noteEvent, noteTask } from './call-record.js';
 import type { A2ACaller, A2AGate } from './chat-core.js';
 import { checkContextId, messageText } from './message-text.js';
+import { OpenStreams, type StreamPlace } from './open-streams.js';
+import { pushConfigProblem } from './push-config-bounds.js';
 import { TERMINAL_STATES } from './task-store.js';
 
 const KEYLESS_LIST =
@@ -33,9 +35,6 @@ const KEYLESS_LIST =
 
 /** How often a task running at another replica is read again for a resubscribed caller. */
 const FOLLOW_EVERY_MS = 300;
-
-/** What a push config puts in a header: visible ASCII only (a CR or LF would split the request). */
-const HEADER_VALUE = /^[\x21-\x7e]{1,4096}$/;
 
 export interface GatedHandlerOptions<C extends A2ACaller> {
   gate: A2AGate<C>;
@@ -49,17 +48,20 @@ export interface GatedHandlerOptions<C extends A2ACaller> {
   taskCapacity?(owner: string): Promise<() => void>;
   /** With replicas: cancels a run at another replica and waits for it (A2ATaskStore.cancelElsewhere). */
   cancelElsewhere?(taskId: string, context: ServerCallContext): Promise<void>;
+  /** The caps on the streams each caller holds open here (default: OpenStreams' own). */
+  streams?: OpenStreams;
   onError?(error: unknown): void;
 }
 
 /**
  * The SDK's request handler behind the gate: a message is admitted before the SDK creates a task (so a
- * refusal stores nothing), push configs are checked before they are kept, a resubscribe to a task running
- * at another replica follows its records, and everything else passes through. Both transports and both
- * protocol versions reach the SDK through here, with v1.0 shapes. A refusal of ours raised inside the SDK
- * (the task store does not answer: 503) is kept for the transport, which the SDK would turn into a 500.
- * Each call also notes on its traffic record (RequestScope.call) the mode of a message, the task it concerns
- * and the state it was left in, and what refused or failed it.
+ * refusal stores nothing), push configs are checked before they are kept, a config write and a
+ * subscription are requests the gate counts, each caller's open streams are capped (OpenStreams), a
+ * resubscribe to a task running at another replica follows its records, and everything else passes
+ * through. Both transports and both protocol versions reach the SDK through here, with v1.0 shapes. A
+ * refusal of ours raised inside the SDK (the task store does not answer: 503) is kept for the transport,
+ * which the SDK would turn into a 500. Each call also notes on its traffic record (RequestScope.call) the
+ * mode of a message, the task it concerns and the state it was left in, and what refused or failed it.
  */
 export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   /**
@@ -67,11 +69,14 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
    * the SDK saves a streamed task's events as the stream is read, so each one may still owe a write.
    */
   private streamsOpen = 0;
+  private readonly streams: OpenStreams;
 
   constructor(
     private readonly inner: A2ARequestHandler,
     private readonly options: GatedHandlerOptions<C>,
-  ) {}
+  ) {
+    this.streams = options.streams ?? new OpenStreams();
+  }
 
   sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     return this.noted(context, async () => {
@@ -94,14 +99,18 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     return this.noting(context, this.admittedStream(params, context));
   }
 
-  /** The config's URL and values are checked here; its cap (per task, across replicas) by the store. */
+  /**
+   * The config's sizes, URL and values are checked here, then the write is admitted as a request; its cap
+   * (per task, across replicas) is the store's.
+   */
   createTaskPushNotificationConfig(
     params: TaskPushNotificationConfig,
     context: ServerCallContext,
   ): Promise<TaskPushNotificationConfig> {
-    return this.noted(context, () => {
+    return this.noted(context, async () => {
       this.enter(context, params.taskId);
       this.checkPush(params);
+      await this.admitRequest(context);
       return this.inner.createTaskPushNotificationConfig(params, context);
     });
   }
@@ -196,12 +205,14 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     });
   }
 
+  /** A write like a create (the task's file or Redis value): admitted as a request. */
   deleteTaskPushNotificationConfig(
     params: DeleteTaskPushNotificationConfigRequest,
     context: ServerCallContext,
   ): Promise<void> {
-    return this.noted(context, () => {
+    return this.noted(context, async () => {
       this.enter(context, params.taskId, params.id);
+      await this.admitRequest(context);
       return this.inner.deleteTaskPushNotificationConfig(params, context);
     });
   }
@@ -210,7 +221,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     params: SendMessageRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    await this.admit(params, context, 'stream');
+    const place = (await this.admit(params, context, 'stream'))!;
     const events = this.inner.sendMessageStream(params, context);
     // Counted from here: a caller's leaving takes effect only at the next event, which the SDK saved first.
     this.streamsOpen++;
@@ -222,9 +233,14 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
         throw error;
       });
     try {
-      for (let event = await next(); !event.done; event = await next()) yield event.value;
+      for (let event = await next(); !event.done; event = await next()) {
+        // The SDK's first event is the task it created: the stream counts on that task from here.
+        if (event.value.payload?.$case === 'task') place.onTask(event.value.payload.value.id);
+        yield event.value;
+      }
       left = false;
     } finally {
+      place.release();
       scopeOf(context).slot?.();
       // The caller left (its connection closed). The SDK saves a streamed task's events only while its
       // stream is read: read on to the end here, or the task would stay `working`, held against the
@@ -238,21 +254,27 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   }
 
   /**
-   * The SDK streams the events of a run in this process; for a run at another replica it gives the task
-   * as stored and ends. Then the records are followed (read every FOLLOW_EVERY_MS; a running task's form
-   * is written at most a second apart) until the task ends: the reply as a whole artifact each time it
-   * grew, and each change of status.
+   * Admitted as a request once a place among the caller's open streams is free (a refusal there costs the
+   * caller nothing), inside the stream: every transport but v0.3's waits for its first event before it
+   * answers, so a refusal is a plain 429. Then as `resubscribe` says. The place is given back when the
+   * stream ends or, sooner, when the caller leaves (RequestScope.leave).
    */
   private async *resubscribed(
     params: SubscribeToTaskRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    let last: Task | undefined;
-    for await (const event of this.inner.resubscribe(params, context)) {
-      last = seen(last, event);
-      yield event;
+    const place = this.takeStream(context, params.id);
+    try {
+      await this.admitRequest(context);
+      let last: Task | undefined;
+      for await (const event of this.inner.resubscribe(params, context)) {
+        last = seen(last, event);
+        yield event;
+      }
+      if (last && !isTerminal(last)) yield* this.follow(last, context);
+    } finally {
+      place.release();
     }
-    if (last && !isTerminal(last)) yield* this.follow(last, context);
   }
 
   /** A task running elsewhere, from its records: what changed since `previous`, until it ends. */
@@ -319,8 +341,15 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     return error;
   }
 
-  /** Everything the SDK would not check, then the gate; the turn is refused before any task exists. */
-  private async admit(params: SendMessageRequest, context: ServerCallContext, mode: Mode): Promise<void> {
+  /**
+   * Everything the SDK would not check, then the gate; the turn is refused before any task exists. A
+   * stream takes its place among the caller's open streams first (returned, to give back when it ends).
+   */
+  private async admit(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+    mode: Mode,
+  ): Promise<StreamPlace | undefined> {
     const message = params.message;
     const scope = scopeOf(context);
     const call = scope.call;
@@ -333,12 +362,37 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     const push = params.configuration?.taskPushNotificationConfig;
     if (push) this.checkPush(push);
     const caller = callerOf<C>(context);
+    let place: StreamPlace | undefined;
     try {
-      // The cap first: the gate's admission holds the turn's budget reservation for its run.
+      // The caps first: the gate's admission counts the request and holds the turn's budget reservation.
+      if (mode === 'stream') place = this.takeStream(context);
       scope.slot = await this.options.taskCapacity?.(caller.id);
       await this.options.gate.admit(caller, { message: text, contextId: message?.contextId || undefined });
     } catch (error) {
+      place?.release();
       scope.slot?.();
+      throw this.refusal(error, context);
+    }
+    return place;
+  }
+
+  /** A place among the caller's open streams (on `taskId`), given back at once if the caller leaves. */
+  private takeStream(context: ServerCallContext, taskId?: string): StreamPlace {
+    let place: StreamPlace;
+    try {
+      place = this.streams.take(callerOf<C>(context).id, taskId);
+    } catch (error) {
+      throw this.refusal(error, context);
+    }
+    scopeOf(context).leave = place.release;
+    return place;
+  }
+
+  /** A request that runs no turn, counted by the gate (its rate limits; no token budget). */
+  private async admitRequest(context: ServerCallContext): Promise<void> {
+    try {
+      await this.options.gate.admitRequest(callerOf<C>(context));
+    } catch (error) {
       throw this.refusal(error, context);
     }
   }
@@ -355,16 +409,12 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     );
   }
 
+  /** Its sizes and header values (PUSH_CONFIG_BOUNDS), then its URL's address (the webhook rules). */
   private checkPush(config: TaskPushNotificationConfig): void {
-    const problem = this.options.pushUrlProblem(config.url);
-    if (problem) throw new RequestMalformedError(`Push notification URL refused: ${problem}`);
-    const { token, authentication } = config;
-    const fields = [token, authentication?.scheme, authentication?.credentials].filter(Boolean) as string[];
-    if (fields.some((value) => !HEADER_VALUE.test(value))) {
-      throw new RequestMalformedError(
-        'The push notification token, scheme and credentials must be visible ASCII without spaces (at most 4096 characters each).',
-      );
-    }
+    const problem = pushConfigProblem(config);
+    if (problem) throw new RequestMalformedError(problem);
+    const refused = this.options.pushUrlProblem(config.url);
+    if (refused) throw new RequestMalformedError(`Push notification URL refused: ${refused}`);
   }
 
   /** Every call: the request is decoded (RequestScope.decoded), names no tenant, and its ids are strings. */

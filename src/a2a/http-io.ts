@@ -93,6 +93,11 @@ export interface StreamPlan<T> {
   encode(event: T): unknown;
   /** The `event: error` data for a failure after the stream opened. */
   errorData(error: unknown): unknown;
+  /**
+   * The caller left (or was cut off for reading too slowly): told at once, where the iterator's return
+   * waits for its next event, which on a slow task may be minutes away.
+   */
+  onLeave?(): void;
   sse?: SseOptions;
 }
 
@@ -107,6 +112,7 @@ export async function streamSse<T>(res: ServerResponse, plan: StreamPlan<T>): Pr
   const stop = () => {
     if (stopped) return;
     stopped = true;
+    plan.onLeave?.();
     void plan.rest.return?.().catch(() => undefined);
   };
   res.once('close', stop);

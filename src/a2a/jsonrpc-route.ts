@@ -91,7 +91,8 @@ export class JsonRpcRoute {
     });
     // Strict v0.3 clients read tasks/resubscribe as a stream whatever happens: its errors are events too.
     const alwaysStream = legacy && method === LEGACY_METHOD_TASKS_RESUBSCRIBE;
-    const plan = { rest, encode: (event: unknown) => event, errorData, sse: this.options.sse };
+    const onLeave = () => scopeOf(context).leave?.();
+    const plan = { rest, encode: (event: unknown) => event, errorData, onLeave, sse: this.options.sse };
     if (alwaysStream) return streamSse(res, plan);
     let first: IteratorResult<unknown>;
     try {

@@ -130,6 +130,7 @@ export class RestRoute {
         rest,
         encode: (event) => StreamResponse.toJSON(event),
         errorData: (error) => this.errorReply(error, context).body,
+        onLeave: () => scopeOf(context).leave?.(),
         sse: this.options.sse,
       });
     } catch (error) {

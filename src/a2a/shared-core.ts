@@ -84,15 +84,7 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
         retryAfterSeconds: 5,
       });
     }
-    const declined = options.declinedUntil?.(caller.id);
-    if (declined !== undefined) {
-      throw new ProtocolError(
-        'AUTH_FAILED',
-        403,
-        `This agent's operator declined ${caller.id}; do not retry before ${new Date(declined).toISOString()}.`,
-        { step: 'access' },
-      );
-    }
+    this.refuseDeclined(caller);
     const problem = options.gateway.targetProblem?.();
     if (problem) throw callerRefusal(problem);
     const settings = options.settings();
@@ -125,6 +117,18 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
     }, CLAIM_WITHIN_MS);
     unclaimed.unref();
     this.admitted.set(caller, { reserved, reservedAt, screened, unclaimed });
+  }
+
+  /** The operator's denial, then the request limits (its key's own, or the per-sender setting). */
+  async admitRequest(caller: A2AKeyCaller): Promise<void> {
+    this.refuseDeclined(caller);
+    await checkLimits(this.options.limits, {
+      sender: caller.id,
+      nonceExpiresAt: 0,
+      // No budget: it spends none, so a caller that spent its day may still set configs and follow tasks.
+      tokensPerDay: 0,
+      perSender: caller.limits.requestsPerMinute,
+    });
   }
 
   async run(caller: A2AKeyCaller, turn: ChatTurn, control: ChatControl): Promise<ChatReply> {
@@ -163,5 +167,16 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
       if (admission && admission.reserved > 0)
         options.limits.release(caller.id, admission.reserved, admission.reservedAt);
     }
+  }
+
+  private refuseDeclined(caller: A2AKeyCaller): void {
+    const declined = this.options.declinedUntil?.(caller.id);
+    if (declined === undefined) return;
+    throw new ProtocolError(
+      'AUTH_FAILED',
+      403,
+      `This agent's operator declined ${caller.id}; do not retry before ${new Date(declined).toISOString()}.`,
+      { step: 'access' },
+    );
   }
 }

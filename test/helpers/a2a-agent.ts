@@ -109,6 +109,9 @@ export class FakeGate implements A2AGate {
     }
     this.admitted.push(turn);
   }
+
+  /** Lets every request through (the real limits: the a2a-push-bounds and a2a-stream-caps tests). */
+  async admitRequest(): Promise<void> {}
 }
 
 export interface A2AAgent {
@@ -226,13 +229,33 @@ export function keyFetch(key: string | undefined, base: typeof fetch = fetch): t
 
 export type Transport = 'JSONRPC' | 'HTTP+JSON';
 
+export interface ClientOptions {
+  /** Hears of every HTTP response: its status and headers, which the SDK's errors do not carry. */
+  seen?(response: Response): void;
+  /** Where requests go: the card's own address unless this routes them (as a balancer would). */
+  route?(url: string): string;
+  /** The fetch under it all (appFetch to reach a tunnel's `*.localhost` address). */
+  base?: typeof fetch;
+}
+
 /** The SDK's ClientFactory with both transports and its v0.3 compatibility on, preferring `transport`. */
 export function clientFactory(
   key: string | undefined,
   transport: Transport = 'JSONRPC',
-  base: typeof fetch = fetch,
+  options: ClientOptions = {},
 ): ClientFactory {
-  const fetchImpl = keyFetch(key, base);
+  const { seen, route, base = fetch } = options;
+  const routed: typeof fetch = route
+    ? (input, init) => base(typeof input === 'string' ? route(input) : input, init)
+    : base;
+  const keyed = keyFetch(key, routed);
+  const fetchImpl: typeof fetch = seen
+    ? async (...args) => {
+        const response = await keyed(...args);
+        seen(response);
+        return response;
+      }
+    : keyed;
   const legacyCompat = { enabled: true };
   return new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
@@ -250,7 +273,7 @@ export function a2aClient(
   url: string,
   key: string | undefined,
   transport: Transport = 'JSONRPC',
-  base: typeof fetch = fetch,
+  options: ClientOptions = {},
 ): Promise<Client> {
-  return clientFactory(key, transport, base).createFromUrl(url);
+  return clientFactory(key, transport, options).createFromUrl(url);
 }

@@ -2,7 +2,12 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { onTestFinished } from 'vitest';
+import type { Client } from '@a2a-js/sdk/client';
+import { a2aClient, type ClientOptions, type Transport } from './a2a-agent.js';
 import { startAgent, tempDir, type TestAgent, type TestAgentOptions } from './agents.js';
+
+/** The one address replicas are known by (on their cards); nothing listens there. */
+const PUBLIC_URL = 'http://127.0.0.1:9';
 
 export interface ReplicaOptions extends TestAgentOptions {
   /** The redis-server they share (test/fixtures/redis-server.ts). */
@@ -40,8 +45,7 @@ export async function startReplicas(count: number, options: ReplicaOptions): Pro
         settings: {
           redisUrl: redis.url,
           keysFile: join(keysDir, 'keys.json'),
-          // The one address they are known by; nothing listens there.
-          publicUrl: 'http://127.0.0.1:9',
+          publicUrl: PUBLIC_URL,
           taskLeaseSeconds: 1,
           ...agentOptions.settings,
         },
@@ -49,4 +53,16 @@ export async function startReplicas(count: number, options: ReplicaOptions): Pro
     );
   }
   return started;
+}
+
+/** The SDK's own A2A client of one replica: what its card names (the public address) is routed to it. */
+export function replicaClient(
+  replica: TestAgent,
+  key: string,
+  transport: Transport = 'JSONRPC',
+  options: ClientOptions = {},
+): Promise<Client> {
+  const route = (url: string) =>
+    url.startsWith(PUBLIC_URL) ? replica.url + url.slice(PUBLIC_URL.length) : url;
+  return a2aClient(replica.url, key, transport, { ...options, route });
 }

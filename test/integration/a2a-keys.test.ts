@@ -12,7 +12,8 @@ import { tempDir } from '../helpers/agents.js';
 
 // The key gate in front of the real A2A front door, called by the SDK's own client on both transports.
 // Real: the keys in a data dir, the gate, the SDK's handler and transports. Stand-ins: the chat core (no
-// gateway here) and `admit`, which is the shared admission core's (it takes every turn in this test).
+// gateway here), and `admit` and `admitRequest`, which are the shared admission core's (they take every
+// turn and request in this test).
 let agent: A2AAgent;
 let keys: A2AKeys;
 let keysDir: string;
@@ -24,7 +25,11 @@ beforeAll(async () => {
   keys = new A2AKeys({ records: new A2AKeyFile(keysDir), now: () => clock.now });
   const keyGate = new A2AKeyGate({ keys, policy: () => policy });
   agent = await startA2AAgent({
-    gate: { authenticate: (request) => keyGate.authenticate(request), admit: async () => undefined },
+    gate: {
+      authenticate: (request) => keyGate.authenticate(request),
+      admit: async () => undefined,
+      admitRequest: async () => undefined,
+    },
   });
 });
 

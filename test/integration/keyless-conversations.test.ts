@@ -27,7 +27,7 @@ const users = () => chats().map((r) => (r.json as { user?: string }).user);
 
 /** A keyless A2A caller at the agent's public address (the tunnel's), through the SDK's own client. */
 const stranger = (): Promise<Client> =>
-  a2aClient(agent.app.agentUrl, undefined, 'JSONRPC', appFetch as unknown as typeof fetch);
+  a2aClient(agent.app.agentUrl, undefined, 'JSONRPC', { base: appFetch as unknown as typeof fetch });
 
 const REFUSED = /omit contextId to start a conversation; continue one with the contextId this agent returned/;
 
