@@ -208,4 +208,48 @@ describe('slow bodies through a 10-socket tunnel cannot take the public address,
     expect(bad).toEqual([]);
     expect(attack.replies.some((reply) => reply.status === 503)).toBe(true);
   });
+
+  it('subscriptions: one key with one slow task opens 12 streams on it; it holds two, the tunnel stays open to everyone', async () => {
+    gateway.set({ thinkMs: (message) => (message === 'think long' ? 20_000 : 0) });
+    const publicUrl = agent.app.agentUrl;
+    const headers = {
+      'content-type': 'application/json',
+      'a2a-version': '1.0',
+      authorization: `Bearer ${keySecret}`,
+    };
+    const rpc = (method: string, params: object, signal?: AbortSignal) =>
+      appFetch(`${publicUrl}/a2a/jsonrpc`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+        signal,
+      });
+    const started = (await (
+      await rpc('SendMessage', {
+        message: { messageId: 'm-slow', role: 'ROLE_USER', parts: [{ text: 'think long' }] },
+        configuration: { returnImmediately: true },
+      })
+    ).json()) as { result: { task: { id: string } } };
+    const taskId = started.result.task.id;
+    const streams = new AbortController();
+    const opened = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        rpc('SubscribeToTask', { id: taskId }, streams.signal).then(
+          (response) => response.status,
+          (error: Error) => error.name,
+        ),
+      ),
+    );
+    try {
+      // Two streams on one task (the per-task cap); the rest refused at once with 429.
+      expect(opened.filter((s) => s === 200)).toHaveLength(2);
+      expect(opened.filter((s) => s === 429)).toHaveLength(10);
+      const bad: Outcome[] = [];
+      for (let round = 0; round < 5; round++) bad.push(...(await honestCalls()).filter((s) => s !== 200));
+      expect(bad).toEqual([]);
+    } finally {
+      streams.abort();
+      gateway.set({ thinkMs: () => 0 });
+    }
+  });
 });
