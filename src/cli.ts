@@ -249,12 +249,21 @@ function registerWhenReachable(app: AgentBridgeApp, tunnel: string): void {
     setImmediate(() => void app.register().catch(() => undefined /* reported with its fix */));
     return;
   }
+  // Once the check through the public URL passed (the registry fetches the card there too); one try at a
+  // time: the online state is announced again when the check's finding changes.
+  let trying = false;
   const onState = (state: TunnelState) => {
-    if (state.status !== 'online') return;
-    app.register().then(
-      () => app.off('tunnel', onState),
-      () => undefined /* reported through the registry event with its fix */,
-    );
+    if (state.status !== 'online' || trying) return;
+    const reach = state.reachability?.state;
+    if (reach === 'checking' || reach === 'unreachable') return;
+    trying = true;
+    app
+      .register()
+      .then(
+        () => app.off('tunnel', onState),
+        () => undefined /* reported through the registry event with its fix */,
+      )
+      .finally(() => (trying = false));
   };
   app.on('tunnel', onState);
 }
