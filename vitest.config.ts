@@ -5,6 +5,8 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
+    // The operator's default ports are taken for the whole run: no test may listen on them.
+    globalSetup: ['test/operator-ports.ts'],
     // Node for the core and its servers; a DOM (happy-dom) for the renderer's component tests.
     projects: [
       {

@@ -38,6 +38,10 @@ export async function startAgent(options: TestAgentOptions = {}): Promise<TestAg
     access: 'open',
     ...options.settings,
   };
+  // A test never takes the operator's ports: `npm test` runs beside an agent that is running (issue 26).
+  if (settings.port === DEFAULT_SETTINGS.port) {
+    throw new Error(`A test agent must listen on an ephemeral port (port: 0), not ${settings.port}.`);
+  }
   // No periodic gateway probe unless a test asks: tests count the gateway double's requests.
   const app = new AgentBridgeApp({
     gatewayProbeMs: 0,

@@ -27,7 +27,9 @@ export interface ChildAgent {
 
 /** Runs the real CLI (`src/cli.ts serve`) in a child process, as `npm run serve` would. */
 export async function startChildAgent(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ChildAgent> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', ...args], {
+  // Never the operator's console port (8788): the test runs beside an agent that may be running.
+  const consolePort = args.includes('--console-port') ? [] : ['--console-port', '0'];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', ...args, ...consolePort], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

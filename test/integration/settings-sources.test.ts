@@ -30,7 +30,9 @@ beforeAll(async () => {
   const parsed = parseServeArgs(['--per-sender', '7'], { GATEWAY_AGENT: 'helper' });
   agent = await startAgent({
     dataDir,
-    settings: { ...store.get(), ...parsed.overrides },
+    // The saved settings hold the default port (8787): a test listens on an ephemeral one, so it runs beside
+    // an agent the operator has running.
+    settings: { ...store.get(), ...parsed.overrides, port: 0 },
     env: { OPENCLAW_CONFIG_PATH: configPath },
   });
   con = await startConsole({ app: agent.app, store, dataDir, port: 0, origins: parsed.origins });
