@@ -157,6 +157,22 @@ describe('what a caller sends never reaches the output raw, whatever library pri
     }
   });
 
+  it("cuts the SDK's refusals that quote the caller, in serve's line for the request", async () => {
+    const before = trafficLines().length;
+    const id = `${FORGED} ${'x'.repeat(150_000)}`;
+    const answers = [
+      await rpc('1.0', 'GetTask', { id }),
+      await rpc('0.3', 'tasks/get', { id }),
+      await fetch(`${child.url}/a2a/rest/tasks/${encodeURIComponent(FORGED)}${'x'.repeat(6000)}`),
+    ];
+    for (const answer of answers) expect([200, 404]).toContain(answer.status);
+    await until(() => trafficLines().length >= before + 3, 10_000, 'a line per request');
+    const lines = trafficLines().slice(before);
+    expect(lines.map((line) => line.length).filter((length) => length > 1000)).toEqual([]);
+    for (const line of lines) expect(line).toMatch(/"Task not found: \\nAgent Bridge: forged line\\x1b.*…"/);
+    expectClean(child.output());
+  });
+
   it('shows what the SDK still prints as one escaped line each, and at most 20 lines per 10 s', async () => {
     // Well-formed ids of tasks that do not exist: the SDK warns of each (16 a request, the most allowed).
     const ids = () => Array.from({ length: 16 }, () => randomUUID());
