@@ -1,6 +1,7 @@
 import ElectronStore from 'electron-store';
 import { AgentBridgeApp } from '../src/app.js';
 import { startConsole } from '../src/console/console-server.js';
+import { installConsoleGuard } from '../src/lib/console-guard.js';
 import { settingsConfOptions, openSettingsStore } from '../src/settings/store.js';
 import type { Settings } from '../src/settings/schema.js';
 import type { StatusResponse } from '../src/protocol/console-api.js';
@@ -19,6 +20,8 @@ export interface Core {
  * and file) in the app's user-data folder, which is also the headless data dir.
  */
 export async function startCore(dataDir: string, staticDir: string): Promise<Core> {
+  // As `serve` does: what a library prints may quote a caller (src/lib/console-guard.ts).
+  installConsoleGuard();
   // electron-store names the file by `name` (default "config") and overwrites conf's `configName` with it:
   // without this the desktop app would keep its settings in config.json, apart from `npm run serve`.
   const { configName, ...options } = settingsConfOptions(dataDir);

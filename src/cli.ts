@@ -11,6 +11,7 @@ import { CONSOLE_FILE, consoleLinkLines, mayPrintConsoleToken } from './console/
 import { startConsole, type ConsoleHandle, type ConsoleOptions } from './console/console-server.js';
 import { runKeysCommand } from './cli/keys-command.js';
 import { defaultDataDir } from './settings/data-dir.js';
+import { installConsoleGuard } from './lib/console-guard.js';
 import { printable } from './lib/text.js';
 import { SERVE_HELP, parseServeArgs } from './settings/flags.js';
 import { maskedRedisUrl } from './state/redis-connection.js';
@@ -30,6 +31,8 @@ function releaseHeld(): void {
 }
 
 async function main(argv: string[]): Promise<void> {
+  // Before anything runs: what a library prints may quote a caller (outside review, finding 4).
+  installConsoleGuard();
   if (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version') {
     console.log(`agent-bridge ${AGENT_VERSION} (SAMVAD ${PROTOCOL_VERSION})`);
     return;

@@ -26,6 +26,13 @@ export interface A2ACallRecord {
   error?: unknown;
 }
 
+/**
+ * The most of a refusal's message the traffic log keeps and `serve` prints. The SDK's messages quote what
+ * the caller sent (`Task not found: <id>`, the id as long as the body limit allows): one request made a
+ * 150 KB line. Ours are shorter.
+ */
+const MESSAGE_CHARS = 300;
+
 /** The methods that send a message, the chat skill's calls. */
 const SEND_METHODS = new Set(['SendMessage', 'SendStreamingMessage']);
 
@@ -98,8 +105,8 @@ export function trafficEvent(call: A2ACallRecord, status: number, bytesOut: numb
   if (call.contextId && event.a2a) event.a2a.contextId = call.contextId.slice(0, 200);
   if (error instanceof ProtocolError) {
     event.code = error.code;
-    event.message = error.message;
-  } else if (error instanceof A2AError) event.message = error.message;
+    event.message = cut(error.message);
+  } else if (error instanceof A2AError) event.message = cut(error.message);
   else if (error !== undefined) event.message = 'The agent failed to answer (see the agent log).';
   if (status === 499) event.message = 'caller disconnected';
   return event;
@@ -113,4 +120,8 @@ function verdictOf(call: A2ACallRecord, status: number): EnvelopeEvent['verdict'
   if (status >= 400) return 'input';
   // A message whose task failed (the gateway did not answer) was taken, but not served.
   return call.taskState === 'failed' ? 'handler' : 'accepted';
+}
+
+function cut(message: string): string {
+  return message.length > MESSAGE_CHARS ? `${message.slice(0, MESSAGE_CHARS - 1)}…` : message;
 }

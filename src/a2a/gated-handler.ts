@@ -24,7 +24,7 @@ import { isKeyless } from './key-gate.js';
 import { callerOf, scopeOf } from './call-context.js';
 import { isTask, noteEvent, noteTask } from './call-record.js';
 import type { A2ACaller, A2AGate } from './chat-core.js';
-import { checkContextId, messageText } from './message-text.js';
+import { checkContextId, checkReferenceTaskIds, messageText } from './message-text.js';
 import { OpenStreams, type StreamPlace } from './open-streams.js';
 import { pushConfigProblem } from './push-config-bounds.js';
 import { TERMINAL_STATES } from './task-store.js';
@@ -358,6 +358,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     this.enter(context);
     const text = messageText(message);
     checkContextId(message?.contextId);
+    checkReferenceTaskIds(message?.referenceTaskIds);
     if (message?.taskId) await this.refuseFollowUp(message.taskId, context);
     const push = params.configuration?.taskPushNotificationConfig;
     if (push) this.checkPush(push);

@@ -11,6 +11,7 @@ import { callContext, scopeOf } from './call-context.js';
 import type { A2ACallRecord } from './call-record.js';
 import type { A2ACaller } from './chat-core.js';
 import { sendJson, streamSse } from './http-io.js';
+import { checkedLegacyPush } from './legacy-push-schemes.js';
 
 export type WireVersion = '1.0' | '0.3';
 
@@ -74,9 +75,17 @@ export class JsonRpcRoute {
       };
       return sendJson(res, 200, { jsonrpc: '2.0', id: null, error: invalid });
     }
+    let request = body as Record<string, unknown>;
+    try {
+      // Before the SDK's v0.3 layer, which prints what it drops of a push config (finding 4).
+      if (legacy) request = checkedLegacyPush(request);
+    } catch (error) {
+      if (call) call.error = error;
+      return this.replyError(res, id, error, true);
+    }
     const context = callContext(caller, version, call);
     const transport = legacy ? this.legacy : this.v1;
-    const answer = await transport.handle(body as Record<string, unknown>, context);
+    const answer = await transport.handle(request, context);
     if (!isStream(answer)) {
       const reply = answer as JsonRpcReply;
       if (!reply.error) return sendJson(res, 200, reply);

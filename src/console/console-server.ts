@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import Koa, { type Context } from 'koa';
 import type { AgentBridgeApp, AppEvents } from '../app.js';
 import { errorCode } from '../lib/atomic-file.js';
+import { loggedError } from '../lib/text.js';
 import type { TunnelStatus } from '../protocol/console-api.js';
 import type { SettingName } from '../settings/schema.js';
 import type { OverrideOrigin } from '../settings/sources.js';
@@ -69,7 +70,10 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
         'reachable from another machine. Reach it remotely through an SSH tunnel (ssh -L) instead.',
     );
   }
-  const onError = options.onError ?? ((error: unknown) => console.error('Console: unexpected error:', error));
+  // An MCP tool's unexpected error may quote what a called agent answered: its message as one escaped line.
+  const onError =
+    options.onError ??
+    ((error: unknown) => console.error(`Console: unexpected error: ${loggedError(error)}`));
   const token = new ConsoleToken(dataDir);
   if (options.newToken) token.regenerate();
   const startedAt = Date.now();

@@ -50,6 +50,35 @@ export function escapedLine(text: string, max: number): string {
 }
 
 /**
+ * An error for the operator's log: its first line (name and message, which may quote what a remote party
+ * sent) escaped and cut as escapedLine does, then the frames of its stack as they are (places in the code,
+ * one a line). Anything else thrown: as String() reads it, escaped and cut.
+ */
+export function loggedError(error: unknown, max = 500): string {
+  if (!(error instanceof Error)) return escapedLine(thrownString(error), max);
+  const head = error.message ? `${error.name}: ${error.message}` : error.name;
+  const stack = typeof error.stack === 'string' ? error.stack : '';
+  // V8 writes the stack as the error's first line(s), then a line per frame; a stack in any other form
+  // (a message changed after the error was made) is left out rather than trusted.
+  const frames = stack.startsWith(`${head}\n`)
+    ? stack
+        .slice(head.length + 1)
+        .split('\n')
+        .filter((line) => line.startsWith('    at '))
+        .map(printable)
+    : [];
+  return [escapedLine(head, max), ...frames].join('\n');
+}
+
+function thrownString(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
+/**
  * Text made by JSON.stringify (which escapes only C0) with every other hidden character written as a \u
  * escape, each UTF-16 unit on its own (a character beyond U+FFFF becomes its surrogate pair): one line that
  * reads as it is, and still the same JSON, since those characters can only occur inside its strings.

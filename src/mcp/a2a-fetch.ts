@@ -5,6 +5,7 @@
  * refused after DNS), bounded by the call's deadline, never redirected, its answer cut at the reply limit;
  * the operator's credential for exactly that origin added, and nothing else.
  */
+import { StreamResponse } from '@a2a-js/sdk';
 import { SseParser, type SseBlock } from '../client/index.js';
 import { appFetch } from '../lib/http.js';
 import { publicOnlyDispatcher } from '../lib/public-dispatcher.js';
@@ -79,7 +80,9 @@ export function guardedFetch(options: GuardedFetchOptions): typeof fetch {
       throw error;
     }
     call.status = response.status;
-    return cappedResponse(response, maxBytes, limitNote, call);
+    // The A2A version the SDK's client spoke (it sends it on every request): 1.0 events are decoded first.
+    const v1 = /^1\./.test(headers['a2a-version'] ?? '');
+    return cappedResponse(response, { maxBytes, limitNote, v1 }, call);
   };
   return send as typeof fetch;
 }
@@ -112,8 +115,16 @@ function checkRequestTarget(url: URL, agent: A2AAgentRef, settings: OutboundSett
   }
 }
 
+interface ReadRules {
+  maxBytes: number;
+  limitNote: string;
+  /** The request spoke A2A 1.0: its events are checked against the 1.0 codec too (`jsonEvents`). */
+  v1: boolean;
+}
+
 /** The answer with its body counted and cut at `maxBytes` (memory exhaustion; the reply limit). */
-function cappedResponse(response: Response, maxBytes: number, limitNote: string, call: A2ACallLog): Response {
+function cappedResponse(response: Response, rules: ReadRules, call: A2ACallLog): Response {
+  const { maxBytes, limitNote } = rules;
   const tooLarge = () => {
     call.tooLarge = `${maxBytes} bytes allowed ${limitNote}`;
     return new OutboundError(
@@ -140,7 +151,7 @@ function cappedResponse(response: Response, maxBytes: number, limitNote: string,
     }),
   );
   if (response.headers.get('content-type')?.startsWith('text/event-stream'))
-    body = body.pipeThrough(jsonEvents(call));
+    body = body.pipeThrough(jsonEvents(call, rules.v1));
   return new Response(body, {
     status: response.status,
     statusText: response.statusText,
@@ -149,30 +160,25 @@ function cappedResponse(response: Response, maxBytes: number, limitNote: string,
 }
 
 /**
- * An event stream passed on unchanged, once each of its events is known to be JSON: the SDK's HTTP+JSON
- * transport prints an event it cannot parse to stderr, and the operator's terminal is no place for a
- * callee's text (escape sequences, forged log lines).
+ * An event stream passed on unchanged, once each of its events is known to be one the SDK's client reads
+ * without printing it: JSON, and for A2A 1.0 an event its ProtoJSON codec decodes. Its HTTP+JSON transport
+ * prints an event it cannot parse or decode, whole (up to the reply limit), to stderr, and the operator's
+ * terminal is no place for a callee's text (escape sequences, forged log lines: outside review, finding 6).
+ * Refused here instead, in the bridge's words, the event in a block.
  */
-function jsonEvents(call: A2ACallLog): TransformStream<Uint8Array, Uint8Array> {
+function jsonEvents(call: A2ACallLog, v1: boolean): TransformStream<Uint8Array, Uint8Array> {
   const parser = new SseParser();
   const decoder = new TextDecoder('utf-8');
   const check = (blocks: SseBlock[], controller: TransformStreamDefaultController<Uint8Array>) => {
     for (const block of blocks) {
-      try {
-        JSON.parse(block.data);
-      } catch {
-        controller.error(
-          new OutboundError(
-            'handler',
-            502,
-            `The stream from ${call.callee} sent an event that is not JSON.`,
-            {
-              untrusted: [{ what: 'the event it sent', value: block.data }],
-            },
-          ),
-        );
-        return false;
-      }
+      const problem = eventProblem(block, v1);
+      if (problem === undefined) continue;
+      controller.error(
+        new OutboundError('handler', 502, `The stream from ${call.callee} sent an event ${problem}.`, {
+          untrusted: [{ what: 'the event it sent', value: block.data }],
+        }),
+      );
+      return false;
     }
     return true;
   };
@@ -189,6 +195,31 @@ function jsonEvents(call: A2ACallLog): TransformStream<Uint8Array, Uint8Array> {
       check(parser.push(decoder.decode()), controller);
     },
   });
+}
+
+/**
+ * What the SDK's client would fail on in this event, in the bridge's words; undefined when it reads it. For
+ * A2A 1.0 the same decoding its transports run: StreamResponse.fromJSON of the event (HTTP+JSON) or of a
+ * JSON-RPC answer's result; an `error` event is an error body, not decoded. (v0.3 events are translated by
+ * its compatibility layer, which throws without printing.)
+ */
+function eventProblem(block: SseBlock, v1: boolean): string | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(block.data);
+  } catch {
+    return 'that is not JSON';
+  }
+  if (!v1 || block.event === 'error') return undefined;
+  const rpc = typeof json === 'object' && json !== null && 'jsonrpc' in json;
+  const event = rpc ? (json as { result?: unknown }).result : json;
+  if (rpc && event === undefined) return undefined;
+  try {
+    StreamResponse.fromJSON(event);
+    return undefined;
+  } catch {
+    return 'the A2A client cannot read (not an A2A 1.0 stream event)';
+  }
 }
 
 // A code, never a message: a TLS failure's message quotes the other host's certificate (its text).

@@ -2,7 +2,7 @@
 // of what must not pass as it is: characters that end a line, drive a terminal, reorder text or show
 // nothing. A table of each kind, through the three functions that show remote text.
 import { describe, expect, it } from 'vitest';
-import { oneLine, printable } from '../../src/lib/text.js';
+import { loggedError, oneLine, printable } from '../../src/lib/text.js';
 import { oneLineJson } from '../../src/mcp/untrusted.js';
 
 const HIDDEN: [string, string][] = [
@@ -41,5 +41,27 @@ describe('hidden characters in remote text', () => {
     expect(printable(text)).toBe(text);
     expect(oneLine(text, 100)).toBe(text);
     expect(JSON.parse(oneLineJson(text, 1000).text)).toBe(text);
+  });
+});
+
+describe("an error in the operator's log", () => {
+  const forged = 'bad answer\nAgent Bridge: forged line\u001b[2J\r\u202e';
+
+  it('has its message on one escaped line, then its frames', () => {
+    const lines = loggedError(new TypeError(forged)).split('\n');
+    expect(lines[0]).toBe('TypeError: bad answer\\nAgent Bridge: forged line\\x1b[2J\\r\\u202e');
+    expect(lines.length).toBeGreaterThan(1);
+    for (const frame of lines.slice(1)) expect(frame).toMatch(/^ {4}at /);
+  });
+
+  it('is cut, and anything thrown is shown so', () => {
+    expect(loggedError(new Error('x'.repeat(10_000)), 100).split('\n')[0]).toBe(`Error: ${'x'.repeat(93)}…`);
+    expect(loggedError(forged)).toBe('bad answer\\nAgent Bridge: forged line\\x1b[2J\\r\\u202e');
+    // A stack not in V8's form (set by hand) is not trusted to hold frames only.
+    const odd = new Error('odd');
+    odd.stack = `Error: odd\n${forged}\n    at place (file.js:1:1)`;
+    expect(loggedError(odd)).toBe('Error: odd\n    at place (file.js:1:1)');
+    odd.stack = forged;
+    expect(loggedError(odd)).toBe('Error: odd');
   });
 });
