@@ -30,6 +30,7 @@ import type { PayloadScreen, PipelineSettings } from './pipeline.js';
 import { sendSigned } from './respond.js';
 import type { AgentRuntime } from './runtime.js';
 import type { SkillRegistry } from './skill-registry.js';
+import { escapedLine } from '../lib/text.js';
 import { webhookRules } from '../lib/webhook.js';
 import { LocalCallLimits, type CallLimits } from '../state/call-limits.js';
 import { TaskStore } from '../state/task-store.js';
@@ -275,7 +276,10 @@ export class AgentServer {
       }
       this.envelope({ req, res, path: url }, mode).catch((error: unknown) => {
         // handleEnvelope answers every refusal itself: this is the last guard, as Koa's would be.
-        console.error(`Agent: ${req.url} failed: ${(error as Error).message}`);
+        // The URL is the caller's: one escaped line, cut (it can be kilobytes long).
+        console.error(
+          `Agent: ${escapedLine(`${req.url}`, 120)} failed: ${escapedLine((error as Error).message, 300)}`,
+        );
         if (res.headersSent) res.destroy();
         else res.writeHead(500).end();
       });
