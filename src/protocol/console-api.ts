@@ -25,7 +25,10 @@ export type Verdict = 'accepted' | RefusalStep;
 
 /** One envelope handled, as the operator's log keeps it. Never tokens, signatures' secrets or keys. */
 export interface TrafficEntry {
-  /** Increases by one per entry within a run (in the order calls end); the UI's row key. */
+  /**
+   * Increases by one per entry (in the order calls end), across restarts too: the history the log file kept
+   * is shown again with its ids and new entries follow it. The UI's row key.
+   */
   id: number;
   /** When the call started (ISO 8601), in and out alike: the console lists calls newest first by it. */
   time: string;
