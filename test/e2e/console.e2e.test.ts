@@ -151,7 +151,7 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
 
   it('Traffic: signed envelopes appear live, a filter narrows them, details say why a tampered one was refused', async () => {
     await open('Traffic');
-    const grid = page.getByRole('grid', { name: 'Envelopes, newest first' });
+    const grid = page.getByRole('grid', { name: 'Calls, newest first' });
     const rows = grid.getByTestId('traffic-row');
     const count = page.getByTestId('traffic-count');
     // The overview's calls (the failed one, the self-tests) are already in the log.
@@ -172,7 +172,7 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
     expect(newest.slice(0, 3).map(Number)).toEqual([newestBefore + 3, newestBefore + 2, newestBefore + 1]);
     expect((await attrs(rows, 'data-verdict')).slice(0, 3)).toEqual(['accepted', 'accepted', 'accepted']);
     expect(await text(rows.first())).toContain(stack.peer.id);
-    expect(await text(count)).toBe(`${before + 3} envelopes`);
+    expect(await text(count)).toBe(`${before + 3} calls`);
     await screenshot(page, 'traffic-live');
 
     // A tampered envelope: refused at the signature step, and it shows up live too.
@@ -186,7 +186,7 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
     await search.fill(traces[1]!);
     await expect.poll(() => rows.count(), WAIT).toBe(1);
     expect(await attr(rows, 'data-entry-id')).toBe(String(newestBefore + 2));
-    expect(await text(count)).toBe(`1 of ${total} envelopes`);
+    expect(await text(count)).toBe(`1 of ${total} calls`);
     await page.getByRole('button', { name: 'Clear filters' }).first().click();
     await expect.poll(() => rows.count(), WAIT).toBe(total);
 
@@ -195,7 +195,7 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
     const refused = await rows.count();
     expect(refused).toBeGreaterThanOrEqual(2); // the tampered one and the disabled endpoint's
     expect(refused).toBeLessThan(total);
-    expect(await text(count)).toBe(`${refused} of ${total} envelopes`);
+    expect(await text(count)).toBe(`${refused} of ${total} calls`);
 
     // Its details: the steps before the signature passed, the signature failed with the reason, later never ran.
     const row = rows.and(page.locator('[data-verdict="signature"]')).first();

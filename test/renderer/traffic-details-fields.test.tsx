@@ -60,7 +60,7 @@ const testId = (id: string): Shown => {
  * Each field, and how the pane shows it; `out` fields are checked on a call out, the others on a call in.
  */
 const SHOWN: { [K in keyof TrafficEntry]-?: { check: Shown; out?: true } } = {
-  id: { check: text((e) => `Envelope #${e.id}`) },
+  id: { check: text((e) => `Call #${e.id}`) },
   time: { check: text((e) => formatDateTime(e.time)) },
   endpoint: { check: text((e) => e.endpoint) },
   sender: { check: text((e) => e.sender) },

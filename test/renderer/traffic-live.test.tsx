@@ -144,7 +144,7 @@ describe('the Traffic page, live', () => {
     );
     render(<App createEventSource={FakeEventSource.create} />);
     await act(async () => FakeEventSource.last.open());
-    expect(await screen.findByText('No envelopes yet')).toBeTruthy();
+    expect(await screen.findByText('No calls yet')).toBeTruthy();
     expect(screen.getByTestId('empty-state').textContent).toContain('https://demo.example/agent/message');
   });
 

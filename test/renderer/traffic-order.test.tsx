@@ -86,7 +86,7 @@ describe('the details pane', () => {
     );
     const pane = screen.getByTestId('traffic-details');
     const headings = [...pane.querySelectorAll('h3')].map((h) => h.textContent);
-    expect(headings.slice(0, 2)).toEqual(['Response', 'Verification']);
+    expect(headings.slice(0, 2)).toEqual(['Response', 'Checks']);
     const text = pane.textContent ?? '';
     expect(text.indexOf('502')).toBeLessThan(text.indexOf('gateway down'));
     expect(text.indexOf('gateway down')).toBeLessThan(text.indexOf('passed'));

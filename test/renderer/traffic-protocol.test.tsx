@@ -50,7 +50,7 @@ describe('protocol', () => {
       '4',
       '2',
     ]);
-    expect(screen.getByTestId('traffic-count').textContent).toContain('2 of 4 envelopes');
+    expect(screen.getByTestId('traffic-count').textContent).toContain('2 of 4 calls');
 
     // Two envelopes stream in, one of each protocol: only the A2A one joins the filtered list.
     rerender(<Traffic api={api} data={dataWith([a2a(6), entry(5), ...log])} />);

@@ -31,7 +31,7 @@ const REPLY_SIGNATURE: Record<NonNullable<TrafficEntry['replySignature']> | 'non
   none: 'not checked',
 };
 
-/** One envelope: what was answered first, then why it was accepted or refused, step by step. */
+/** One call (SAMVAD or A2A, in or out): what was answered first, then why it was accepted or refused, step by step. */
 export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
   const out = entry.direction === 'out';
   // A call out went through the operator's outbound policy and the other agent, not the receive pipeline.
@@ -41,14 +41,14 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
   return (
     <aside
       className="details"
-      aria-label="Envelope details"
+      aria-label="Call details"
       data-testid="traffic-details"
       data-entry-id={entry.id}
       data-direction={out ? 'out' : 'in'}
     >
       <header className="details-header">
         <h2>
-          Envelope #{entry.id} <VerdictBadge verdict={entry.verdict} held={entry.held} />
+          Call #{entry.id} <VerdictBadge verdict={entry.verdict} held={entry.held} />
         </h2>
         <button type="button" className="button small ghost" onClick={onClose} aria-label="Close details">
           ✕
@@ -105,7 +105,7 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
       ) : null}
 
       <section aria-labelledby="details-steps">
-        <h3 id="details-steps">{out ? 'Call out' : 'Verification'}</h3>
+        <h3 id="details-steps">{out ? 'Call out' : 'Checks'}</h3>
         <ol className="step-list">
           {steps.map((step) => (
             <li
@@ -131,8 +131,8 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
         </ol>
       </section>
 
-      <section aria-labelledby="details-envelope">
-        <h3 id="details-envelope">Envelope</h3>
+      <section aria-labelledby="details-call">
+        <h3 id="details-call">Call</h3>
         <dl className="fields compact">
           <Field label="Time">{formatDateTime(entry.time)}</Field>
           <Field label="Direction">

@@ -35,7 +35,7 @@ export function Traffic({ api, data }: PageProps) {
     download(file.blob, file.filename);
   });
 
-  if (!traffic.loaded && !trafficError) return <Loading label="Loading the envelope log…" />;
+  if (!traffic.loaded && !trafficError) return <Loading label="Loading the traffic log…" />;
 
   const agentUrl = status?.agent.url;
   return (
@@ -45,8 +45,8 @@ export function Traffic({ api, data }: PageProps) {
       <div className="toolbar">
         <p className="toolbar-count" role="status" data-testid="traffic-count">
           {filtering
-            ? `${formatCount(filtered.length)} of ${formatCount(traffic.entries.length)} envelopes`
-            : `${formatCount(traffic.entries.length)} envelope${traffic.entries.length === 1 ? '' : 's'}`}
+            ? `${formatCount(filtered.length)} of ${formatCount(traffic.entries.length)} calls`
+            : `${formatCount(traffic.entries.length)} call${traffic.entries.length === 1 ? '' : 's'}`}
           {traffic.entries.length >= TRAFFIC_LIMIT
             ? ` (the newest ${formatCount(TRAFFIC_LIMIT)} are kept here)`
             : ''}
@@ -78,27 +78,28 @@ export function Traffic({ api, data }: PageProps) {
             className="button"
             onClick={() => void exportLog.run()}
             disabled={exportLog.busy}
-            title="Download the console's envelope log as JSON lines"
+            title="Download the console's traffic log as JSON lines"
           >
             {exportLog.busy ? 'Exporting…' : 'Export'}
           </button>
         </div>
       </div>
       {exportLog.error ? <ErrorNotice error={exportLog.error} title="Export failed" /> : null}
-      {trafficError ? <ErrorNotice error={trafficError} title="Cannot load the envelope log" /> : null}
+      {trafficError ? <ErrorNotice error={trafficError} title="Cannot load the traffic log" /> : null}
 
       <div className={`traffic-split ${selected ? 'with-details' : ''}`}>
         <div className="traffic-table">
           {!traffic.loaded ? null : traffic.entries.length === 0 ? (
-            <EmptyState title="No envelopes yet">
+            <EmptyState title="No calls yet">
               <p>
-                Send one with the self-test (Overview → <strong>Test</strong>), or from another agent to{' '}
-                <code>{agentUrl ? `${agentUrl}/agent/message` : '/agent/message'}</code>. Each envelope
-                appears here the moment it is handled, with why it was accepted or refused.
+                Send one with the self-test (Overview → <strong>Test</strong>), or from another agent: over
+                SAMVAD to <code>{agentUrl ? `${agentUrl}/agent/message` : '/agent/message'}</code>, or over
+                A2A to <code>{agentUrl ? `${agentUrl}/a2a/jsonrpc` : '/a2a/jsonrpc'}</code>. Each call appears
+                here the moment it is handled, with why it was accepted or refused.
               </p>
             </EmptyState>
           ) : filtered.length === 0 ? (
-            <EmptyState title="No envelopes match these filters">
+            <EmptyState title="No calls match these filters">
               <button type="button" className="button" onClick={() => setFilter(EMPTY_FILTER)}>
                 Clear filters
               </button>
@@ -123,7 +124,7 @@ interface TrafficTableProps {
 export function TrafficTable({ entries, selectedIndex, onSelectIndex, fallbackHeight }: TrafficTableProps) {
   return (
     <VirtualList
-      label="Envelopes, newest first"
+      label="Calls, newest first"
       items={entries}
       rowHeight={ROW_HEIGHT}
       fallbackHeight={fallbackHeight}
@@ -282,7 +283,7 @@ function Filters({ filter, onChange, entries }: FiltersProps) {
     <form
       className="filters"
       role="search"
-      aria-label="Filter envelopes"
+      aria-label="Filter calls"
       onSubmit={(event) => event.preventDefault()}
     >
       <div className="filter grow">
