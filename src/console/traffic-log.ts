@@ -271,7 +271,7 @@ const FIELDS: { [K in keyof EnvelopeEvent]-?: Keep<NonNullable<EnvelopeEvent[K]>
   replySignature: same,
   onBehalfOf: text,
   protocol: same,
-  // The method, version and transport come from fixed sets; the context is the caller's text.
+  // The method, version, transport and step come from fixed sets; the context is the caller's text.
   a2a: (a2a, mask) =>
     withoutUndefined({
       method: a2a.method,
@@ -279,8 +279,11 @@ const FIELDS: { [K in keyof EnvelopeEvent]-?: Keep<NonNullable<EnvelopeEvent[K]>
       transport: a2a.transport,
       taskState: a2a.taskState,
       contextId: mask(a2a.contextId),
+      failedAt: a2a.failedAt,
     }),
   callerName: text,
+  // Step names from fixed sets; a line read back from the file keeps only names.
+  passed: (steps) => (Array.isArray(steps) ? steps.filter((step) => typeof step === 'string') : undefined),
 };
 const FIELD_NAMES = Object.keys(FIELDS) as (keyof EnvelopeEvent)[];
 

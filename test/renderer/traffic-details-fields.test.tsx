@@ -39,6 +39,7 @@ const incoming: TrafficEntry = entry(7, {
   callerName: 'Research bot',
   mode: 'async',
   signatureForm: 'both',
+  passed: ['key', 'request', 'limits', 'screen'],
 });
 
 const outgoing: TrafficEntry = entry(8, {
@@ -99,6 +100,14 @@ const SHOWN: { [K in keyof TrafficEntry]-?: { check: Shown; out?: true } } = {
   },
   callerName: {
     check: () => expect(screen.getByTestId('caller-name').textContent).toContain('Research bot'),
+  },
+  passed: {
+    check: (pane, e) => {
+      const ticked = [...pane.querySelectorAll<HTMLElement>('[data-testid="verification-step"]')]
+        .filter((step) => step.dataset.state === 'pass')
+        .map((step) => step.dataset.step);
+      expect(ticked).toEqual(e.passed);
+    },
   },
 };
 

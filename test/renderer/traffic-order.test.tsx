@@ -80,6 +80,7 @@ describe('the details pane', () => {
           code: 'AGENT_UNAVAILABLE',
           verdict: 'handler',
           diagnosis: 'gateway down',
+          passed: ['size', 'shape', 'timestamp', 'signature'],
         })}
         onClose={vi.fn()}
       />,
@@ -89,6 +90,8 @@ describe('the details pane', () => {
     expect(headings.slice(0, 2)).toEqual(['Response', 'Checks']);
     const text = pane.textContent ?? '';
     expect(text.indexOf('502')).toBeLessThan(text.indexOf('gateway down'));
-    expect(text.indexOf('gateway down')).toBeLessThan(text.indexOf('passed'));
+    expect(text.indexOf('gateway down')).toBeLessThan(
+      text.indexOf('Body within the size limit (size)passed'),
+    );
   });
 });

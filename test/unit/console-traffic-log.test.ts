@@ -122,8 +122,10 @@ describe('in memory', () => {
         transport: 'jsonrpc',
         taskState: 'completed',
         contextId: 'ctx-1',
+        failedAt: 'limits',
       },
       callerName: 'Alice agent',
+      passed: ['key', 'request'],
     };
     const { log, dir } = openLog();
     expect(log.add(full)).toEqual({ id: 1, ...full });

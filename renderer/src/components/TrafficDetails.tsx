@@ -1,7 +1,13 @@
 import type { A2ATrafficDetail, TrafficEntry } from '../api/contract';
 import { formatBytes, formatDateTime, formatMs } from '../lib/format';
 import { outboundSteps } from '../traffic/outbound';
-import { ADMISSION_LABELS, verificationSteps, type StepState } from '../traffic/steps';
+import {
+  ADMISSION_LABELS,
+  NOT_RECORDED,
+  notRecorded,
+  verificationSteps,
+  type StepState,
+} from '../traffic/steps';
 import { pageHref } from '../pages/types';
 import { Address } from './Address';
 import { Badge } from './Badge';
@@ -106,6 +112,11 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
 
       <section aria-labelledby="details-steps">
         <h3 id="details-steps">{out ? 'Call out' : 'Checks'}</h3>
+        {!out && notRecorded(entry) ? (
+          <p className="muted small" data-testid="steps-not-recorded">
+            {NOT_RECORDED}
+          </p>
+        ) : null}
         <ol className="step-list">
           {steps.map((step) => (
             <li
@@ -222,7 +233,13 @@ function A2AFields({ detail }: { detail: A2ATrafficDetail }) {
   return (
     <>
       <Field label="A2A method">
-        <code data-testid="a2a-method">{detail.method}</code>
+        {detail.method ? (
+          <code data-testid="a2a-method">{detail.method}</code>
+        ) : (
+          <span data-testid="a2a-method" data-unread="true">
+            not read: the call was refused before its body was read
+          </span>
+        )}
       </Field>
       <Field label="A2A wire">
         <span data-testid="a2a-wire">
