@@ -10,7 +10,7 @@ import { isLegacyJsonRpcMethod, isV1JsonRpcMethod, legacyJsonRpcToV1Method } fro
 import type { EnvelopeEvent } from '../agent/events.js';
 import { A2A_METHOD_STEPS, A2A_STEPS, type A2AStep } from '../protocol/console-api.js';
 import { ProtocolError, type Mode } from '../protocol/index.js';
-import type { A2ACaller } from './chat-core.js';
+import { KnownCallerRefused, type A2ACaller } from './chat-core.js';
 
 /**
  * What one A2A request was, filled in as it goes (the front door, the transport, the handler): at its end
@@ -116,6 +116,12 @@ export function trafficEvent(call: A2ACallRecord, status: number, bytesOut: numb
   // Only a message runs the chat skill: reading, listing or canceling a task runs none.
   if (call.method !== undefined && SEND_METHODS.has(call.method)) event.skill = 'chat';
   if (call.caller?.name) event.callerName = call.caller.name;
+  // A revoked or expired key that matched its record: the log names it (sender, name), marked.
+  if (error instanceof KnownCallerRefused) {
+    event.sender = error.caller.id;
+    event.callerName = error.caller.name;
+    event.keyStatus = error.keyStatus;
+  }
   if (call.mode) event.mode = call.mode;
   if (call.taskId) event.taskId = call.taskId.slice(0, 100);
   if (call.taskState && event.a2a) event.a2a.taskState = call.taskState;

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { ProtocolError } from '../protocol/index.js';
 
 /**
  * The narrow seam between the A2A front door and the caller-admission core that SAMVAD's pipeline also
@@ -22,6 +23,21 @@ export interface A2ACaller {
   readonly id: string;
   /** How the operator knows the caller (the key's name), for traffic and framing. */
   readonly name: string;
+}
+
+/**
+ * `authenticate`'s refusal of a caller that proved who it is but may not call now: its key was revoked or
+ * has expired. The caller reads only the message; the operator's traffic log names the key, so the operator
+ * sees who still uses it.
+ */
+export class KnownCallerRefused extends ProtocolError {
+  constructor(
+    message: string,
+    readonly caller: A2ACaller,
+    readonly keyStatus: 'revoked' | 'expired',
+  ) {
+    super('AUTH_FAILED', 401, message, { step: 'access' });
+  }
 }
 
 /** What the gate sees of a request: its headers (`Authorization: Bearer <A2A key>`) and address. */

@@ -282,6 +282,7 @@ const FIELDS: { [K in keyof EnvelopeEvent]-?: Keep<NonNullable<EnvelopeEvent[K]>
       failedAt: a2a.failedAt,
     }),
   callerName: text,
+  keyStatus: same,
   // Step names from fixed sets; a line read back from the file keeps only names.
   passed: (steps) => (Array.isArray(steps) ? steps.filter((step) => typeof step === 'string') : undefined),
 };

@@ -103,6 +103,11 @@ export interface TrafficEntry {
   /** The key's name (A2A callers), shown beside the caller id. */
   callerName?: string;
   /**
+   * An A2A call refused because its key (`sender`, `callerName`) was revoked or has expired: its holder
+   * still calls with it.
+   */
+  keyStatus?: 'revoked' | 'expired';
+  /**
    * The checks of its protocol the call passed, in the order they ran (PIPELINE_STEPS or A2A_STEPS): a step
    * not listed did not run, or did not finish. The step that refused it is its verdict (SAMVAD) or
    * `a2a.failedAt`. Absent in entries logged before the steps were recorded.

@@ -203,3 +203,28 @@ it('every event above went through the console contract: steps are names of its 
   }
   expect(events.length).toBeGreaterThan(5);
 });
+
+describe('a call with a refused key (issue 26, item 7)', () => {
+  it('names a revoked or expired key and marks it; a wrong secret for its id names no one', async () => {
+    const { key, secret } = await agent.app.a2aKeys.issue({ name: 'Old research bot' });
+    await agent.app.a2aKeys.revoke(key.id);
+    const event = await logged(() => rpc(secret, 'SendMessage', hello('still here')));
+    expect(event).toMatchObject({
+      protocol: 'a2a',
+      verdict: 'access',
+      status: 401,
+      sender: `a2a-key:${key.id}`,
+      callerName: 'Old research bot',
+      keyStatus: 'revoked',
+      passed: [],
+      a2a: { failedAt: 'key' },
+    });
+
+    const forged = `abk_${key.id}_${'A'.repeat(43)}`;
+    const stranger = await logged(() => rpc(forged, 'SendMessage', hello('pretending')));
+    expect(stranger).toMatchObject({ verdict: 'access', status: 401, passed: [] });
+    expect(stranger.sender).toBeUndefined();
+    expect(stranger.callerName).toBeUndefined();
+    expect(stranger.keyStatus).toBeUndefined();
+  });
+});

@@ -37,6 +37,7 @@ const incoming: TrafficEntry = entry(7, {
     contextId: 'ctx-42',
   },
   callerName: 'Research bot',
+  keyStatus: 'revoked',
   mode: 'async',
   signatureForm: 'both',
   passed: ['key', 'request', 'limits', 'screen'],
@@ -100,6 +101,14 @@ const SHOWN: { [K in keyof TrafficEntry]-?: { check: Shown; out?: true } } = {
   },
   callerName: {
     check: () => expect(screen.getByTestId('caller-name').textContent).toContain('Research bot'),
+  },
+  keyStatus: {
+    check: () => {
+      expect(screen.getByTestId('key-status').dataset.status).toBe('revoked');
+      expect(screen.getByTestId('key-status').textContent).toMatch(
+        /revoked Its holder still calls with this key/,
+      );
+    },
   },
   passed: {
     check: (pane, e) => {

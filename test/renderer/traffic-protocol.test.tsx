@@ -71,3 +71,51 @@ describe('protocol', () => {
     expect(screen.getByTestId('caller-name').textContent).toContain('Research bot');
   });
 });
+
+describe('A2A keys by name (issue 26, item 7)', () => {
+  const revoked = entry(9, {
+    protocol: 'a2a',
+    endpoint: '/a2a/jsonrpc',
+    sender: 'a2a-key:0a1b2c3d4e5f',
+    callerName: 'Old research bot',
+    keyStatus: 'revoked',
+    verdict: 'access',
+    code: 'AUTH_FAILED',
+    status: 401,
+    message: "This A2A key was revoked by this agent's operator: ask the operator for a new one.",
+    signatureForm: 'none',
+    skill: undefined,
+    passed: [],
+    a2a: { version: '1.0', transport: 'jsonrpc', failedAt: 'key' },
+  });
+
+  it("names the key in the row, its id after the name, and marks it revoked; a SAMVAD caller's claimed name is not shown", () => {
+    render(
+      <Traffic api={api} data={dataWith([revoked, a2a(8), entry(7, { callerName: 'I am your bank' })])} />,
+    );
+    const [first, second, third] = screen.getAllByTestId('traffic-row');
+    expect(first!.querySelector('[data-testid="traffic-agent"]')?.textContent).toBe(
+      'Old research bot a2a-key:0a1b2c3d4e5f',
+    );
+    expect(first!.querySelector('[data-testid="traffic-key-status"]')?.textContent).toBe('revoked');
+    expect(second!.querySelector('[data-testid="traffic-agent"]')?.textContent).toBe(
+      'Research bot a2a-key:k1',
+    );
+    expect(second!.querySelector('[data-testid="traffic-key-status"]')).toBeNull();
+    expect(third!.textContent).not.toContain('I am your bank');
+  });
+
+  it('says in the details which key it was, that it is revoked, and that the key step refused it', () => {
+    render(<Traffic api={api} data={dataWith([revoked])} />);
+    fireEvent.click(screen.getByTestId('traffic-row'));
+    const details = screen.getByTestId('traffic-details');
+    expect(details.textContent).toContain('a2a-key:0a1b2c3d4e5f');
+    expect(screen.getByTestId('caller-name').textContent).toContain('Old research bot');
+    expect(screen.getByTestId('key-status').dataset.status).toBe('revoked');
+    const steps = screen
+      .getAllByTestId('verification-step')
+      .map((step) => `${step.dataset.step}:${step.dataset.state}`);
+    expect(steps[0]).toBe('key:fail');
+    expect(details.textContent).not.toMatch(/Signature verifies|Timestamp fresh/);
+  });
+});

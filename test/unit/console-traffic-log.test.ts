@@ -125,6 +125,7 @@ describe('in memory', () => {
         failedAt: 'limits',
       },
       callerName: 'Alice agent',
+      keyStatus: 'revoked',
       passed: ['key', 'request'],
     };
     const { log, dir } = openLog();

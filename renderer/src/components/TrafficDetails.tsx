@@ -176,6 +176,15 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
           <Field label={out ? 'Sent as' : 'Sender'}>
             {entry.sender ? <Address value={entry.sender} /> : 'unknown'}
             {entry.callerName ? <span data-testid="caller-name"> (key “{entry.callerName}”)</span> : null}
+            {entry.keyStatus ? (
+              <span data-testid="key-status" data-status={entry.keyStatus}>
+                {' '}
+                <Badge tone="bad">{entry.keyStatus}</Badge> Its holder still calls with this key:{' '}
+                {entry.keyStatus === 'revoked' ? 'ask them to stop, or issue' : 'issue'} them a new one on the{' '}
+                <a href={pageHref('access')}>Access page</a>
+                {entry.keyStatus === 'expired' ? ' if they should call' : ''}.
+              </span>
+            ) : null}
           </Field>
           {entry.onBehalfOf ? (
             <Field label="On behalf of">

@@ -1,5 +1,6 @@
 import { useCallback, useDeferredValue, useId, useMemo, useState } from 'react';
 import { PIPELINE_STEPS, type TrafficEntry } from '../api/contract';
+import { Badge } from '../components/Badge';
 import { ErrorNotice, EmptyState, Loading } from '../components/States';
 import { TrafficDetails } from '../components/TrafficDetails';
 import { VerdictBadge } from '../components/VerdictBadge';
@@ -177,9 +178,9 @@ export function TrafficTable({ entries, selectedIndex, onSelectIndex, fallbackHe
           <span role="gridcell" className="mono">
             {formatTime(entry.time)}
           </span>
-          <span role="gridcell" className="agent-cell" title={agentOf(entry)}>
+          <span role="gridcell" className="agent-cell" title={agentTitle(entry)}>
             <DirectionBadge entry={entry} />
-            <AgentText id={agentOf(entry)} />
+            {keyName(entry) ? <KeyCaller entry={entry} /> : <AgentText id={agentOf(entry)} />}
           </span>
           <span role="gridcell">
             <ProtocolBadge entry={entry} />
@@ -226,6 +227,36 @@ export function directionOf(entry: TrafficEntry): 'in' | 'out' {
 /** The other agent of the entry: the sender of a call in, the callee of a call out. */
 function agentOf(entry: TrafficEntry): string | undefined {
   return directionOf(entry) === 'out' ? entry.callee : entry.sender;
+}
+
+/**
+ * The name the operator gave the A2A key a call came with; none for anyone else (a SAMVAD caller's name is
+ * what its own card claims, so the row shows its id).
+ */
+export function keyName(entry: TrafficEntry): string | undefined {
+  return entry.protocol === 'a2a' && entry.sender?.startsWith('a2a-key:') ? entry.callerName : undefined;
+}
+
+function agentTitle(entry: TrafficEntry): string | undefined {
+  const name = keyName(entry);
+  if (!name) return agentOf(entry);
+  return `${entry.sender} (key “${name}”${entry.keyStatus ? `, ${entry.keyStatus}` : ''})`;
+}
+
+/** An A2A key's caller: its name first, then its id; a revoked or expired key is marked so. */
+function KeyCaller({ entry }: { entry: TrafficEntry }) {
+  return (
+    <>
+      <span className="agent-text" data-testid="traffic-agent">
+        {keyName(entry)} <span className="muted">{entry.sender}</span>
+      </span>
+      {entry.keyStatus ? (
+        <span data-testid="traffic-key-status" data-status={entry.keyStatus}>
+          <Badge tone="bad">{entry.keyStatus}</Badge>
+        </span>
+      ) : null}
+    </>
+  );
 }
 
 /**
