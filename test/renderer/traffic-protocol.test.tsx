@@ -105,6 +105,21 @@ describe('A2A keys by name (issue 26, item 7)', () => {
     expect(third!.textContent).not.toContain('I am your bank');
   });
 
+  it('says an A2A call refused without a valid key had none, not that its caller is "unknown"', () => {
+    const keyless = entry(10, {
+      protocol: 'a2a',
+      sender: undefined,
+      verdict: 'access',
+      status: 401,
+      passed: [],
+      a2a: { version: '1.0', transport: 'jsonrpc', failedAt: 'key' },
+    });
+    render(<Traffic api={api} data={dataWith([keyless])} />);
+    expect(screen.getByTestId('traffic-row').textContent).toContain('no valid key');
+    fireEvent.click(screen.getByTestId('traffic-row'));
+    expect(screen.getByTestId('traffic-details').textContent).toContain('Senderno valid key');
+  });
+
   it('says in the details which key it was, that it is revoked, and that the key step refused it', () => {
     render(<Traffic api={api} data={dataWith([revoked])} />);
     fireEvent.click(screen.getByTestId('traffic-row'));

@@ -1,5 +1,6 @@
 import type { A2ATrafficDetail, TrafficEntry } from '../api/contract';
 import { formatBytes, formatDateTime, formatMs } from '../lib/format';
+import { unknownCaller } from '../traffic/caller';
 import { outboundSteps } from '../traffic/outbound';
 import {
   ADMISSION_LABELS,
@@ -174,7 +175,7 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
             <code>{entry.endpoint}</code>
           </Field>
           <Field label={out ? 'Sent as' : 'Sender'}>
-            {entry.sender ? <Address value={entry.sender} /> : 'unknown'}
+            {entry.sender ? <Address value={entry.sender} /> : unknownCaller(entry)}
             {entry.callerName ? <span data-testid="caller-name"> (key “{entry.callerName}”)</span> : null}
             {entry.keyStatus ? (
               <span data-testid="key-status" data-status={entry.keyStatus}>

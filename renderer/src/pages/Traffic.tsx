@@ -8,6 +8,7 @@ import { VirtualList } from '../components/VirtualList';
 import { useAction } from '../hooks/useAction';
 import { formatBytes, formatCount, formatMs, formatTime } from '../lib/format';
 import { EMPTY_FILTER, filterTraffic, isValidStatusFilter, type TrafficFilterForm } from '../traffic/filter';
+import { keyName, unknownCaller } from '../traffic/caller';
 import { TRAFFIC_LIMIT } from '../traffic/log';
 import type { PageProps } from './types';
 
@@ -180,7 +181,11 @@ export function TrafficTable({ entries, selectedIndex, onSelectIndex, fallbackHe
           </span>
           <span role="gridcell" className="agent-cell" title={agentTitle(entry)}>
             <DirectionBadge entry={entry} />
-            {keyName(entry) ? <KeyCaller entry={entry} /> : <AgentText id={agentOf(entry)} />}
+            {keyName(entry) ? (
+              <KeyCaller entry={entry} />
+            ) : (
+              <AgentText id={agentOf(entry)} unknown={unknownCaller(entry)} />
+            )}
           </span>
           <span role="gridcell">
             <ProtocolBadge entry={entry} />
@@ -229,14 +234,6 @@ function agentOf(entry: TrafficEntry): string | undefined {
   return directionOf(entry) === 'out' ? entry.callee : entry.sender;
 }
 
-/**
- * The name the operator gave the A2A key a call came with; none for anyone else (a SAMVAD caller's name is
- * what its own card claims, so the row shows its id).
- */
-export function keyName(entry: TrafficEntry): string | undefined {
-  return entry.protocol === 'a2a' && entry.sender?.startsWith('a2a-key:') ? entry.callerName : undefined;
-}
-
 function agentTitle(entry: TrafficEntry): string | undefined {
   const name = keyName(entry);
   if (!name) return agentOf(entry);
@@ -263,8 +260,8 @@ function KeyCaller({ entry }: { entry: TrafficEntry }) {
  * The agent in a row, without its `agent://` (every row has it; the title and the details show the whole id),
  * so a narrow column keeps the host and port, ending in … only when even those do not fit.
  */
-function AgentText({ id }: { id: string | undefined }) {
-  if (!id) return <span className="muted">unknown</span>;
+function AgentText({ id, unknown }: { id: string | undefined; unknown: string }) {
+  if (!id) return <span className="muted">{unknown}</span>;
   const scheme = id.startsWith('agent://') ? 'agent://' : '';
   return (
     <span className="agent-text" data-testid="traffic-agent">
