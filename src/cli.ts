@@ -10,6 +10,7 @@ import { bannerLines, targetLine, transitionLines } from './bridge/gateway-words
 import { CONSOLE_FILE, consoleLinkLines, mayPrintConsoleToken } from './console/console-file.js';
 import { startConsole, type ConsoleHandle, type ConsoleOptions } from './console/console-server.js';
 import { runKeysCommand } from './cli/keys-command.js';
+import { callerLabel } from './cli/caller-label.js';
 import { defaultDataDir } from './settings/data-dir.js';
 import { installConsoleGuard } from './lib/console-guard.js';
 import { printable } from './lib/text.js';
@@ -282,7 +283,7 @@ function formatEnvelope(e: EnvelopeEvent): string {
     e.mode ?? '-',
     e.skill ?? '-',
     // A call out names the agent called; a call in, its sender.
-    out ? `-> ${e.callee ?? '-'}` : (e.sender ?? '-'),
+    out ? `-> ${e.callee ?? '-'}` : callerLabel(e),
     `${e.durationMs} ms`,
   ];
   if (out && e.replySignature) parts.push(REPLY_WORDS[e.replySignature]);

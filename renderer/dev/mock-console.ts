@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { PresetError, presetViews, renderPreset } from '../../src/tunnel/presets.js';
 import type {
+  A2AKeysResponse,
+  A2AStep,
   AccessChangeResponse,
   AccessEvent,
   AccessPolicy,
@@ -30,6 +32,7 @@ import type {
   TrafficMinute,
 } from '../../src/protocol/console-api.js';
 import { PIPELINE_STEPS } from '../../src/protocol/console-api.js';
+import type { RefusalStep } from '../../src/protocol/errors.js';
 
 export const DEV_TOKEN = 'dev-token';
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'";
@@ -114,8 +117,107 @@ function makeOutbound(id: number, time: number): TrafficEntry {
   };
 }
 
+/** The A2A keys the mock lists: one in use, one revoked whose holder still calls (issue 26, item 7). */
+const A2A_KEYS = {
+  research: { id: '3f9c1a7e52b0', name: 'Research bot' },
+  revoked: { id: '7c1e04d9a6f2', name: 'Old partner' },
+};
+
+/** An A2A call to this agent: sent, read, refused at its (revoked) key, over its limit, or without a key. */
+function makeA2A(id: number, time: number): TrafficEntry {
+  const kind = (['send', 'revoked', 'read', 'send', 'limited', 'keyless'] as const)[id % 6] ?? 'send';
+  const steps = (...passed: A2AStep[]) => passed;
+  const base = {
+    id,
+    time: new Date(time).toISOString(),
+    endpoint: '/a2a/jsonrpc',
+    signatureForm: 'none' as const,
+    durationMs: 3 + (id % 7),
+    bytesIn: 300 + (id % 200),
+    bytesOut: 220,
+    protocol: 'a2a' as const,
+  };
+  const key = (which: keyof typeof A2A_KEYS) => ({
+    sender: `a2a-key:${A2A_KEYS[which].id}`,
+    callerName: A2A_KEYS[which].name,
+  });
+  switch (kind) {
+    case 'send':
+      return {
+        ...base,
+        ...key('research'),
+        skill: 'chat',
+        mode: 'sync',
+        verdict: 'accepted',
+        status: 200,
+        durationMs: 400 + ((id * 37) % 1600),
+        bytesOut: 900 + ((id * 17) % 3000),
+        taskId: `6f1d2a3b-${String(id).padStart(4, '0')}-4c5d-8e9f-0a1b2c3d4e5f`,
+        passed: steps('key', 'request', 'limits', 'screen', 'task'),
+        a2a: { method: 'SendMessage', version: '1.0', transport: 'jsonrpc', taskState: 'completed' },
+      };
+    case 'read':
+      return {
+        ...base,
+        ...key('research'),
+        endpoint: `/a2a/rest/tasks/6f1d2a3b-${String(id).padStart(4, '0')}`,
+        verdict: 'accepted',
+        status: 200,
+        passed: steps('key', 'request', 'task'),
+        a2a: { method: 'GetTask', version: '1.0', transport: 'rest', taskState: 'completed' },
+      };
+    case 'revoked':
+      return {
+        ...base,
+        ...key('revoked'),
+        keyStatus: 'revoked',
+        verdict: 'access',
+        code: 'AUTH_FAILED',
+        status: 401,
+        message: "This A2A key was revoked by this agent's operator: ask the operator for a new one.",
+        passed: [],
+        a2a: { version: '1.0', transport: 'jsonrpc', failedAt: 'key' },
+      };
+    case 'limited':
+      return {
+        ...base,
+        ...key('research'),
+        skill: 'chat',
+        mode: 'stream',
+        verdict: 'rate-limit',
+        code: 'RATE_LIMITED',
+        status: 429,
+        message: `a2a-key:${A2A_KEYS.research.id} is over its per-sender limit of requests per minute; retry in 12 s.`,
+        passed: steps('key', 'request'),
+        a2a: { method: 'SendStreamingMessage', version: '1.0', transport: 'jsonrpc', failedAt: 'limits' },
+      };
+    case 'keyless':
+      return {
+        ...base,
+        verdict: 'access',
+        code: 'AUTH_FAILED',
+        status: 401,
+        message:
+          'This agent takes A2A calls from holders of an A2A key only: ask the operator of this agent for one, and send it with every request as `Authorization: Bearer <key>`.',
+        passed: [],
+        a2a: { version: '0.3', transport: 'jsonrpc', failedAt: 'key' },
+      };
+  }
+}
+
+/** What the pipeline records of a signed call refused at `refusedAt` (none: accepted): the steps it ran. */
+function signedSteps(refusedAt: RefusalStep | null, mode: string, held: boolean): RefusalStep[] {
+  // No delegation token is sent in these calls: that step never runs.
+  const before = (step: RefusalStep) => PIPELINE_STEPS.slice(0, PIPELINE_STEPS.indexOf(step));
+  const ran = before('handler').filter((step) => step !== 'delegation');
+  if (refusedAt) return before(refusedAt).filter((step) => step !== 'delegation');
+  if (held) return ran.filter((step) => step !== 'access');
+  return mode === 'async' ? ran : [...ran, 'handler'];
+}
+
 function makeEntry(id: number, time: number): TrafficEntry {
   if (id % 11 === 0) return makeOutbound(id, time);
+  if (id % 5 === 2) return makeA2A(id, time);
   const roll = (id * 7919) % 100;
   const sender = SENDERS[id % SENDERS.length];
   const refusedAt = roll < 78 ? null : PIPELINE_STEPS[(id * 31) % PIPELINE_STEPS.length];
@@ -138,6 +240,7 @@ function makeEntry(id: number, time: number): TrafficEntry {
     admittedBy: refusedAt || held ? undefined : id % 4 === 2 ? 'allowed-peer' : 'approved',
     held: held || undefined,
     screen: screened ? { rule: 'override-instructions' } : undefined,
+    passed: signedSteps(refusedAt ?? null, mode ?? 'sync', held),
     durationMs: refusedAt ? 2 + (id % 9) : 300 + ((id * 37) % 2400),
     bytesIn: 600 + ((id * 13) % 900),
     bytesOut: refusedAt ? 180 : 900 + ((id * 17) % 4000),
@@ -367,6 +470,40 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
       name: 'Acme helper',
     },
   ];
+  // Two keys in use (the status counts them) and a revoked one whose holder still calls (Traffic).
+  const a2aKeysView = (): A2AKeysResponse => {
+    const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
+    const view = (id: string, name: string) => ({ id, name, caller: `a2a-key:${id}`, limits: {} });
+    return {
+      keys: [
+        {
+          ...view(A2A_KEYS.research.id, A2A_KEYS.research.name),
+          createdAt: iso(9 * 86_400_000),
+          lastUsedAt: iso(40_000),
+          calls: 1834,
+          status: 'active',
+        },
+        {
+          ...view('51d0e8c2b7a4', 'Weather agent'),
+          createdAt: iso(3 * 86_400_000),
+          expiresAt: new Date(Date.now() + 27 * 86_400_000).toISOString(),
+          limits: { requestsPerMinute: 5 },
+          calls: 12,
+          status: 'active',
+        },
+        {
+          ...view(A2A_KEYS.revoked.id, A2A_KEYS.revoked.name),
+          createdAt: iso(40 * 86_400_000),
+          lastUsedAt: iso(2 * 86_400_000),
+          revokedAt: iso(86_400_000),
+          calls: 410,
+          status: 'revoked',
+        },
+      ],
+      defaults: { requestsPerMinute: 30, tokensPerDay: 100_000 },
+    };
+  };
+
   const accessView = (): AccessResponse => {
     const allowed = (settings.allowedPeers as string[]) ?? [];
     return {
@@ -668,6 +805,8 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
       return json(res, 200, {});
     }
     if (route === 'GET /api/access') return json(res, 200, accessView());
+    if (route === 'GET /api/a2a/keys') return json(res, 200, a2aKeysView());
+    if (route === 'GET /api/outbound/credentials') return json(res, 200, { credentials: [] });
     const decision = /^POST \/api\/access\/(approve|deny|revoke)$/.exec(route);
     if (decision) {
       const sender = (await body(req)).sender;

@@ -68,6 +68,20 @@ async function shoot(scenario: Scenario, colorScheme: 'light' | 'dark') {
     await page.getByTestId('traffic-row').nth(3).click();
     await page.getByTestId('traffic-details').waitFor();
     await page.screenshot({ path: `${outDir}/traffic-${tag}.png` });
+    // A2A calls: one answered, with the door's own steps; one refused at its revoked key, the key named.
+    await page
+      .locator('[data-testid="traffic-row"][data-protocol="a2a"][data-verdict="accepted"]')
+      .first()
+      .click();
+    await page.getByTestId('a2a-method').waitFor();
+    await page.screenshot({ path: `${outDir}/traffic-a2a-${tag}.png` });
+    await page
+      .getByTestId('traffic-row')
+      .filter({ has: page.getByTestId('traffic-key-status') })
+      .first()
+      .click();
+    await page.getByTestId('key-status').waitFor();
+    await page.screenshot({ path: `${outDir}/traffic-a2a-revoked-${tag}.png` });
     // Scrolling 10,000 rows: the frame rate while jumping through the list.
     // A string, not a function: this file is type-checked without the DOM library.
     const frames = await page.evaluate<number>(`(async () => {

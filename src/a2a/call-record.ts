@@ -1,9 +1,16 @@
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { A2AError } from '@a2a-js/sdk/errors';
+import {
+  A2AError,
+  ExtendedAgentCardNotConfiguredError,
+  InvalidAgentResponseError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+} from '@a2a-js/sdk/errors';
 import { isLegacyJsonRpcMethod, isV1JsonRpcMethod, legacyJsonRpcToV1Method } from '@a2a-js/sdk/compat/v0_3';
 import type { EnvelopeEvent } from '../agent/events.js';
+import { A2A_METHOD_STEPS, A2A_STEPS, type A2AStep } from '../protocol/console-api.js';
 import { ProtocolError, type Mode } from '../protocol/index.js';
-import type { A2ACaller } from './chat-core.js';
+import { KnownCallerRefused, type A2ACaller } from './chat-core.js';
 
 /**
  * What one A2A request was, filled in as it goes (the front door, the transport, the handler): at its end
@@ -22,6 +29,10 @@ export interface A2ACallRecord {
   contextId?: string;
   taskState?: string;
   bytesIn: number;
+  /** The door's steps it passed so far, in order (A2A_STEPS); noted where each one ends (`passStep`). */
+  passed: A2AStep[];
+  /** The rule the injection screen matched (`flag`: let through; `refuse`: refused at the screen). */
+  screened?: { rule: string };
   /** What refused or failed the request, when something did. */
   error?: unknown;
 }
@@ -32,6 +43,11 @@ export interface A2ACallRecord {
  * 150 KB line. Ours are shorter.
  */
 const MESSAGE_CHARS = 300;
+
+/** Notes that the request passed `step` (once: a stream's events note nothing twice). */
+export function passStep(call: A2ACallRecord | undefined, step: A2AStep): void {
+  if (call && !call.passed.includes(step)) call.passed.push(step);
+}
 
 /** The methods that send a message, the chat skill's calls. */
 const SEND_METHODS = new Set(['SendMessage', 'SendStreamingMessage']);
@@ -76,9 +92,14 @@ export function noteEvent(call: A2ACallRecord, event: StreamResponse): void {
   }
 }
 
-/** The record as the operator's traffic log keeps it, once the response is over. */
+/**
+ * The record as the operator's traffic log keeps it, once the response is over: with the steps it passed
+ * and the one that refused or failed it. A call that ended well passed its task step too.
+ */
 export function trafficEvent(call: A2ACallRecord, status: number, bytesOut: number): EnvelopeEvent {
   const { error } = call;
+  const failedAt = failedStep(call, status);
+  if (!failedAt) passStep(call, 'task');
   const event: EnvelopeEvent = {
     time: new Date(call.startedAt).toISOString(),
     endpoint: call.path,
@@ -91,14 +112,23 @@ export function trafficEvent(call: A2ACallRecord, status: number, bytesOut: numb
     bytesOut,
     protocol: 'a2a',
     a2a: {
-      method: call.method ?? 'unknown',
       version: call.version ?? '1.0',
       transport: call.transport,
     },
+    passed: [...call.passed],
   };
+  if (call.method && event.a2a) event.a2a.method = call.method;
+  if (failedAt && event.a2a) event.a2a.failedAt = failedAt;
+  if (call.screened) event.screen = call.screened;
   // Only a message runs the chat skill: reading, listing or canceling a task runs none.
   if (call.method !== undefined && SEND_METHODS.has(call.method)) event.skill = 'chat';
   if (call.caller?.name) event.callerName = call.caller.name;
+  // A revoked or expired key that matched its record: the log names it (sender, name), marked.
+  if (error instanceof KnownCallerRefused) {
+    event.sender = error.caller.id;
+    event.callerName = error.caller.name;
+    event.keyStatus = error.keyStatus;
+  }
   if (call.mode) event.mode = call.mode;
   if (call.taskId) event.taskId = call.taskId.slice(0, 100);
   if (call.taskState && event.a2a) event.a2a.taskState = call.taskState;
@@ -125,3 +155,41 @@ function verdictOf(call: A2ACallRecord, status: number): EnvelopeEvent['verdict'
 function cut(message: string): string {
   return message.length > MESSAGE_CHARS ? `${message.slice(0, MESSAGE_CHARS - 1)}…` : message;
 }
+
+/**
+ * The step that refused or failed the call, if one did. A refusal of ours names its kind (the limits, the
+ * key, a malformed request, the screen, the turn); the SDK's own errors are the request's, but for a task
+ * it cannot find or change; anything else (the SDK answering an error itself, a bug, the caller leaving)
+ * stopped the call at the first step of its method it had not passed.
+ */
+function failedStep(call: A2ACallRecord, status: number): A2AStep | undefined {
+  const { error } = call;
+  if (error instanceof ProtocolError) {
+    if (error.code === 'INJECTION_DETECTED') return 'screen';
+    const step = error.step && PROTOCOL_STEPS[error.step];
+    if (step) return step;
+  } else if (error instanceof A2AError) {
+    return TASK_ERRORS.some((kind) => error instanceof kind) ? 'task' : 'request';
+  }
+  if (error === undefined && status < 400) return call.taskState === 'failed' ? 'task' : undefined;
+  const steps = (call.method && A2A_METHOD_STEPS[call.method]) || A2A_STEPS;
+  return steps.find((step) => !call.passed.includes(step)) ?? 'task';
+}
+
+/** Where each kind of refusal of ours stops an A2A call (the steps are SAMVAD's names for them). */
+const PROTOCOL_STEPS: Partial<Record<NonNullable<ProtocolError['step']>, A2AStep>> = {
+  access: 'key',
+  size: 'request',
+  shape: 'request',
+  input: 'request',
+  'rate-limit': 'limits',
+  handler: 'task',
+};
+
+/** The SDK's errors about the task itself, not about how it was asked for. */
+const TASK_ERRORS = [
+  TaskNotFoundError,
+  TaskNotCancelableError,
+  InvalidAgentResponseError,
+  ExtendedAgentCardNotConfiguredError,
+];

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { ProtocolError } from '../protocol/index.js';
 
 /**
  * The narrow seam between the A2A front door and the caller-admission core that SAMVAD's pipeline also
@@ -22,6 +23,21 @@ export interface A2ACaller {
   readonly id: string;
   /** How the operator knows the caller (the key's name), for traffic and framing. */
   readonly name: string;
+}
+
+/**
+ * `authenticate`'s refusal of a caller that proved who it is but may not call now: its key was revoked or
+ * has expired. The caller reads only the message; the operator's traffic log names the key, so the operator
+ * sees who still uses it.
+ */
+export class KnownCallerRefused extends ProtocolError {
+  constructor(
+    message: string,
+    readonly caller: A2ACaller,
+    readonly keyStatus: 'revoked' | 'expired',
+  ) {
+    super('AUTH_FAILED', 401, message, { step: 'access' });
+  }
 }
 
 /** What the gate sees of a request: its headers (`Authorization: Bearer <A2A key>`) and address. */
@@ -78,6 +94,14 @@ export interface ChatCore<C extends A2ACaller = A2ACaller> {
   run(caller: C, turn: ChatTurn, control: ChatControl): Promise<ChatReply>;
 }
 
+/** What `admit` tells of its checks as they run, for the traffic log. */
+export interface AdmitNotes {
+  /** A check passed: the limits, or the injection screen (it read the message: it is not off). */
+  passed(step: 'limits' | 'screen'): void;
+  /** The injection screen matched this rule: the turn goes on (`flag`) or is refused (`refuse`). */
+  matched(match: { rule: string }): void;
+}
+
 /** The consent and limits in front of the core. Both methods refuse by throwing a ProtocolError. */
 export interface A2AGate<C extends A2ACaller = A2ACaller> {
   /**
@@ -93,9 +117,9 @@ export interface A2AGate<C extends A2ACaller = A2ACaller> {
    * holds for the turn (a budget reservation, taken atomically with the limits' check as SAMVAD's step 5
    * does) goes to that turn's `run` through the caller object (one per request); the SDK may still refuse
    * the turn afterwards (a store that does not answer, the task cap) and never call `run`, so a hold not
-   * claimed soon must be given back by the gate itself.
+   * claimed soon must be given back by the gate itself. `notes` hears of the checks as they run.
    */
-  admit(caller: C, turn: ChatTurnRequest): Promise<void>;
+  admit(caller: C, turn: ChatTurnRequest, notes?: AdmitNotes): Promise<void>;
   /**
    * Whether a request that runs no turn but holds something of the agent may go on now: a push config
    * written or deleted (kept with its task, written to disk or Redis), a task subscribed to (a stream held

@@ -15,7 +15,7 @@ import { closeUnread, readJsonBody, sendJson } from './http-io.js';
 import { JsonRpcRoute } from './jsonrpc-route.js';
 import { A2APushSender, type DeliverPush } from './push-sender.js';
 import { RestRoute } from './rest-route.js';
-import { trafficEvent, v1MethodName, type A2ACallRecord } from './call-record.js';
+import { passStep, trafficEvent, v1MethodName, type A2ACallRecord } from './call-record.js';
 import type { EnvelopeEvent } from '../agent/events.js';
 
 export interface A2AFrontDoorOptions<C extends A2ACaller> extends CardRouteOptions {
@@ -153,10 +153,11 @@ export class A2AFrontDoor<C extends A2ACaller> {
       try {
         caller = await this.options.gate.authenticate(info);
         if (call) call.caller = caller;
+        passStep(call, 'key');
         body = await readJsonBody(req, this.options.bodyLimitBytes(), counted(call));
         // Known before the SDK runs, for a request it refuses before calling the handler.
         const name = v1MethodName((body as { method?: unknown } | null)?.method);
-        if (call) call.method = name;
+        if (call) call.method = name ?? 'unknown';
         if (name && STREAMING.has(name)) this.options.openStream?.(req, res);
       } catch (error) {
         if (call) {
@@ -188,6 +189,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
         method: `${method} ${path}`,
       });
       if (call) call.caller = caller;
+      passStep(call, 'key');
       if (method === 'POST') body = await readJsonBody(req, this.options.bodyLimitBytes(), counted(call));
       if (STREAMING.has(route.name)) this.options.openStream?.(req, res);
     } catch (error) {
@@ -217,6 +219,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
       path,
       transport,
       bytesIn: 0,
+      passed: [],
     };
     const socket = req.socket;
     const before = socket.bytesWritten;

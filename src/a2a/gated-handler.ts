@@ -19,10 +19,11 @@ import {
 } from '@a2a-js/sdk';
 import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
+import type { A2AStep } from '../protocol/console-api.js';
 import { authFailed, ProtocolError, type Mode } from '../protocol/index.js';
 import { isKeyless } from './key-gate.js';
 import { callerOf, scopeOf } from './call-context.js';
-import { isTask, noteEvent, noteTask } from './call-record.js';
+import { isTask, noteEvent, noteTask, passStep } from './call-record.js';
 import type { A2ACaller, A2AGate } from './chat-core.js';
 import { checkContextId, checkReferenceTaskIds, messageText } from './message-text.js';
 import { OpenStreams, type StreamPlace } from './open-streams.js';
@@ -61,7 +62,8 @@ export interface GatedHandlerOptions<C extends A2ACaller> {
  * through. Both transports and both protocol versions reach the SDK through here, with v1.0 shapes. A
  * refusal of ours raised inside the SDK (the task store does not answer: 503) is kept for the transport,
  * which the SDK would turn into a 500. Each call also notes on its traffic record (RequestScope.call) the
- * mode of a message, the task it concerns and the state it was left in, and what refused or failed it.
+ * mode of a message, the task it concerns and the state it was left in, the steps it passed (the request,
+ * the limits, the screen) and what refused or failed it.
  */
 export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   /**
@@ -110,6 +112,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     return this.noted(context, async () => {
       this.enter(context, params.taskId);
       this.checkPush(params);
+      this.passed(context, 'request');
       await this.admitRequest(context);
       return this.inner.createTaskPushNotificationConfig(params, context);
     });
@@ -125,6 +128,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   ): Promise<AgentCard> {
     return this.noted(context, () => {
       this.enter(context);
+      this.passed(context, 'request');
       return this.inner.getAuthenticatedExtendedAgentCard(params, context);
     });
   }
@@ -132,6 +136,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
     return this.noted(context, () => {
       this.enter(context, params.id);
+      this.passed(context, 'request');
       return this.inner.getTask(params, context);
     });
   }
@@ -142,6 +147,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
       // Keyless callers are named by their address, which every caller behind the tunnel shares: a list
       // would show one stranger another's tasks. A task's id (a random UUID) stays enough to read it.
       if (isKeyless(callerOf<C>(context).id)) throw this.refusal(authFailed(KEYLESS_LIST, 'access'), context);
+      this.passed(context, 'request');
       return this.inner.listTasks(params, context);
     });
   }
@@ -153,6 +159,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     return this.noted(context, async () => {
       this.enter(context, params.id);
+      this.passed(context, 'request');
       await this.options.cancelElsewhere?.(params.id, context);
       return this.inner.cancelTask(params, context);
     });
@@ -182,6 +189,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
       if (call) call.error = error;
       throw error;
     }
+    this.passed(context, 'request');
     return this.noting(context, this.resubscribed(params, context));
   }
 
@@ -191,6 +199,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   ): Promise<TaskPushNotificationConfig> {
     return this.noted(context, () => {
       this.enter(context, params.taskId, params.id);
+      this.passed(context, 'request');
       return this.inner.getTaskPushNotificationConfig(params, context);
     });
   }
@@ -201,6 +210,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   ): Promise<ListTaskPushNotificationConfigsResponse> {
     return this.noted(context, () => {
       this.enter(context, params.taskId);
+      this.passed(context, 'request');
       return this.inner.listTaskPushNotificationConfigs(params, context);
     });
   }
@@ -212,6 +222,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   ): Promise<void> {
     return this.noted(context, async () => {
       this.enter(context, params.taskId, params.id);
+      this.passed(context, 'request');
       await this.admitRequest(context);
       return this.inner.deleteTaskPushNotificationConfig(params, context);
     });
@@ -362,13 +373,21 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     if (message?.taskId) await this.refuseFollowUp(message.taskId, context);
     const push = params.configuration?.taskPushNotificationConfig;
     if (push) this.checkPush(push);
+    passStep(call, 'request');
     const caller = callerOf<C>(context);
     let place: StreamPlace | undefined;
     try {
       // The caps first: the gate's admission counts the request and holds the turn's budget reservation.
       if (mode === 'stream') place = this.takeStream(context);
       scope.slot = await this.options.taskCapacity?.(caller.id);
-      await this.options.gate.admit(caller, { message: text, contextId: message?.contextId || undefined });
+      const turn = { message: text, contextId: message?.contextId || undefined };
+      await this.options.gate.admit(caller, turn, {
+        passed: (step) => passStep(call, step),
+        matched: (match) => {
+          if (call) call.screened = match;
+        },
+      });
+      passStep(call, 'limits');
     } catch (error) {
       place?.release();
       scope.slot?.();
@@ -396,6 +415,12 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     } catch (error) {
       throw this.refusal(error, context);
     }
+    this.passed(context, 'limits');
+  }
+
+  /** Notes on the traffic record that the request passed `step` (call-record.ts). */
+  private passed(context: ServerCallContext, step: A2AStep): void {
+    passStep(scopeOf(context).call, step);
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { A2A_ERROR_CODE, VersionNotSupportedError } from '@a2a-js/sdk/errors';
+import { A2A_ERROR_CODE, RequestMalformedError, VersionNotSupportedError } from '@a2a-js/sdk/errors';
 import { isV1JsonRpcMethod, LEGACY_METHOD_TASKS_RESUBSCRIBE } from '@a2a-js/sdk/compat/v0_3';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { JsonRpcTransportHandler, type A2ARequestHandler } from '@a2a-js/sdk/server';
@@ -73,6 +73,8 @@ export class JsonRpcRoute {
         code: A2A_ERROR_CODE.INVALID_REQUEST,
         message: 'Send one JSON-RPC request object (batches are not served).',
       };
+      // Answered with 200, as JSON-RPC answers errors: the traffic log still shows it refused.
+      if (call) call.error = new RequestMalformedError(invalid.message);
       return sendJson(res, 200, { jsonrpc: '2.0', id: null, error: invalid });
     }
     let request = body as Record<string, unknown>;

@@ -2,7 +2,7 @@ import { a2aKeyCaller, type A2AKeys } from '../access/a2a-keys.js';
 import type { A2AKeyLimits, AccessPolicy } from '../protocol/console-api.js';
 import { KEYLESS_A2A_CALLER } from '../agent/skill.js';
 import { authFailed } from '../protocol/index.js';
-import type { A2ACaller, A2AGate, A2ARequestInfo } from './chat-core.js';
+import { KnownCallerRefused, type A2ACaller, type A2AGate, type A2ARequestInfo } from './chat-core.js';
 
 /** An A2A caller as the key gate establishes it. */
 export interface A2AKeyCaller extends A2ACaller {
@@ -43,7 +43,13 @@ export class A2AKeyGate implements Pick<A2AGate<A2AKeyCaller>, 'authenticate'> {
     const text = /^Bearer[ \t]+(\S+)$/i.exec(header)?.[1];
     if (!text) throw authFailed(NOT_BEARER, 'access');
     const verdict = await this.options.keys.verify(text);
-    if (!verdict.ok) throw authFailed(verdict.message, 'access');
+    if (!verdict.ok) {
+      const { key, refusal } = verdict;
+      if (key && (refusal === 'revoked' || refusal === 'expired')) {
+        throw new KnownCallerRefused(verdict.message, { id: a2aKeyCaller(key.id), name: key.name }, refusal);
+      }
+      throw authFailed(verdict.message, 'access');
+    }
     const { key } = verdict;
     return {
       id: a2aKeyCaller(key.id),

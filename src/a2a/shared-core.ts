@@ -1,6 +1,7 @@
 import type {
   A2AGate,
   A2ARequestInfo,
+  AdmitNotes,
   ChatControl,
   ChatCore,
   ChatReply,
@@ -76,11 +77,12 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
    * keyless caller's contextId that names no conversation minted for it (conversations.ts), the injection
    * screen. The reservation goes to the turn's `run`, which gives it back when the turn ends.
    */
-  async admit(caller: A2AKeyCaller, turn: ChatTurnRequest): Promise<void> {
+  async admit(caller: A2AKeyCaller, turn: ChatTurnRequest, notes?: AdmitNotes): Promise<void> {
     const { options } = this;
     const now = options.now ?? Date.now;
     if (options.draining?.()) {
       throw new ProtocolError('AGENT_UNAVAILABLE', 503, 'The agent is shutting down; retry in a moment.', {
+        step: 'handler',
         retryAfterSeconds: 5,
       });
     }
@@ -101,12 +103,18 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
     const release = () => {
       if (reserved > 0) options.limits.release(caller.id, reserved, reservedAt);
     };
+    notes?.passed('limits');
     let screened: { rule: string } | undefined;
     try {
       // After the limits: it reads the task records, and a stranger's guesses count as its calls.
       await checkConversation(options.mintedContexts, caller.id, turn.contextId);
-      if (options.screen)
-        screened = screenCall(options.screen, settings.injectionScreen, { message: turn.message });
+      if (options.screen && settings.injectionScreen !== 'off') {
+        const payload = { message: turn.message };
+        screened = screenCall(options.screen, settings.injectionScreen, payload, (match) =>
+          notes?.matched(match),
+        );
+        notes?.passed('screen');
+      }
     } catch (error) {
       release();
       throw error;

@@ -43,10 +43,14 @@ export function keyIdOf(text: string): string | undefined {
   return KEY_TEXT.exec(trimmed)?.[1];
 }
 
-/** Why a key was refused; the message is for the caller and says what to do. */
+/**
+ * Why a key was refused; the message is for the caller and says what to do. A revoked or expired key that
+ * matched its record comes with that record, for the operator's log to name who still uses it: only the
+ * key's holder can send it (an id alone, which anyone may copy from a log, names no one).
+ */
 export type KeyRefusal = 'malformed' | 'unknown' | 'revoked' | 'expired';
 export type KeyVerdict =
-  { ok: true; key: StoredA2AKey } | { ok: false; refusal: KeyRefusal; message: string };
+  { ok: true; key: StoredA2AKey } | { ok: false; refusal: KeyRefusal; message: string; key?: StoredA2AKey };
 
 /** A request about keys that cannot be done; the message, fix and fields are for the operator. */
 export class A2AKeyError extends Error {
@@ -239,12 +243,14 @@ export class A2AKeys {
       return refused(
         'revoked',
         "This A2A key was revoked by this agent's operator: ask the operator for a new one.",
+        key,
       );
     }
     if (key.expiresAt !== undefined && key.expiresAt <= now) {
       return refused(
         'expired',
         `This A2A key expired on ${new Date(key.expiresAt).toISOString()}: ask this agent's operator for a new one.`,
+        key,
       );
     }
     this.noteUse(id, now);
@@ -372,8 +378,8 @@ function addUse(batch: UsageBatch, id: string, calls: number, at: number): void 
   } else batch.set(id, { calls, lastUsedAt: at });
 }
 
-function refused(refusal: KeyRefusal, message: string): KeyVerdict {
-  return { ok: false, refusal, message };
+function refused(refusal: KeyRefusal, message: string, key?: StoredA2AKey): KeyVerdict {
+  return key ? { ok: false, refusal, message, key } : { ok: false, refusal, message };
 }
 
 function digest(text: string): string {

@@ -4,8 +4,9 @@ import type { TrafficEntry } from '../protocol/index.js';
 export type SignatureFormUsed = TrafficEntry['signatureForm'];
 
 /**
- * One event per envelope handled: the operator's log entry (src/protocol/console-api.ts) before the log
- * numbers it. Never secrets, never payloads unless the operator keeps message contents.
+ * One event per call handled (a SAMVAD envelope, an A2A request, a call out): the operator's log entry
+ * (src/protocol/console-api.ts) before the log numbers it, with the steps of its protocol it passed. Never
+ * secrets, never payloads unless the operator keeps message contents.
  */
 export type EnvelopeEvent = Omit<TrafficEntry, 'id'>;
 

@@ -16,7 +16,7 @@ import { ticketFor } from './intake.js';
 import { CallbackUrlError } from './callbacks.js';
 import type { EnvelopeEvent } from './events.js';
 import type { HeldCall } from './access-check.js';
-import { receive, type Accepted, type ReceiveTrace } from './pipeline.js';
+import { passStep, receive, type Accepted, type ReceiveTrace } from './pipeline.js';
 import { writeSigned } from './respond.js';
 import { callerError, operatorDiagnosis, runSkill } from './run-skill.js';
 import type { AgentRuntime } from './runtime.js';
@@ -75,6 +75,9 @@ export async function handleEnvelope(
     };
     if (trace.screen) event.screen = trace.screen;
     if (trace.onBehalfOf) event.onBehalfOf = trace.onBehalfOf;
+    // The gateway answered a sync or stream call before it is logged; an async task runs after its 202.
+    const handled = fields.verdict === 'accepted' && mode !== 'async';
+    event.passed = handled ? [...(trace.passed ?? []), 'handler'] : [...(trace.passed ?? [])];
     sink(Object.assign(event, fields));
   };
 
@@ -89,6 +92,7 @@ export async function handleEnvelope(
     if (mode === 'stream') runtime.openStream?.(req, res);
     const body = await readRawBody(req, runtime.bodyLimitBytes());
     bytesIn = body.length;
+    passStep(trace, 'size');
     accepted = await receive(
       runtime.pipeline,
       {
@@ -354,6 +358,8 @@ async function runTask(runtime: AgentRuntime, accepted: Accepted, task: StoredTa
       traceId: task.traceId,
       taskId: task.taskId,
       ...(accepted.onBehalfOf ? { onBehalfOf: accepted.onBehalfOf } : {}),
+      // The checks its receipt passed (not kept for a held task approved later: the log then claims none).
+      ...(accepted.passed ? { passed: accepted.passed } : {}),
     });
   } finally {
     runtime.inflight.delete(controller);

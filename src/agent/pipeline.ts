@@ -15,6 +15,7 @@ import {
   verifyParsedSignature,
   type Envelope,
   type Mode,
+  type RefusalStep,
 } from '../protocol/index.js';
 import type { AdmissionRule } from '../protocol/console-api.js';
 import type { AccessCheck, AccessRequest, HeldCall, SigningKeys } from './access-check.js';
@@ -84,6 +85,16 @@ export interface ReceiveTrace {
   screen?: { rule: string };
   /** The issuer of a delegation token that verified: the agent the sender acts for. */
   onBehalfOf?: string;
+  /**
+   * The steps passed so far, in the order they ran: the log shows these ticked, and no other (an unsigned
+   * call has no timestamp, signature or nonce to check; a call without a delegation token checks none).
+   */
+  passed?: RefusalStep[];
+}
+
+/** Notes on the trace that the call passed `steps`. */
+export function passStep(trace: ReceiveTrace, ...steps: RefusalStep[]): void {
+  (trace.passed ??= []).push(...steps);
 }
 
 export interface Accepted {
@@ -101,6 +112,8 @@ export interface Accepted {
   onBehalfOf?: string;
   /** That token's scope (skill ids, as the issuer wrote them). */
   delegationScope?: string[];
+  /** The steps its receipt passed (ReceiveTrace.passed), for an async task's later log entry. */
+  passed?: RefusalStep[];
   /** Tokens held against the sender's budget at step 5 (released when the call ends), and when. */
   reserved?: number;
   reservedAt?: number;
@@ -153,6 +166,7 @@ export async function receive(
   if (envelope.callbackUrl != null && input.mode !== 'async') {
     throw schemaInvalid('callbackUrl is only allowed on /agent/task.');
   }
+  passStep(trace, 'shape');
 
   // 2. Timestamp window: cheap, so it comes before any key lookup (a stale or future envelope never costs
   // a card fetch, whose budget is shared by every new sender).
@@ -170,6 +184,7 @@ export async function receive(
       'timestamp',
     );
   }
+  passStep(trace, 'timestamp');
 
   // 3. Signature(s): every form present must verify; a Content-Digest header, when sent, must match. The
   // digest is checked before the sender's key is looked up (PROTOCOL.md §3).
@@ -188,6 +203,7 @@ export async function receive(
   } finally {
     input.onVerified?.();
   }
+  passStep(trace, 'signature');
 
   // 3b. Access, as far as memory knows it: refusals here cost no limit and keep the nonce.
   const request: AccessRequest = {
@@ -210,11 +226,17 @@ export async function receive(
           caller,
         )
       : undefined;
-  if (grant) trace.onBehalfOf = grant.issuer;
+  if (grant) {
+    trace.onBehalfOf = grant.issuer;
+    passStep(trace, 'delegation');
+  }
 
   // 4. Trust tier (an unknown skill is reported at step 7).
   const entry = deps.skills.get(envelope.skill);
-  if (entry) checkTrust(entry, envelope, sender, settings.bearerTokens);
+  if (entry) {
+    checkTrust(entry, envelope, sender, settings.bearerTokens);
+    passStep(trace, 'trust');
+  }
 
   // 5. Rate limits and the daily token budget, then 6. the nonce: recorded only now that the request is
   // genuine and within limits (one step for the state they share, one round trip when it is on Redis). A
@@ -230,11 +252,13 @@ export async function receive(
     stranger: rule === undefined,
     reserve,
   });
+  passStep(trace, 'rate-limit', 'nonce');
 
   try {
     // 7. Skill, mode and input (the injection screen is part of the input check).
-    const checked = checkInput(entry, envelope, input.mode);
+    const checked = checkInput(entry, envelope, input.mode, trace);
     screenInput(deps, settings, envelope.payload, trace);
+    passStep(trace, 'input');
 
     // 8. Access: the operator's consent. Only verified senders within their limits get this far.
     const delegated = grant ? { onBehalfOf: grant.issuer, delegationScope: grant.scope } : {};
@@ -319,8 +343,11 @@ function admit(
       result.held = verdict.held;
     }
   }
+  // Held: the access step holds it (the operator decides), it has not passed.
+  if (!result.held) passStep(trace, 'access');
   if (trace.screen) result.screen = trace.screen;
   if (name) result.callerName = name;
+  if (trace.passed) result.passed = trace.passed.slice();
   return result;
 }
 
@@ -441,7 +468,12 @@ function sameSecret(a: string, b: string): boolean {
   return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 }
 
-function checkInput(entry: RegisteredSkill | undefined, envelope: Envelope, mode: Mode): RegisteredSkill {
+function checkInput(
+  entry: RegisteredSkill | undefined,
+  envelope: Envelope,
+  mode: Mode,
+  trace: ReceiveTrace,
+): RegisteredSkill {
   if (!entry)
     throw new ProtocolError(
       'SKILL_NOT_FOUND',
@@ -449,6 +481,7 @@ function checkInput(entry: RegisteredSkill | undefined, envelope: Envelope, mode
       `No skill "${envelope.skill}" here; the card at /.well-known/agent.json lists the skills.`,
       { step: 'skill' },
     );
+  passStep(trace, 'skill');
   if (!entry.skill.modes.includes(mode)) {
     throw schemaInvalid(
       `Skill "${entry.skill.id}" does not offer mode "${mode}"; it offers ${entry.skill.modes.join(', ')}.`,
@@ -486,6 +519,7 @@ async function acceptUnsigned(
       'trust',
     );
   }
+  if (entry) passStep(trace, 'trust');
   if (body.delegationToken != null) {
     throw authFailed(
       'A delegation token needs a signed envelope: its "sub" must match the verified sender. Sign the envelope, or leave delegationToken out.',
@@ -498,6 +532,7 @@ async function acceptUnsigned(
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
     throw schemaInvalid('An unsigned call needs {"skill": "...", "payload": {...}}.');
   }
+  passStep(trace, 'shape');
   // A policy that takes no unsigned calls refuses them here, before they spend the agent's rate limit.
   const request: AccessRequest = {
     sender,
@@ -509,6 +544,7 @@ async function acceptUnsigned(
   const settings = deps.settings();
   const reserve = reservation(deps, settings, entry, payload as Record<string, unknown>);
   await checkLimits(deps.limits, { sender, nonceExpiresAt: 0, tokensPerDay: settings.tokensPerDay, reserve });
+  passStep(trace, 'rate-limit');
   const traceId = typeof body.traceId === 'string' ? body.traceId : randomBytes(8).toString('hex');
   trace.traceId = traceId;
   const envelope: Envelope = {
@@ -523,8 +559,9 @@ async function acceptUnsigned(
     payload: payload as Record<string, unknown>,
   };
   try {
-    const checked = checkInput(entry, envelope, input.mode);
+    const checked = checkInput(entry, envelope, input.mode, trace);
     screenInput(deps, settings, envelope.payload, trace);
+    passStep(trace, 'input');
     return keepReservation(
       deps,
       admit(deps, { envelope, sender, entry: checked }, request, rule, trace),

@@ -4,6 +4,7 @@ import { safeJson } from '../lib/text.js';
 import type { StatusResponse, TrafficEntry, TrafficFilter, TrafficMinute } from '../protocol/console-api.js';
 import { RotatingFile } from './traffic-file.js';
 import { compileFilter } from './traffic-filter.js';
+import { readHistory } from './traffic-history.js';
 
 export interface TrafficLogOptions {
   dataDir: string;
@@ -33,8 +34,9 @@ const MAX_TEXT = 2000;
 const MIN_SECRET_LENGTH = 8;
 
 /**
- * The operator's envelope log: the last `capacity` entries in memory (a ring buffer), every entry appended
- * to `<dataDir>/logs/traffic.jsonl` (rotated), per-minute counts, and a live feed for /api/events.
+ * The operator's traffic log: the last `capacity` entries in memory (a ring buffer), every entry appended
+ * to `<dataDir>/logs/traffic.jsonl` (rotated), per-minute counts, and a live feed for /api/events. It starts
+ * with the newest `capacity` entries the files kept, so a restart loses none of the history they hold.
  */
 export class TrafficLog {
   readonly file: RotatingFile;
@@ -77,6 +79,7 @@ export class TrafficLog {
       keep: this.options.keepFiles,
       onError: this.options.onError,
     });
+    this.restore();
   }
 
   /** Records one envelope event; returns the entry as kept (only TrafficEntry's fields, secrets masked). */
@@ -151,6 +154,30 @@ export class TrafficLog {
     await this.flush();
   }
 
+  /**
+   * The entries the files kept, oldest first, before any new one. Ids keep increasing: a file's own id is
+   * kept when it follows the one before (the files of earlier versions started again from 1 at each run),
+   * and new entries follow the last. They count in the per-minute chart at their own time; the totals stay
+   * those since this start.
+   */
+  private restore(): void {
+    const { capacity, keepFiles, onError } = this.options;
+    const files = Array.from({ length: keepFiles + 1 }, (_, generation) => this.file.fileAt(generation));
+    const mask = maskerFor(this.options.secrets());
+    for (const line of readHistory(files, capacity, onError)) {
+      const id = Math.max(Number.isSafeInteger(line.id) ? (line.id as number) : 0, this.nextId);
+      let entry: TrafficEntry;
+      try {
+        entry = toEntry(id, line as unknown as EnvelopeEvent, mask);
+      } catch {
+        continue;
+      }
+      this.nextId = id + 1;
+      this.push(entry);
+      if (entry.direction !== 'out') this.countMinute(entry, Date.parse(entry.time));
+    }
+  }
+
   private at(index: number): TrafficEntry {
     return this.ring[(this.start + index) % this.options.capacity] as TrafficEntry;
   }
@@ -168,13 +195,18 @@ export class TrafficLog {
   }
 
   private countIn(entry: TrafficEntry): void {
-    const kind = entry.verdict === 'accepted' ? 'accepted' : 'refused';
-    const minute = Math.floor(this.options.now() / MINUTE_MS);
+    this.totals[entry.verdict === 'accepted' ? 'accepted' : 'refused']++;
+    this.countMinute(entry, this.options.now());
+  }
+
+  private countMinute(entry: TrafficEntry, at: number): void {
+    const current = Math.floor(this.options.now() / MINUTE_MS);
+    const minute = Math.min(Math.floor(at / MINUTE_MS), current);
+    if (minute <= current - MINUTES) return;
     const counts = this.minutes.get(minute) ?? { accepted: 0, refused: 0 };
-    counts[kind]++;
-    this.totals[kind]++;
+    counts[entry.verdict === 'accepted' ? 'accepted' : 'refused']++;
     this.minutes.set(minute, counts);
-    for (const old of this.minutes.keys()) if (old <= minute - MINUTES) this.minutes.delete(old);
+    for (const old of this.minutes.keys()) if (old <= current - MINUTES) this.minutes.delete(old);
   }
 
   private queueLine(line: string): void {
@@ -203,7 +235,8 @@ function maskerFor(secrets: readonly string[]): Mask {
 /** How one field of an event is kept: as it is, masked (a text), or rebuilt (an object's own fields). */
 type Keep<T> = (value: T, mask: Mask) => T | undefined;
 const same = <T>(value: T): T => value;
-const text: Keep<string> = (value, mask) => mask(value);
+// A text read back from the file is checked too: a line another version wrote may hold something else.
+const text: Keep<string> = (value, mask) => (typeof value === 'string' ? mask(value) : undefined);
 
 /**
  * Every field an event carries, with how it is kept. The type names every key of EnvelopeEvent, so a field
@@ -238,7 +271,7 @@ const FIELDS: { [K in keyof EnvelopeEvent]-?: Keep<NonNullable<EnvelopeEvent[K]>
   replySignature: same,
   onBehalfOf: text,
   protocol: same,
-  // The method, version and transport come from fixed sets; the context is the caller's text.
+  // The method, version, transport and step come from fixed sets; the context is the caller's text.
   a2a: (a2a, mask) =>
     withoutUndefined({
       method: a2a.method,
@@ -246,8 +279,12 @@ const FIELDS: { [K in keyof EnvelopeEvent]-?: Keep<NonNullable<EnvelopeEvent[K]>
       transport: a2a.transport,
       taskState: a2a.taskState,
       contextId: mask(a2a.contextId),
+      failedAt: a2a.failedAt,
     }),
   callerName: text,
+  keyStatus: same,
+  // Step names from fixed sets; a line read back from the file keeps only names.
+  passed: (steps) => (Array.isArray(steps) ? steps.filter((step) => typeof step === 'string') : undefined),
 };
 const FIELD_NAMES = Object.keys(FIELDS) as (keyof EnvelopeEvent)[];
 

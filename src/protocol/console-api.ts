@@ -23,9 +23,44 @@ export const PIPELINE_STEPS: readonly RefusalStep[] = [
 
 export type Verdict = 'accepted' | RefusalStep;
 
+/**
+ * The A2A front door's steps in order (src/a2a): the caller's key (or the `open` policy's keyless
+ * caller), the request read and decoded, the caller's limits (rate, token budget, open streams and tasks),
+ * the injection screen (messages only, unless it is off), then the task: the turn run, or what was asked of
+ * the task answered.
+ */
+export const A2A_STEPS = ['key', 'request', 'limits', 'screen', 'task'] as const;
+export type A2AStep = (typeof A2A_STEPS)[number];
+/** A step of either protocol's checks: SAMVAD's pipeline (PIPELINE_STEPS) or the A2A door's (A2A_STEPS). */
+export type CheckStep = RefusalStep | A2AStep;
+
+const COUNTED: readonly A2AStep[] = ['key', 'request', 'limits', 'task'];
+const READ: readonly A2AStep[] = ['key', 'request', 'task'];
+/**
+ * The A2A steps each method runs (src/a2a/gated-handler.ts): a message runs them all; a subscription or a
+ * push config written is counted against the limits but screens nothing; a read is not counted. A method
+ * not listed (not known, or its body never read) may have run any of them.
+ */
+export const A2A_METHOD_STEPS: Readonly<Record<string, readonly A2AStep[]>> = {
+  SendMessage: A2A_STEPS,
+  SendStreamingMessage: A2A_STEPS,
+  SubscribeToTask: COUNTED,
+  CreateTaskPushNotificationConfig: COUNTED,
+  DeleteTaskPushNotificationConfig: COUNTED,
+  GetTask: READ,
+  ListTasks: READ,
+  CancelTask: READ,
+  GetTaskPushNotificationConfig: READ,
+  ListTaskPushNotificationConfigs: READ,
+  GetExtendedAgentCard: READ,
+};
+
 /** One envelope handled, as the operator's log keeps it. Never tokens, signatures' secrets or keys. */
 export interface TrafficEntry {
-  /** Increases by one per entry within a run (in the order calls end); the UI's row key. */
+  /**
+   * Increases by one per entry (in the order calls end), across restarts too: the history the log file kept
+   * is shown again with its ids and new entries follow it. The UI's row key.
+   */
   id: number;
   /** When the call started (ISO 8601), in and out alike: the console lists calls newest first by it. */
   time: string;
@@ -67,13 +102,28 @@ export interface TrafficEntry {
   a2a?: A2ATrafficDetail;
   /** The key's name (A2A callers), shown beside the caller id. */
   callerName?: string;
+  /**
+   * An A2A call refused because its key (`sender`, `callerName`) was revoked or has expired: its holder
+   * still calls with it.
+   */
+  keyStatus?: 'revoked' | 'expired';
+  /**
+   * The checks of its protocol the call passed, in the order they ran (PIPELINE_STEPS or A2A_STEPS): a step
+   * not listed did not run, or did not finish. The step that refused it is its verdict (SAMVAD) or
+   * `a2a.failedAt`. Absent in entries logged before the steps were recorded.
+   */
+  passed?: CheckStep[];
 }
 
 /** What an A2A call was, for Traffic's details (protocol 'a2a' entries only). */
 export interface A2ATrafficDetail {
-  /** The v1.0 method name as the SDK names it: SendMessage, SendStreamingMessage, GetTask, ListTasks,
-   *  CancelTask, SubscribeToTask, CreateTaskPushNotificationConfig, ... (v0.3 names mapped to these). */
-  method: string;
+  /**
+   * The v1.0 method name as the SDK names it: SendMessage, SendStreamingMessage, GetTask, ListTasks,
+   * CancelTask, SubscribeToTask, CreateTaskPushNotificationConfig, ... (v0.3 names mapped to these);
+   * `unknown` for a name that is none of them. Absent when the call was refused before its body was read
+   * (JSON-RPC names the method in the body, which a call refused at its key never sends through).
+   */
+  method?: string;
   /** The wire version the caller spoke. */
   version: '1.0' | '0.3';
   transport: 'jsonrpc' | 'rest';
@@ -82,6 +132,8 @@ export interface A2ATrafficDetail {
   taskState?: string;
   /** The caller's conversation. */
   contextId?: string;
+  /** The step that refused or failed the call (its verdict names SAMVAD's equivalent, for the filters). */
+  failedAt?: A2AStep;
 }
 
 /**

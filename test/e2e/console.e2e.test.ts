@@ -151,7 +151,7 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
 
   it('Traffic: signed envelopes appear live, a filter narrows them, details say why a tampered one was refused', async () => {
     await open('Traffic');
-    const grid = page.getByRole('grid', { name: 'Envelopes, newest first' });
+    const grid = page.getByRole('grid', { name: 'Calls, newest first' });
     const rows = grid.getByTestId('traffic-row');
     const count = page.getByTestId('traffic-count');
     // The overview's calls (the failed one, the self-tests) are already in the log.
@@ -172,7 +172,7 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
     expect(newest.slice(0, 3).map(Number)).toEqual([newestBefore + 3, newestBefore + 2, newestBefore + 1]);
     expect((await attrs(rows, 'data-verdict')).slice(0, 3)).toEqual(['accepted', 'accepted', 'accepted']);
     expect(await text(rows.first())).toContain(stack.peer.id);
-    expect(await text(count)).toBe(`${before + 3} envelopes`);
+    expect(await text(count)).toBe(`${before + 3} calls`);
     await screenshot(page, 'traffic-live');
 
     // A tampered envelope: refused at the signature step, and it shows up live too.
@@ -186,7 +186,7 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
     await search.fill(traces[1]!);
     await expect.poll(() => rows.count(), WAIT).toBe(1);
     expect(await attr(rows, 'data-entry-id')).toBe(String(newestBefore + 2));
-    expect(await text(count)).toBe(`1 of ${total} envelopes`);
+    expect(await text(count)).toBe(`1 of ${total} calls`);
     await page.getByRole('button', { name: 'Clear filters' }).first().click();
     await expect.poll(() => rows.count(), WAIT).toBe(total);
 
@@ -195,7 +195,7 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
     const refused = await rows.count();
     expect(refused).toBeGreaterThanOrEqual(2); // the tampered one and the disabled endpoint's
     expect(refused).toBeLessThan(total);
-    expect(await text(count)).toBe(`${refused} of ${total} envelopes`);
+    expect(await text(count)).toBe(`${refused} of ${total} calls`);
 
     // Its details: the steps before the signature passed, the signature failed with the reason, later never ran.
     const row = rows.and(page.locator('[data-verdict="signature"]')).first();
@@ -325,37 +325,71 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
     await page.getByTestId('direction-filter').selectOption('');
   });
 
-  it('Traffic: an A2A call shows in the protocol column, the A2A filter keeps it alone, its details say what it was', async () => {
+  it('Traffic: A2A calls show their own checks, nothing ticked that did not run; a revoked key is named and marked', async () => {
+    // Issue 26, items 6 and 7: real A2A calls, one with a key in use, one with a revoked key.
+    const keys = stack.agent.app.a2aKeys;
+    const current = await keys.issue({ name: 'Research bot' });
+    const old = await keys.issue({ name: 'Old partner' });
+    await keys.revoke(old.key.id);
+    const send = (secret: string) =>
+      fetch(`${stack.agent.url}/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          'A2A-Version': '1.0',
+          Authorization: `Bearer ${secret}`,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendMessage',
+          params: {
+            message: { messageId: `m-${Math.random()}`, role: 'ROLE_USER', parts: [{ text: 'hello' }] },
+          },
+        }),
+      });
+    expect((await send(current.secret)).status).toBe(200);
+    expect((await send(old.secret)).status).toBe(401);
+
     await open('Traffic');
-    // Logged as the A2A front door logs a call (its own tests make real ones), streamed live to the page.
-    stack.agent.app.emit('envelope', {
-      time: new Date().toISOString(),
-      endpoint: '/a2a/jsonrpc',
-      sender: 'a2a-key:k1',
-      callerName: 'Research bot',
-      skill: 'chat',
-      mode: 'stream',
-      signatureForm: 'none',
-      verdict: 'accepted',
-      status: 200,
-      durationMs: 40,
-      bytesIn: 300,
-      bytesOut: 500,
-      protocol: 'a2a',
-      a2a: { method: 'SendStreamingMessage', version: '0.3', transport: 'rest', taskState: 'completed' },
-    });
     await page.getByTestId('protocol-filter').selectOption('a2a');
     const rows = page.getByTestId('traffic-row');
-    await expect.poll(() => rows.count(), { timeout: LIVE_MS }).toBe(1);
-    expect(await text(rows.getByTestId('protocol-badge'))).toBe('A2A');
-    await rows.click();
-    await expect.poll(() => text(page.getByTestId('a2a-method')), WAIT).toBe('SendStreamingMessage');
-    expect(await text(page.getByTestId('a2a-wire'))).toBe('v0.3, HTTP+JSON');
-    expect(await text(page.getByTestId('caller-name'))).toContain('Research bot');
-    await page.getByTestId('protocol-filter').selectOption('samvad');
-    await expect.poll(() => rows.count(), WAIT).toBeGreaterThan(1);
-    expect(await page.locator('[data-testid="traffic-row"][data-protocol="a2a"]').count()).toBe(0);
+    await expect.poll(() => rows.count(), { timeout: LIVE_MS }).toBe(2);
+    expect(await text(rows.getByTestId('protocol-badge').first())).toBe('A2A');
+    const stateOf = async () =>
+      (await attrs(page.getByTestId('verification-step'), 'data-step')).join(',') +
+      ' ' +
+      (await attrs(page.getByTestId('verification-step'), 'data-state')).join(',');
+
+    // The answered call: the door's own steps, each passed; none of SAMVAD's.
+    const answered = rows.and(page.locator('[data-verdict="accepted"]'));
+    expect(await text(answered.getByTestId('traffic-agent'))).toBe(`Research bot a2a-key:${current.key.id}`);
+    await answered.click();
+    await expect.poll(() => text(page.getByTestId('a2a-method')), WAIT).toBe('SendMessage');
+    expect(await text(page.getByTestId('a2a-wire'))).toBe('v1.0, JSON-RPC');
+    expect(await stateOf()).toBe('key,request,limits,screen,task pass,pass,pass,pass,pass');
+    expect(await text(page.getByTestId('traffic-details'))).not.toMatch(/Signature verifies|Nonce not seen/);
+
+    // The revoked key: named and marked in the row and the details; refused at its key, nothing else ran.
+    const revoked = rows.and(page.locator('[data-verdict="access"]'));
+    expect(await text(revoked.getByTestId('traffic-agent'))).toBe(`Old partner a2a-key:${old.key.id}`);
+    expect(await text(revoked.getByTestId('traffic-key-status'))).toBe('revoked');
+    await revoked.click();
+    await expect.poll(() => attr(page.getByTestId('key-status'), 'data-status'), WAIT).toBe('revoked');
+    expect(await stateOf()).toBe('key,request,limits,screen,task fail,not-run,not-run,not-run,not-run');
+    expect(await text(page.getByTestId('a2a-method'))).toBe(
+      'not read: the call was refused before its body was read',
+    );
+    expect(await text(page.getByTestId('caller-name'))).toContain('Old partner');
+    await screenshot(page, 'traffic-a2a-revoked');
     await page.getByTestId('protocol-filter').selectOption('');
+
+    // The Access page says the revoked key is still tried.
+    await page.getByTestId('nav-access').click();
+    const row = page.locator(`[data-testid="a2a-key-row"][data-key-id="${old.key.id}"]`);
+    await expect
+      .poll(() => text(row.getByTestId('a2a-key-still-used')), WAIT)
+      .toMatch(/^Still used: refused/);
   });
 
   it('Keys: rotating (after the confirmation) adds a key that the public card lists', async () => {

@@ -307,8 +307,11 @@ describe('traffic and metrics', () => {
       verdict: 'access',
       code: 'AUTH_FAILED',
       status: 401,
-      a2a: { transport: 'jsonrpc', method: 'unknown' },
+      a2a: { transport: 'jsonrpc', failedAt: 'key' },
+      passed: [],
     });
+    // Refused before its body was read: the method the caller meant is not known (issue 26, item 6).
+    expect(refused?.a2a?.method).toBeUndefined();
     expect(refused?.message).toMatch(/ask the operator/i);
 
     // Each filter keeps its own protocol's calls and none of the other's.

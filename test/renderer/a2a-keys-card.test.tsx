@@ -9,7 +9,7 @@ import { createApiClient } from '../../renderer/src/api/client';
 import { A2AKeysCard } from '../../renderer/src/components/A2AKeysCard';
 import type { AccessPolicy } from '../../src/protocol/console-api.js';
 import type { A2AKeysResponse, A2AKeyView } from '../../src/protocol/console-api.js';
-import { fakeFetch, type Reply, type Route } from './fakes';
+import { entry, fakeFetch, type Reply, type Route } from './fakes';
 
 afterEach(cleanup);
 
@@ -95,6 +95,28 @@ describe('A2A keys: the list', () => {
     expect(screen.getByTestId('a2a-keyless').textContent).toMatch(
       /^The policy is open: A2A callers without a key get in too/,
     );
+  });
+
+  it('says when a revoked key was last refused, from Traffic: its holder still uses it (issue 26, item 7)', async () => {
+    const { fetch } = fakeFetch({ 'GET /api/a2a/keys': { body: listed([RESEARCH, OLD, TRIAL]) } });
+    const api = createApiClient({ token: 't', fetch });
+    const refusedAt = new Date(Date.now() - 2 * 60_000).toISOString();
+    const traffic = [
+      entry(3, { protocol: 'a2a', sender: `a2a-key:${RESEARCH.id}`, callerName: RESEARCH.name }),
+      entry(2, { protocol: 'a2a', sender: `a2a-key:${OLD.id}`, keyStatus: 'revoked', time: refusedAt }),
+      entry(1, {
+        protocol: 'a2a',
+        sender: `a2a-key:${OLD.id}`,
+        keyStatus: 'revoked',
+        time: '2025-01-01T00:00:00Z',
+      }),
+    ];
+    render(<A2AKeysCard api={api} version={0} policy="pairing" traffic={traffic} />);
+    await screen.findAllByTestId('a2a-key-row');
+    const still = within(row(OLD.id)).getByTestId('a2a-key-still-used');
+    expect(still.textContent).toMatch(/^Still used: refused 2 min ago \(.+\)$/);
+    expect(within(row(RESEARCH.id)).queryByTestId('a2a-key-still-used')).toBeNull();
+    expect(within(row(TRIAL.id)).queryByTestId('a2a-key-still-used')).toBeNull();
   });
 
   it('reloads when the access lists changed elsewhere (another window, a replica, the CLI)', async () => {

@@ -37,8 +37,10 @@ const incoming: TrafficEntry = entry(7, {
     contextId: 'ctx-42',
   },
   callerName: 'Research bot',
+  keyStatus: 'revoked',
   mode: 'async',
   signatureForm: 'both',
+  passed: ['key', 'request', 'limits', 'screen'],
 });
 
 const outgoing: TrafficEntry = entry(8, {
@@ -60,7 +62,7 @@ const testId = (id: string): Shown => {
  * Each field, and how the pane shows it; `out` fields are checked on a call out, the others on a call in.
  */
 const SHOWN: { [K in keyof TrafficEntry]-?: { check: Shown; out?: true } } = {
-  id: { check: text((e) => `Envelope #${e.id}`) },
+  id: { check: text((e) => `Call #${e.id}`) },
   time: { check: text((e) => formatDateTime(e.time)) },
   endpoint: { check: text((e) => e.endpoint) },
   sender: { check: text((e) => e.sender) },
@@ -99,6 +101,22 @@ const SHOWN: { [K in keyof TrafficEntry]-?: { check: Shown; out?: true } } = {
   },
   callerName: {
     check: () => expect(screen.getByTestId('caller-name').textContent).toContain('Research bot'),
+  },
+  keyStatus: {
+    check: () => {
+      expect(screen.getByTestId('key-status').dataset.status).toBe('revoked');
+      expect(screen.getByTestId('key-status').textContent).toMatch(
+        /revoked Its holder still calls with this key/,
+      );
+    },
+  },
+  passed: {
+    check: (pane, e) => {
+      const ticked = [...pane.querySelectorAll<HTMLElement>('[data-testid="verification-step"]')]
+        .filter((step) => step.dataset.state === 'pass')
+        .map((step) => step.dataset.step);
+      expect(ticked).toEqual(e.passed);
+    },
   },
 };
 

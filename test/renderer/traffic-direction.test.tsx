@@ -73,7 +73,7 @@ describe('direction', () => {
       '3',
       '1',
     ]);
-    expect(screen.getByTestId('traffic-count').textContent).toContain('3 of 5 envelopes');
+    expect(screen.getByTestId('traffic-count').textContent).toContain('3 of 5 calls');
     fireEvent.change(screen.getByLabelText('Direction'), { target: { value: 'in' } });
     expect((await screen.findAllByTestId('traffic-row')).map((row) => row.dataset.entryId)).toEqual([
       '4',

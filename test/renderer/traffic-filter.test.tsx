@@ -111,10 +111,10 @@ describe('the filter bar', () => {
       '4',
       '2',
     ]);
-    expect(screen.getByTestId('traffic-count').textContent).toContain('3 of 6 envelopes');
+    expect(screen.getByTestId('traffic-count').textContent).toContain('3 of 6 calls');
 
     fireEvent.change(screen.getByLabelText('Search'), { target: { value: 'nothing like this' } });
-    expect(await screen.findByText('No envelopes match these filters')).toBeTruthy();
+    expect(await screen.findByText('No calls match these filters')).toBeTruthy();
     fireEvent.click(screen.getAllByRole('button', { name: 'Clear filters' })[0] as HTMLElement);
     expect(await screen.findAllByTestId('traffic-row')).toHaveLength(6);
   });

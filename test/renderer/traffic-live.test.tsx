@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 /**
- * The live log: initial load, envelopes streamed in newest first, pause and resume, the bound of 10,000.
+ * The live log: initial load, calls streamed in newest first, pause and resume, the bound of 10,000.
  * The fetch and EventSource are doubles: this tests the UI's logic; the real server is covered by Playwright.
  */
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
@@ -70,6 +70,16 @@ describe('trafficLogReducer', () => {
     expect(state.pendingCount).toBe(1);
     state = trafficLogReducer(state, { type: 'resume' });
     expect(shown(state)).toEqual([3, 2, 1]);
+  });
+
+  it('after the console restarts, shows the history it serves again, and calls numbered after it', () => {
+    // Issue 26, item 8: the restarted console serves what its file kept, with the same ids; a call logged
+    // meanwhile (id 9) streams in before the load lands.
+    let state = trafficLogReducer(live([8, 7, 6, 5, 4, 3, 2, 1]), { type: 'reset' });
+    state = trafficLogReducer(state, { type: 'received', entries: [entry(9)] });
+    const history = [8, 7, 6, 5, 4, 3, 2, 1].map((id) => entry(id));
+    state = trafficLogReducer(state, { type: 'loaded', entries: history, total: 8 });
+    expect(shown(state)).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1]);
   });
 
   it('merges a load with what streamed in meanwhile, without duplicates', () => {
@@ -144,7 +154,7 @@ describe('the Traffic page, live', () => {
     );
     render(<App createEventSource={FakeEventSource.create} />);
     await act(async () => FakeEventSource.last.open());
-    expect(await screen.findByText('No envelopes yet')).toBeTruthy();
+    expect(await screen.findByText('No calls yet')).toBeTruthy();
     expect(screen.getByTestId('empty-state').textContent).toContain('https://demo.example/agent/message');
   });
 

@@ -80,15 +80,18 @@ describe('the details pane', () => {
           code: 'AGENT_UNAVAILABLE',
           verdict: 'handler',
           diagnosis: 'gateway down',
+          passed: ['size', 'shape', 'timestamp', 'signature'],
         })}
         onClose={vi.fn()}
       />,
     );
     const pane = screen.getByTestId('traffic-details');
     const headings = [...pane.querySelectorAll('h3')].map((h) => h.textContent);
-    expect(headings.slice(0, 2)).toEqual(['Response', 'Verification']);
+    expect(headings.slice(0, 2)).toEqual(['Response', 'Checks']);
     const text = pane.textContent ?? '';
     expect(text.indexOf('502')).toBeLessThan(text.indexOf('gateway down'));
-    expect(text.indexOf('gateway down')).toBeLessThan(text.indexOf('passed'));
+    expect(text.indexOf('gateway down')).toBeLessThan(
+      text.indexOf('Body within the size limit (size)passed'),
+    );
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { A2AKeys, KeyVerdict } from '../../src/access/a2a-keys.js';
+import { KnownCallerRefused } from '../../src/a2a/chat-core.js';
 import { A2AKeyGate } from '../../src/a2a/key-gate.js';
 import type { AccessPolicy } from '../../src/protocol/console-api.js';
 import { ProtocolError } from '../../src/protocol/index.js';
@@ -56,6 +57,30 @@ describe('the A2A key gate', () => {
       message: expect.stringMatching(/^The Authorization header must be `Bearer <A2A key>`/),
     });
     expect(seen).toEqual(['abk_x']);
+  });
+
+  it('names the key it refused, when the key proved to be one the operator revoked or let expire', async () => {
+    const key = {
+      id: '0a1b2c3d4e5f',
+      name: 'Old partner',
+      hash: 'h',
+      createdAt: 0,
+      revokedAt: 1,
+      limits: {},
+    };
+    const { gate: keyed } = gate('pairing', { ok: false, refusal: 'revoked', message: 'Revoked: ask.', key });
+    const refusal: unknown = await keyed
+      .authenticate(request('Bearer abk_x'))
+      .catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(KnownCallerRefused);
+    expect(refusal).toMatchObject({
+      code: 'AUTH_FAILED',
+      httpStatus: 401,
+      step: 'access',
+      message: 'Revoked: ask.',
+      caller: { id: 'a2a-key:0a1b2c3d4e5f', name: 'Old partner' },
+      keyStatus: 'revoked',
+    });
   });
 
   it('lets the keys\' "cannot check now" (503) through: a key is never taken unchecked', async () => {

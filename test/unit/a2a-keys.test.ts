@@ -203,10 +203,12 @@ describe('verifying a key', () => {
       status: 'revoked',
       revokedAt: expect.any(String),
     });
+    // With the key itself, for the operator's log to name who still uses it (issue 26, item 7).
     expect(await keys.verify(revoked.secret)).toEqual({
       ok: false,
       refusal: 'revoked',
       message: "This A2A key was revoked by this agent's operator: ask the operator for a new one.",
+      key: expect.objectContaining({ id: revoked.key.id, name: 'Old partner' }) as unknown,
     });
     clock.now += DAY - 1;
     expect((await keys.verify(expiring.secret)).ok).toBe(true);
@@ -215,6 +217,7 @@ describe('verifying a key', () => {
       ok: false,
       refusal: 'expired',
       message: "This A2A key expired on 2025-06-02T12:00:01.000Z: ask this agent's operator for a new one.",
+      key: expect.objectContaining({ id: expiring.key.id, name: 'Trial' }) as unknown,
     });
     expect((await keys.list()).map((key) => key.status)).toEqual(['expired', 'revoked']);
   });
@@ -225,7 +228,10 @@ describe('verifying a key', () => {
     await keys.revoke(key.id);
     const guess = `abk_${key.id}_${'A'.repeat(43)}`;
     expect(guess).not.toBe(secret);
-    expect(await keys.verify(guess)).toMatchObject({ refusal: 'unknown' });
+    const verdict = await keys.verify(guess);
+    expect(verdict).toMatchObject({ refusal: 'unknown' });
+    // Nor is the key named to the log: anyone can copy an id, only its holder has the secret.
+    expect(verdict).not.toHaveProperty('key');
   });
 
   it('counts calls and the last use in memory, written in batches (not a write per call)', async () => {

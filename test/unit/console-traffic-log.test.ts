@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { EnvelopeEvent } from '../../src/agent/events.js';
@@ -122,8 +122,11 @@ describe('in memory', () => {
         transport: 'jsonrpc',
         taskState: 'completed',
         contextId: 'ctx-1',
+        failedAt: 'limits',
       },
       callerName: 'Alice agent',
+      keyStatus: 'revoked',
+      passed: ['key', 'request'],
     };
     const { log, dir } = openLog();
     expect(log.add(full)).toEqual({ id: 1, ...full });
@@ -311,5 +314,95 @@ describe('the log file', () => {
     expect(kept.at(-1)).toBe(120);
     expect(kept).toEqual(Array.from({ length: kept.length }, (_, i) => kept[0]! + i));
     expect(kept[0]).toBeGreaterThan(1);
+  });
+});
+
+describe('after a restart', () => {
+  // Issue 26, item 8: the file held 8 lines and the console showed 1 envelope.
+  it('shows the history the file kept, with its ids, and numbers new entries after it', async () => {
+    const { log, dir } = openLog();
+    for (let i = 0; i < 8; i++) log.add(event({ message: `before ${i}` }));
+    await log.close();
+
+    const again = new TrafficLog({ dataDir: dir });
+    logs.push(again);
+    expect(again.size).toBe(8);
+    expect(ids(again.query())).toEqual([8, 7, 6, 5, 4, 3, 2, 1]);
+    expect(again.query()[0]).toMatchObject({
+      message: 'before 7',
+      verdict: 'accepted',
+      sender: 'agent://alice.example',
+    });
+    expect(again.add(event({ message: 'after' })).id).toBe(9);
+    await again.close();
+
+    // The file holds both runs once each, and a third start shows all nine.
+    const lines = readFileSync(join(dir, 'logs', 'traffic.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
+    expect(lines.map((line) => (JSON.parse(line) as TrafficEntry).id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const third = new TrafficLog({ dataDir: dir });
+    logs.push(third);
+    expect(ids(third.all())).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
+  it('reads back across rotated files, newest first, no more than it keeps in memory', async () => {
+    const { log, dir } = openLog({ maxFileBytes: 2000, flushBytes: 700 });
+    for (let i = 0; i < 120; i++) log.add(event({ message: `entry ${i}` }));
+    await log.close();
+    const current = readFileSync(join(dir, 'logs', 'traffic.jsonl'), 'utf8')
+      .trim()
+      .split('\n').length;
+
+    const again = new TrafficLog({ dataDir: dir, capacity: current + 5, maxFileBytes: 2000 });
+    logs.push(again);
+    // The current file's lines and the last five of the file before it.
+    expect(ids(again.all())).toEqual(Array.from({ length: current + 5 }, (_, i) => 120 - current - 4 + i));
+  });
+
+  it('skips a torn last line and lines without the fields every entry has; ids keep increasing', () => {
+    const dir = tempDir('console-traffic-');
+    dirs.push(dir);
+    const line = (id: number, fields: object = {}) =>
+      JSON.stringify({ id, ...event({ message: `run entry ${id}` }), ...fields });
+    // Two runs of an earlier version, each numbered from 1, then a write cut short.
+    const text = [
+      line(1),
+      line(2),
+      line(1, { sender: 42, preview: 'not an object' }),
+      JSON.stringify({ id: 3, note: 'no verdict' }),
+      '[1, 2]',
+      line(2),
+      line(3).slice(0, 40),
+    ].join('\n');
+    mkdirSync(join(dir, 'logs'));
+    writeFileSync(join(dir, 'logs', 'traffic.jsonl'), text);
+
+    const log = new TrafficLog({ dataDir: dir });
+    logs.push(log);
+    const entries = log.all();
+    expect(ids(entries)).toEqual([1, 2, 3, 4]);
+    // A field of the wrong type is dropped, not shown.
+    expect(entries[2]).not.toHaveProperty('sender');
+    expect(entries[2]).not.toHaveProperty('preview');
+    expect(entries[2]).toMatchObject({ message: 'run entry 1', verdict: 'accepted' });
+    expect(log.add(event()).id).toBe(5);
+  });
+
+  it("counts the kept entries of the last 15 minutes in the chart at their own time, not in this run's totals", async () => {
+    let now = Date.parse('2026-11-25T10:00:30Z');
+    const { log, dir } = openLog({ now: () => now });
+    log.add(event({ time: new Date(now).toISOString() }));
+    log.add(event({ time: new Date(now).toISOString(), verdict: 'nonce', status: 409 }));
+    log.add(event({ time: new Date(now - 3600_000).toISOString() }));
+    await log.close();
+
+    now += 2 * 60_000;
+    const again = new TrafficLog({ dataDir: dir, now: () => now });
+    logs.push(again);
+    const { perMinute, accepted, refused } = again.counters();
+    expect(perMinute.at(-3)).toEqual({ minute: '2026-11-25T10:00:00.000Z', accepted: 1, refused: 1 });
+    expect(perMinute.reduce((sum, m) => sum + m.accepted + m.refused, 0)).toBe(2);
+    expect({ accepted, refused }).toEqual({ accepted: 0, refused: 0 });
   });
 });

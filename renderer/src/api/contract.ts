@@ -2,8 +2,10 @@
  * The one place the renderer reaches into `src/`: the console API's types and the pipeline's step order,
  * from `src/protocol` only (DESIGN.md: the renderer never imports the core).
  */
-export { PIPELINE_STEPS } from '../../../src/protocol/console-api.js';
+export { A2A_METHOD_STEPS, A2A_STEPS, PIPELINE_STEPS } from '../../../src/protocol/console-api.js';
 export type {
+  A2AStep,
+  CheckStep,
   A2AKeyIssueRequest,
   A2AKeyIssueResponse,
   A2AKeyLimits,

@@ -1,12 +1,19 @@
 /**
  * A2A keys, on the Access page: the keys agents on the A2A network call this one with (name, created, last
- * used, calls, expiry, limits), issuing one (shown once) and revoking one (after a confirmation). Reloads
+ * used, calls, expiry, limits), issuing one (shown once) and revoking one (after a confirmation). A revoked
+ * or expired key that Traffic shows refused says when it was last tried: its holder still uses it. Reloads
  * when the core says the access lists changed (`version`: a key issued or revoked elsewhere, another replica
  * or the CLI), and every 30 s for the usage.
  */
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { ApiClient, ApiRequestError } from '../api/client';
-import type { A2AKeyIssueRequest, A2AKeysResponse, A2AKeyView, AccessPolicy } from '../api/contract';
+import type {
+  A2AKeyIssueRequest,
+  A2AKeysResponse,
+  A2AKeyView,
+  AccessPolicy,
+  TrafficEntry,
+} from '../api/contract';
 import { asApiError, useAction } from '../hooks/useAction';
 import { useNow } from '../hooks/useNow';
 import { formatCount, formatRelative } from '../lib/format';
@@ -24,9 +31,11 @@ interface A2AKeysCardProps {
   /** Bumped whenever the access lists (and the keys) changed. */
   version: number;
   policy: AccessPolicy;
+  /** The traffic log the console holds (newest first): where refused keys were last tried. */
+  traffic?: readonly TrafficEntry[];
 }
 
-export function A2AKeysCard({ api, version, policy }: A2AKeysCardProps) {
+export function A2AKeysCard({ api, version, policy, traffic }: A2AKeysCardProps) {
   const [view, setView] = useState<A2AKeysResponse | null>(null);
   const [loadError, setLoadError] = useState<ApiRequestError | null>(null);
   const [issued, setIssued] = useState<{ name: string; secret: string } | null>(null);
@@ -79,6 +88,7 @@ export function A2AKeysCard({ api, version, policy }: A2AKeysCardProps) {
   });
 
   const active = view?.keys.filter((key) => key.status === 'active').length ?? 0;
+  const refused = useMemo(() => lastRefused(traffic ?? []), [traffic]);
   return (
     <Card
       title="A2A keys"
@@ -110,6 +120,7 @@ export function A2AKeysCard({ api, version, policy }: A2AKeysCardProps) {
       ) : (
         <KeysTable
           keys={view.keys}
+          refused={refused}
           now={now}
           disabled={revoke.busy}
           onRevoke={(key) => {
@@ -161,14 +172,26 @@ export function A2AKeysCard({ api, version, policy }: A2AKeysCardProps) {
   );
 }
 
+/** When each revoked or expired key was last refused, by key id (from Traffic, newest first). */
+function lastRefused(traffic: readonly TrafficEntry[]): Map<string, string> {
+  const last = new Map<string, string>();
+  for (const entry of traffic) {
+    const id = entry.keyStatus && entry.sender?.startsWith('a2a-key:') ? entry.sender.slice(8) : undefined;
+    if (id && !last.has(id)) last.set(id, entry.time);
+  }
+  return last;
+}
+
 interface KeysTableProps {
   keys: A2AKeyView[];
+  /** When a revoked or expired key was last refused, by id. */
+  refused: ReadonlyMap<string, string>;
   now: number;
   disabled: boolean;
   onRevoke: (key: A2AKeyView) => void;
 }
 
-function KeysTable({ keys, now, disabled, onRevoke }: KeysTableProps) {
+function KeysTable({ keys, refused, now, disabled, onRevoke }: KeysTableProps) {
   return (
     <table className="table a2a-keys-table">
       <thead>
@@ -203,6 +226,11 @@ function KeysTable({ keys, now, disabled, onRevoke }: KeysTableProps) {
               ) : (
                 <span className="muted">never</span>
               )}
+              {key.status !== 'active' && refused.has(key.id) ? (
+                <div className="small" data-testid="a2a-key-still-used">
+                  Still used: refused <When iso={refused.get(key.id)!} now={now} />
+                </div>
+              ) : null}
             </td>
             <td>{formatCount(key.calls)}</td>
             <td>

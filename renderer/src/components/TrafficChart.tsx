@@ -5,7 +5,7 @@ const WIDTH = 300;
 const HEIGHT = 80;
 const GAP = 2;
 
-/** Envelopes per minute (accepted below, refused stacked on top), oldest on the left. */
+/** Calls to this agent per minute (accepted below, refused stacked on top), oldest on the left. */
 export function TrafficChart({ minutes }: { minutes: TrafficMinute[] }) {
   const peak = Math.max(1, ...minutes.map((minute) => minute.accepted + minute.refused));
   const slot = WIDTH / Math.max(1, minutes.length);

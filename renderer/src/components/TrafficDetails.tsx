@@ -1,7 +1,14 @@
 import type { A2ATrafficDetail, TrafficEntry } from '../api/contract';
 import { formatBytes, formatDateTime, formatMs } from '../lib/format';
+import { unknownCaller } from '../traffic/caller';
 import { outboundSteps } from '../traffic/outbound';
-import { ADMISSION_LABELS, verificationSteps, type StepState } from '../traffic/steps';
+import {
+  ADMISSION_LABELS,
+  NOT_RECORDED,
+  notRecorded,
+  verificationSteps,
+  type StepState,
+} from '../traffic/steps';
 import { pageHref } from '../pages/types';
 import { Address } from './Address';
 import { Badge } from './Badge';
@@ -31,7 +38,7 @@ const REPLY_SIGNATURE: Record<NonNullable<TrafficEntry['replySignature']> | 'non
   none: 'not checked',
 };
 
-/** One envelope: what was answered first, then why it was accepted or refused, step by step. */
+/** One call (SAMVAD or A2A, in or out): what was answered first, then why it was accepted or refused, step by step. */
 export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
   const out = entry.direction === 'out';
   // A call out went through the operator's outbound policy and the other agent, not the receive pipeline.
@@ -41,14 +48,14 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
   return (
     <aside
       className="details"
-      aria-label="Envelope details"
+      aria-label="Call details"
       data-testid="traffic-details"
       data-entry-id={entry.id}
       data-direction={out ? 'out' : 'in'}
     >
       <header className="details-header">
         <h2>
-          Envelope #{entry.id} <VerdictBadge verdict={entry.verdict} held={entry.held} />
+          Call #{entry.id} <VerdictBadge verdict={entry.verdict} held={entry.held} />
         </h2>
         <button type="button" className="button small ghost" onClick={onClose} aria-label="Close details">
           ✕
@@ -105,7 +112,12 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
       ) : null}
 
       <section aria-labelledby="details-steps">
-        <h3 id="details-steps">{out ? 'Call out' : 'Verification'}</h3>
+        <h3 id="details-steps">{out ? 'Call out' : 'Checks'}</h3>
+        {!out && notRecorded(entry) ? (
+          <p className="muted small" data-testid="steps-not-recorded">
+            {NOT_RECORDED}
+          </p>
+        ) : null}
         <ol className="step-list">
           {steps.map((step) => (
             <li
@@ -131,8 +143,8 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
         </ol>
       </section>
 
-      <section aria-labelledby="details-envelope">
-        <h3 id="details-envelope">Envelope</h3>
+      <section aria-labelledby="details-call">
+        <h3 id="details-call">Call</h3>
         <dl className="fields compact">
           <Field label="Time">{formatDateTime(entry.time)}</Field>
           <Field label="Direction">
@@ -163,8 +175,17 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
             <code>{entry.endpoint}</code>
           </Field>
           <Field label={out ? 'Sent as' : 'Sender'}>
-            {entry.sender ? <Address value={entry.sender} /> : 'unknown'}
+            {entry.sender ? <Address value={entry.sender} /> : unknownCaller(entry)}
             {entry.callerName ? <span data-testid="caller-name"> (key “{entry.callerName}”)</span> : null}
+            {entry.keyStatus ? (
+              <span data-testid="key-status" data-status={entry.keyStatus}>
+                {' '}
+                <Badge tone="bad">{entry.keyStatus}</Badge> Its holder still calls with this key:{' '}
+                {entry.keyStatus === 'revoked' ? 'ask them to stop, or issue' : 'issue'} them a new one on the{' '}
+                <a href={pageHref('access')}>Access page</a>
+                {entry.keyStatus === 'expired' ? ' if they should call' : ''}.
+              </span>
+            ) : null}
           </Field>
           {entry.onBehalfOf ? (
             <Field label="On behalf of">
@@ -222,7 +243,13 @@ function A2AFields({ detail }: { detail: A2ATrafficDetail }) {
   return (
     <>
       <Field label="A2A method">
-        <code data-testid="a2a-method">{detail.method}</code>
+        {detail.method ? (
+          <code data-testid="a2a-method">{detail.method}</code>
+        ) : (
+          <span data-testid="a2a-method" data-unread="true">
+            not read: the call was refused before its body was read
+          </span>
+        )}
       </Field>
       <Field label="A2A wire">
         <span data-testid="a2a-wire">

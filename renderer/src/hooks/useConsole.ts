@@ -1,5 +1,5 @@
 /**
- * Everything live the pages share: the status, the envelope log and the stream that keeps both current.
+ * Everything live the pages share: the status, the traffic log and the stream that keeps both current.
  * Lives at the App's top so Traffic keeps streaming while another page is open.
  */
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
@@ -11,7 +11,7 @@ import { asApiError } from './useAction';
 
 /** Stream entries are applied in batches: one render per 100 ms at most, whatever the rate. */
 const FLUSH_MS = 100;
-/** Envelopes change the per-minute counts: refresh the status at most this often because of them. */
+/** Calls change the per-minute counts: refresh the status at most this often because of them. */
 const STATUS_ON_TRAFFIC_MS = 5_000;
 const STATUS_POLL_MS = 30_000;
 

@@ -277,7 +277,7 @@ export function Access({ api, data }: PageProps) {
         />
       </Card>
 
-      <A2AKeysCard api={api} version={accessVersion} policy={view.policy} />
+      <A2AKeysCard api={api} version={accessVersion} policy={view.policy} traffic={data.traffic.entries} />
 
       <CallsOutCard api={api} onSaved={refreshStatus} />
 

@@ -1,5 +1,6 @@
 import { useCallback, useDeferredValue, useId, useMemo, useState } from 'react';
 import { PIPELINE_STEPS, type TrafficEntry } from '../api/contract';
+import { Badge } from '../components/Badge';
 import { ErrorNotice, EmptyState, Loading } from '../components/States';
 import { TrafficDetails } from '../components/TrafficDetails';
 import { VerdictBadge } from '../components/VerdictBadge';
@@ -7,6 +8,7 @@ import { VirtualList } from '../components/VirtualList';
 import { useAction } from '../hooks/useAction';
 import { formatBytes, formatCount, formatMs, formatTime } from '../lib/format';
 import { EMPTY_FILTER, filterTraffic, isValidStatusFilter, type TrafficFilterForm } from '../traffic/filter';
+import { keyName, unknownCaller } from '../traffic/caller';
 import { TRAFFIC_LIMIT } from '../traffic/log';
 import type { PageProps } from './types';
 
@@ -35,7 +37,7 @@ export function Traffic({ api, data }: PageProps) {
     download(file.blob, file.filename);
   });
 
-  if (!traffic.loaded && !trafficError) return <Loading label="Loading the envelope log…" />;
+  if (!traffic.loaded && !trafficError) return <Loading label="Loading the traffic log…" />;
 
   const agentUrl = status?.agent.url;
   return (
@@ -45,8 +47,8 @@ export function Traffic({ api, data }: PageProps) {
       <div className="toolbar">
         <p className="toolbar-count" role="status" data-testid="traffic-count">
           {filtering
-            ? `${formatCount(filtered.length)} of ${formatCount(traffic.entries.length)} envelopes`
-            : `${formatCount(traffic.entries.length)} envelope${traffic.entries.length === 1 ? '' : 's'}`}
+            ? `${formatCount(filtered.length)} of ${formatCount(traffic.entries.length)} calls`
+            : `${formatCount(traffic.entries.length)} call${traffic.entries.length === 1 ? '' : 's'}`}
           {traffic.entries.length >= TRAFFIC_LIMIT
             ? ` (the newest ${formatCount(TRAFFIC_LIMIT)} are kept here)`
             : ''}
@@ -78,27 +80,28 @@ export function Traffic({ api, data }: PageProps) {
             className="button"
             onClick={() => void exportLog.run()}
             disabled={exportLog.busy}
-            title="Download the console's envelope log as JSON lines"
+            title="Download the console's traffic log as JSON lines"
           >
             {exportLog.busy ? 'Exporting…' : 'Export'}
           </button>
         </div>
       </div>
       {exportLog.error ? <ErrorNotice error={exportLog.error} title="Export failed" /> : null}
-      {trafficError ? <ErrorNotice error={trafficError} title="Cannot load the envelope log" /> : null}
+      {trafficError ? <ErrorNotice error={trafficError} title="Cannot load the traffic log" /> : null}
 
       <div className={`traffic-split ${selected ? 'with-details' : ''}`}>
         <div className="traffic-table">
           {!traffic.loaded ? null : traffic.entries.length === 0 ? (
-            <EmptyState title="No envelopes yet">
+            <EmptyState title="No calls yet">
               <p>
-                Send one with the self-test (Overview → <strong>Test</strong>), or from another agent to{' '}
-                <code>{agentUrl ? `${agentUrl}/agent/message` : '/agent/message'}</code>. Each envelope
-                appears here the moment it is handled, with why it was accepted or refused.
+                Send one with the self-test (Overview → <strong>Test</strong>), or from another agent: over
+                SAMVAD to <code>{agentUrl ? `${agentUrl}/agent/message` : '/agent/message'}</code>, or over
+                A2A to <code>{agentUrl ? `${agentUrl}/a2a/jsonrpc` : '/a2a/jsonrpc'}</code>. Each call appears
+                here the moment it is handled, with why it was accepted or refused.
               </p>
             </EmptyState>
           ) : filtered.length === 0 ? (
-            <EmptyState title="No envelopes match these filters">
+            <EmptyState title="No calls match these filters">
               <button type="button" className="button" onClick={() => setFilter(EMPTY_FILTER)}>
                 Clear filters
               </button>
@@ -123,7 +126,7 @@ interface TrafficTableProps {
 export function TrafficTable({ entries, selectedIndex, onSelectIndex, fallbackHeight }: TrafficTableProps) {
   return (
     <VirtualList
-      label="Envelopes, newest first"
+      label="Calls, newest first"
       items={entries}
       rowHeight={ROW_HEIGHT}
       fallbackHeight={fallbackHeight}
@@ -176,9 +179,13 @@ export function TrafficTable({ entries, selectedIndex, onSelectIndex, fallbackHe
           <span role="gridcell" className="mono">
             {formatTime(entry.time)}
           </span>
-          <span role="gridcell" className="agent-cell" title={agentOf(entry)}>
+          <span role="gridcell" className="agent-cell" title={agentTitle(entry)}>
             <DirectionBadge entry={entry} />
-            <AgentText id={agentOf(entry)} />
+            {keyName(entry) ? (
+              <KeyCaller entry={entry} />
+            ) : (
+              <AgentText id={agentOf(entry)} unknown={unknownCaller(entry)} />
+            )}
           </span>
           <span role="gridcell">
             <ProtocolBadge entry={entry} />
@@ -227,12 +234,34 @@ function agentOf(entry: TrafficEntry): string | undefined {
   return directionOf(entry) === 'out' ? entry.callee : entry.sender;
 }
 
+function agentTitle(entry: TrafficEntry): string | undefined {
+  const name = keyName(entry);
+  if (!name) return agentOf(entry);
+  return `${entry.sender} (key “${name}”${entry.keyStatus ? `, ${entry.keyStatus}` : ''})`;
+}
+
+/** An A2A key's caller: its name first, then its id; a revoked or expired key is marked so. */
+function KeyCaller({ entry }: { entry: TrafficEntry }) {
+  return (
+    <>
+      <span className="agent-text" data-testid="traffic-agent">
+        {keyName(entry)} <span className="muted">{entry.sender}</span>
+      </span>
+      {entry.keyStatus ? (
+        <span data-testid="traffic-key-status" data-status={entry.keyStatus}>
+          <Badge tone="bad">{entry.keyStatus}</Badge>
+        </span>
+      ) : null}
+    </>
+  );
+}
+
 /**
  * The agent in a row, without its `agent://` (every row has it; the title and the details show the whole id),
  * so a narrow column keeps the host and port, ending in … only when even those do not fit.
  */
-function AgentText({ id }: { id: string | undefined }) {
-  if (!id) return <span className="muted">unknown</span>;
+function AgentText({ id, unknown }: { id: string | undefined; unknown: string }) {
+  if (!id) return <span className="muted">{unknown}</span>;
   const scheme = id.startsWith('agent://') ? 'agent://' : '';
   return (
     <span className="agent-text" data-testid="traffic-agent">
@@ -282,7 +311,7 @@ function Filters({ filter, onChange, entries }: FiltersProps) {
     <form
       className="filters"
       role="search"
-      aria-label="Filter envelopes"
+      aria-label="Filter calls"
       onSubmit={(event) => event.preventDefault()}
     >
       <div className="filter grow">

@@ -1,5 +1,5 @@
 /**
- * The envelope log as the browser holds it: newest first by the time each call started, bounded, with pause.
+ * The traffic log (calls in and out, SAMVAD and A2A) as the browser holds it: newest first by the time each call started, bounded, with pause.
  * A call is logged when it ends, so a long one (a call out that polls its task, a stream) arrives after
  * calls that started later: it is put in its place, not on top. While paused, new entries are counted and
  * kept aside (also bounded), and shown on resume.
