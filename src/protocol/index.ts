@@ -8,3 +8,4 @@ export * from './object-signature.js';
 export * from './signer.js';
 export * from './types.js';
 export * from './console-api.js';
+export * from './skills.js';
