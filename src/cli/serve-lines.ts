@@ -1,0 +1,64 @@
+// What `serve` prints about what happens (envelopes, the access policy, the tunnel), as one line each: pure
+// functions of the events, so the terminal's words can be tested without a process.
+import type { EnvelopeEvent } from '../agent/events.js';
+import type { AccessPolicy } from '../protocol/console-api.js';
+import type { TunnelState } from '../tunnel/state.js';
+
+export function describeAccess(policy: AccessPolicy): string {
+  if (policy === 'pairing') return 'pairing: each new sender waits for your approval (console > Access)';
+  if (policy === 'allowlist') return 'allowlist: only senders you approved reach the gateway';
+  return 'open: WARNING, any agent that signs its envelope reaches your gateway agent';
+}
+
+export function describeTunnel(state: TunnelState): string {
+  switch (state.status) {
+    case 'off':
+      return 'Tunnel: off';
+    case 'connecting':
+      return `Tunnel: connecting (attempt ${state.attempt})...`;
+    case 'online': {
+      const reach = state.reachability;
+      // The URL stands alone (a space after it), so it can be copied or matched out of the line.
+      if (reach?.state === 'reachable') return `Tunnel: online at ${state.url} (reachable from outside)`;
+      if (reach?.state === 'unreachable')
+        return `Tunnel: online at ${state.url} but a call through it failed: ${reach.problem ?? 'no answer'}; checking again`;
+      return `Tunnel: online at ${state.url}${reach ? ' (checking that callers reach this agent through it)' : ''}`;
+    }
+    case 'reconnecting': {
+      const seconds = Math.max(0, Math.round((Date.parse(state.nextTryAt) - Date.now()) / 1000));
+      return `Tunnel: ${state.lastError}; reconnecting in ${seconds} s (attempt ${state.attempt})`;
+    }
+    case 'failed':
+      return `Tunnel: failed: ${state.reason}`;
+  }
+}
+
+export function formatEnvelope(e: EnvelopeEvent): string {
+  const out = e.direction === 'out';
+  const verdict = e.held ? 'held' : e.verdict === 'accepted' ? 'accepted' : `refused at ${e.verdict}`;
+  const parts = [
+    clock(e.time),
+    ...(out ? ['out'] : []),
+    String(e.status),
+    verdict,
+    e.mode ?? '-',
+    e.skill ?? '-',
+    // A call out names the agent called; a call in, its sender.
+    out ? `-> ${e.callee ?? '-'}` : (e.sender ?? '-'),
+    `${e.durationMs} ms`,
+  ];
+  if (out && e.replySignature) parts.push(REPLY_WORDS[e.replySignature]);
+  if (e.code) parts.push(e.code);
+  if (e.screen) parts.push(`[injection screen: ${e.screen.rule}]`);
+  if (e.message && e.verdict !== 'accepted') parts.push(`"${e.message}"`);
+  if (e.diagnosis) parts.push(`[${e.diagnosis}]`);
+  return parts.join(' ');
+}
+
+export const clock = (iso: string) => iso.slice(11, 19);
+
+const REPLY_WORDS: Record<NonNullable<EnvelopeEvent['replySignature']>, string> = {
+  verified: 'reply verified',
+  unsigned: 'reply unsigned',
+  failed: 'reply NOT verified',
+};
