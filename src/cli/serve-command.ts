@@ -11,7 +11,7 @@ import { SERVE_HELP, parseServeArgs } from '../settings/flags.js';
 import { maskedRedisUrl } from '../state/redis-connection.js';
 import { addressLines } from '../tunnel/address-change.js';
 import { openSettingsStore, type SettingsStore } from '../settings/store.js';
-import { clock, describeAccess, describeTunnel, formatEnvelope } from './serve-lines.js';
+import { clock, describeAccess, describeTunnel, formatEnvelope, newSenderLine } from './serve-lines.js';
 
 /**
  * What events print while the start banner is being printed (the tunnel connects meanwhile), printed once
@@ -57,13 +57,9 @@ export async function runServeCommand(rest: string[]): Promise<void> {
   });
 
   on('access', (change) => {
-    if (change.kind !== 'new-sender') return;
-    const { sender, name, code, preview, note } = change.pending;
-    say(
-      `Access: ${sender}${name ? ` ("${name}")` : ''} asks to talk to your agent (request ${code}` +
-        `${preview ? `, first message: "${preview}"` : ''}).${note ? ` It was ${note}.` : ''}` +
-        ` Approve or deny it on the console's Access page.`,
-    );
+    // Read at the time: the operator may turn contents on or off in the console while the agent runs.
+    if (change.kind === 'new-sender')
+      say(newSenderLine(change.pending, app.currentSettings.keepMessageContents));
   });
   let lastTarget = '';
   app.on('gatewayAgent', (view) => {

@@ -1,13 +1,28 @@
 // What `serve` prints about what happens (envelopes, the access policy, the tunnel), as one line each: pure
 // functions of the events, so the terminal's words can be tested without a process.
 import type { EnvelopeEvent } from '../agent/events.js';
-import type { AccessPolicy } from '../protocol/console-api.js';
+import type { AccessPolicy, PendingSenderView } from '../protocol/console-api.js';
 import type { TunnelState } from '../tunnel/state.js';
 
 export function describeAccess(policy: AccessPolicy): string {
   if (policy === 'pairing') return 'pairing: each new sender waits for your approval (console > Access)';
   if (policy === 'allowlist') return 'allowlist: only senders you approved reach the gateway';
   return 'open: WARNING, any agent that signs its envelope reaches your gateway agent';
+}
+
+/**
+ * A new sender asks to talk to the agent (policy `pairing`). Its first message only when the operator keeps
+ * message contents (`keepMessageContents`): this output may be kept in a log others read (a service's
+ * journal), and the console's Access page shows the message to the operator anyway. The sender's id and
+ * its card's name stay: they are what the operator approves, and public on its card.
+ */
+export function newSenderLine(pending: PendingSenderView, keepContents: boolean): string {
+  const { sender, name, code, preview, note } = pending;
+  const first = keepContents && preview ? `, first message: "${preview}"` : '';
+  return (
+    `Access: ${sender}${name ? ` ("${name}")` : ''} asks to talk to your agent (request ${code}${first}).` +
+    `${note ? ` It was ${note}.` : ''} Approve or deny it on the console's Access page.`
+  );
 }
 
 export function describeTunnel(state: TunnelState): string {
