@@ -11,7 +11,14 @@ import { SERVE_HELP, parseServeArgs } from '../settings/flags.js';
 import { maskedRedisUrl } from '../state/redis-connection.js';
 import { addressLines } from '../tunnel/address-change.js';
 import { openSettingsStore, type SettingsStore } from '../settings/store.js';
-import { clock, describeAccess, describeTunnel, formatEnvelope, newSenderLine } from './serve-lines.js';
+import {
+  agentIdLine,
+  clock,
+  describeAccess,
+  describeTunnel,
+  formatEnvelope,
+  newSenderLine,
+} from './serve-lines.js';
 
 /**
  * What events print while the start banner is being printed (the tunnel connects meanwhile), printed once
@@ -100,7 +107,8 @@ export async function runServeCommand(rest: string[]): Promise<void> {
   }
   const card = app.card();
   console.log(`Agent Bridge ${card.version} (SAMVAD ${card.protocolVersion})`);
-  console.log(`  Agent id:   ${card.id}`);
+  // With a tunnel the id is the tunnel's address, unknown until it is online: never the loopback one.
+  console.log(agentIdLine(card.id, settings.tunnel !== 'none' && app.tunnelState.status !== 'online'));
   console.log(`  Agent URL:  ${localUrl}`);
   if (settings.publicUrl) console.log(`  Public URL: ${app.agentUrl}`);
   console.log(`  Card:       ${localUrl}/.well-known/agent.json`);

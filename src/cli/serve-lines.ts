@@ -4,6 +4,13 @@ import type { EnvelopeEvent } from '../agent/events.js';
 import type { AccessPolicy, PendingSenderView } from '../protocol/console-api.js';
 import type { TunnelState } from '../tunnel/state.js';
 
+/** The banner's id: the agent's id, or, while the tunnel that gives it is not online, that it comes later. */
+export function agentIdLine(id: string, waitingForTunnel: boolean): string {
+  return waitingForTunnel
+    ? '  Agent id:   waiting for the tunnel (the id is agent://<its public host>, printed once it is online)'
+    : `  Agent id:   ${id}`;
+}
+
 export function describeAccess(policy: AccessPolicy): string {
   if (policy === 'pairing') return 'pairing: each new sender waits for your approval (console > Access)';
   if (policy === 'allowlist') return 'allowlist: only senders you approved reach the gateway';

@@ -67,6 +67,20 @@ describe('npm run serve', () => {
     expect(after.findIndex((line) => line.startsWith('Tunnel: online at http://'))).toBeGreaterThan(0);
   });
 
+  it("names the agent by the id it will have: never the loopback address a tunnel's id replaces", () => {
+    const output = child.output();
+    const url = /Tunnel: online at (\S+)/.exec(output)![1]!;
+    const id = `agent://${new URL(url).host}`;
+    // Issue 26: the banner said agent://127.0.0.1:PORT, the id for a few moments and never again.
+    expect(output).not.toMatch(/Agent id: +agent:\/\/127\.0\.0\.1/);
+    const banner = output.split('\n').find((line) => line.startsWith('  Agent id:'));
+    expect([
+      `  Agent id:   ${id}`,
+      expect.stringMatching(/^ {2}Agent id: {3}waiting for the tunnel/),
+    ]).toContainEqual(banner);
+    expect(output).toContain(`Public URL: ${url}\nAgent id:   ${id}\n`);
+  });
+
   it('ends Ctrl-C with a line that says it stopped, once the traffic log is on disk', async () => {
     // An unsigned call, refused, is logged like any other: it must be on disk when the last line says so.
     const refused = await fetch(`${child.url}/agent/message`, {
@@ -127,6 +141,10 @@ describe('npm run serve, when a new sender asks (pairing)', () => {
       .split('\n')
       .find((line) => line.startsWith(`Access: ${from.id}`))!;
   };
+
+  it('names the agent by its loopback id when there is no tunnel: that is its id', () => {
+    expect(agent.output()).toContain(`\n  Agent id:   agent://127.0.0.1:${new URL(agent.url).port}\n`);
+  });
 
   it('names the sender and its request code, never what it wrote, while contents are not kept', async () => {
     const line = await ask(strangers[0]!, 'my bank PIN is 4921');
