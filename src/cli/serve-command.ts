@@ -11,14 +11,8 @@ import { SERVE_HELP, parseServeArgs } from '../settings/flags.js';
 import { maskedRedisUrl } from '../state/redis-connection.js';
 import { addressLines } from '../tunnel/address-change.js';
 import { openSettingsStore, type SettingsStore } from '../settings/store.js';
-import {
-  agentIdLine,
-  clock,
-  describeAccess,
-  describeTunnel,
-  formatEnvelope,
-  newSenderLine,
-} from './serve-lines.js';
+import { agentIdLine, clock, describeAccess, formatEnvelope, newSenderLine } from './serve-lines.js';
+import { TunnelLines } from './tunnel-lines.js';
 
 /**
  * What events print while the start banner is being printed (the tunnel connects meanwhile), printed once
@@ -82,7 +76,11 @@ export async function runServeCommand(rest: string[]): Promise<void> {
         : `Shared state: ${health.problem}`,
     ),
   );
-  on('tunnel', (state) => say(describeTunnel(state)));
+  const tunnelLines = new TunnelLines();
+  on('tunnel', (state) => {
+    const lines = tunnelLines.next(state);
+    if (lines.length > 0) say(...lines);
+  });
   on('address', (change) => say(...addressLines(change, app.registrar.record !== undefined)));
   on('registry', (state) => {
     if (state.status === 'registered' && !state.lastError)

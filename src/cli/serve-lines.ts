@@ -1,8 +1,7 @@
-// What `serve` prints about what happens (envelopes, the access policy, the tunnel), as one line each: pure
-// functions of the events, so the terminal's words can be tested without a process.
+// What `serve` prints about what happens (envelopes, the access policy, new senders), as one line each:
+// pure functions of the events, so the terminal's words can be tested without a process.
 import type { EnvelopeEvent } from '../agent/events.js';
 import type { AccessPolicy, PendingSenderView } from '../protocol/console-api.js';
-import type { TunnelState } from '../tunnel/state.js';
 
 /** The banner's id: the agent's id, or, while the tunnel that gives it is not online, that it comes later. */
 export function agentIdLine(id: string, waitingForTunnel: boolean): string {
@@ -30,29 +29,6 @@ export function newSenderLine(pending: PendingSenderView, keepContents: boolean)
     `Access: ${sender}${name ? ` ("${name}")` : ''} asks to talk to your agent (request ${code}${first}).` +
     `${note ? ` It was ${note}.` : ''} Approve or deny it on the console's Access page.`
   );
-}
-
-export function describeTunnel(state: TunnelState): string {
-  switch (state.status) {
-    case 'off':
-      return 'Tunnel: off';
-    case 'connecting':
-      return `Tunnel: connecting (attempt ${state.attempt})...`;
-    case 'online': {
-      const reach = state.reachability;
-      // The URL stands alone (a space after it), so it can be copied or matched out of the line.
-      if (reach?.state === 'reachable') return `Tunnel: online at ${state.url} (reachable from outside)`;
-      if (reach?.state === 'unreachable')
-        return `Tunnel: online at ${state.url} but a call through it failed: ${reach.problem ?? 'no answer'}; checking again`;
-      return `Tunnel: online at ${state.url}${reach ? ' (checking that callers reach this agent through it)' : ''}`;
-    }
-    case 'reconnecting': {
-      const seconds = Math.max(0, Math.round((Date.parse(state.nextTryAt) - Date.now()) / 1000));
-      return `Tunnel: ${state.lastError}; reconnecting in ${seconds} s (attempt ${state.attempt})`;
-    }
-    case 'failed':
-      return `Tunnel: failed: ${state.reason}`;
-  }
 }
 
 export function formatEnvelope(e: EnvelopeEvent): string {

@@ -255,6 +255,8 @@ export type TunnelStatus =
       attempt: number;
       nextTryAt: string;
       lastError: string;
+      /** What the operator can do about it, when known (a tunnel server that cannot be reached at all). */
+      hint?: string;
       /** The name asked for again at each try, until the server lets go of the old connection's hold. */
       keepingName?: string;
     }

@@ -265,6 +265,7 @@ function TunnelCard(props: {
             tone="warning"
             title={tunnel.keepingName ? 'Getting the same address back' : 'The tunnel dropped'}
             message={tunnel.lastError}
+            fix={tunnel.hint}
             testId="tunnel-error"
           />
         ) : null}
