@@ -13,6 +13,7 @@ import { addressLines } from '../tunnel/address-change.js';
 import { openSettingsStore, type SettingsStore } from '../settings/store.js';
 import { agentIdLine, clock, describeAccess, formatEnvelope, newSenderLine } from './serve-lines.js';
 import { TunnelLines } from './tunnel-lines.js';
+import { checkDemoArgs, demoBannerLines, demoDataDir, startDemo } from '../demo/demo-mode.js';
 
 /**
  * What events print while the start banner is being printed (the tunnel connects meanwhile), printed once
@@ -33,11 +34,16 @@ export async function runServeCommand(rest: string[]): Promise<void> {
     console.log(SERVE_HELP);
     return;
   }
-  const dataDir = parsed.dataDir ?? defaultDataDir();
+  if (parsed.demo) checkDemoArgs(parsed);
+  // A demo keeps a data dir of its own unless --data-dir names one (AGENT_BRIDGE_DATA_DIR is where it nests).
+  const dataDir =
+    parsed.demo && parsed.dataDirFrom !== 'flag' ? demoDataDir() : (parsed.dataDir ?? defaultDataDir());
   const store = openSettingsStore(dataDir);
-  const settings = { ...store.get(), ...parsed.overrides };
+  const given = { ...store.get(), ...parsed.overrides };
+  const demo = parsed.demo ? await startDemo(dataDir, given, parsed) : undefined;
+  const { settings, origins, env } = demo ?? { settings: given, origins: parsed.origins, env: process.env };
 
-  const app = new AgentBridgeApp({ dataDir, settings });
+  const app = new AgentBridgeApp({ dataDir, settings, env, demo: demo !== undefined });
   const on = <K extends keyof AppEvents>(name: K, listener: (...args: AppEvents[K]) => void) => {
     const run = (...args: AppEvents[K]) => (held ? held.push(() => listener(...args)) : listener(...args));
     // Node's typings cannot narrow their conditional listener type through a generic K; the call is sound.
@@ -105,6 +111,7 @@ export async function runServeCommand(rest: string[]): Promise<void> {
   }
   const card = app.card();
   console.log(`Agent Bridge ${card.version} (SAMVAD ${card.protocolVersion})`);
+  if (demo) console.log(demoBannerLines(`agent://127.0.0.1:${new URL(localUrl).port}`, dataDir).join('\n'));
   // With a tunnel the id is the tunnel's address, unknown until it is online: never the loopback one.
   console.log(agentIdLine(card.id, settings.tunnel !== 'none' && app.tunnelState.status !== 'online'));
   console.log(`  Agent URL:  ${localUrl}`);
@@ -119,7 +126,7 @@ export async function runServeCommand(rest: string[]): Promise<void> {
     port: settings.consolePort,
     explicit: parsed.overrides.consolePort !== undefined,
     newToken: parsed.newConsoleToken,
-    origins: parsed.origins,
+    origins,
   });
   // The token only to a terminal: service and container output lands in logs (console-file.ts).
   const consoleFile = join(dataDir, CONSOLE_FILE);
@@ -155,6 +162,7 @@ export async function runServeCommand(rest: string[]): Promise<void> {
     app
       .stop()
       .then(() => operatorConsole.close())
+      .then(() => demo?.gateway.close())
       .then(
         // Only now: the traffic log, tasks and access lists are on disk, so the process may be ended.
         () => process.stdout.write('Agent Bridge stopped.\n', () => process.exit(0)),

@@ -481,6 +481,8 @@ export interface StatusResponse {
    * `keysProblem` saying why, while the key store cannot be read (then no key works either).
    */
   a2a: { cardUrl: string | null; keys: number | null; keysProblem?: string };
+  /** Present in a demo run (`serve --demo`): a stand-in gateway answers, no model (the console says so). */
+  demo?: true;
 }
 
 /** GET /api/events (SSE): `event: envelope` with a TrafficEntry; `event: state` when anything in the status changed. */
