@@ -1,7 +1,11 @@
 #!/usr/bin/env node
-/** Headless entry: `agent-bridge serve [flags]` (npm run serve -- [flags]) and `agent-bridge keys ...`. */
+/**
+ * Headless entry: `agent-bridge serve [flags]` (npm run serve -- [flags]), `agent-bridge keys ...` and
+ * `agent-bridge call <agent> "message"`.
+ */
 import { AGENT_VERSION } from './app.js';
 import { PROTOCOL_VERSION } from './protocol/index.js';
+import { runCallCommand } from './cli/call-command.js';
 import { runKeysCommand } from './cli/keys-command.js';
 import { releaseHeld, runServeCommand } from './cli/serve-command.js';
 
@@ -12,9 +16,10 @@ async function main(argv: string[]): Promise<void> {
   }
   const [command = 'serve', ...rest] = argv[0]?.startsWith('-') ? ['serve', ...argv] : argv;
   if (command === 'keys') return runKeysCommand(rest);
+  if (command === 'call') return runCallCommand(rest);
   if (command !== 'serve') {
     throw new Error(
-      `Unknown command "${command}": use serve or keys. Run: agent-bridge --help, or agent-bridge keys --help`,
+      `Unknown command "${command}": use serve, keys or call. Run: agent-bridge --help, agent-bridge keys --help or agent-bridge call --help`,
     );
   }
   return runServeCommand(rest);

@@ -495,6 +495,7 @@ function buildHelp(): string {
     '',
     'Flags and env apply to this run only; the settings store keeps the saved values.',
     'A2A keys for the agents that call yours: agent-bridge keys --help',
+    'Call an agent (yours, or another) and see its verified reply: agent-bridge call --help',
     '',
     ...lines,
     '',
