@@ -99,6 +99,7 @@ describe('Overview', () => {
       <Overview api={createApiClient({ token: 't', fetch: fakeFetch({}).fetch })} data={dataFor(value)} />,
     );
     const notice = within(screen.getByTestId('tunnel-state')).getByTestId('tunnel-error');
+    expect(within(notice).getByText('The tunnel server cannot be reached')).toBeTruthy();
     expect(notice.textContent).toContain('tunnel server https://localtunnel.me is unreachable (ENOTFOUND)');
     expect(notice.textContent).toContain(
       'Fix: Check the network. Or go without localtunnel: --tunnel none, with',
