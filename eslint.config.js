@@ -31,7 +31,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli.ts', 'bench/**', 'test/**', 'renderer/dev/**', 'scripts/**'],
+    files: ['src/cli.ts', 'src/cli/serve-command.ts', 'bench/**', 'test/**', 'renderer/dev/**', 'scripts/**'],
     rules: { 'no-console': 'off' },
   },
   {

@@ -22,6 +22,8 @@ export interface AppOptions {
   dataDir: string;
   /** Effective settings for this run: the store's values with flags and env applied. */
   settings: Settings;
+  /** `serve --demo`: a stand-in gateway answers; the cards and the console say so (src/demo/demo-mode.ts). */
+  demo?: boolean;
   env?: NodeJS.ProcessEnv;
   /** Extra skills registered beside `chat` (tests use their own to cover the generic core). */
   extraSkills?: Skill[];

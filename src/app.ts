@@ -65,6 +65,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   /** The gateway: where it is, the agent callers reach on it (`target`) and its one state (`watch`). */
   readonly gateway: GatewayLink;
   private settings: Settings;
+  /** `serve --demo`: a stand-in gateway answers (the console says so; the card's description is the demo's). */
+  readonly demo: boolean;
 
   constructor(private readonly options: AppOptions) {
     super();
@@ -72,6 +74,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     const now = options.now ?? Date.now;
     ensureDir(dataDir);
     this.settings = options.settings;
+    this.demo = options.demo ?? false;
     const settings = () => this.settings;
     this.gateway = new GatewayLink({
       settings,

@@ -3,6 +3,7 @@ import { createApiClient } from './api/client';
 import type { EventSourceLike } from './api/events';
 import { forgetToken, storeToken, takeToken, tokenFromHash } from './api/token';
 import { ConnectionBadge } from './components/ConnectionBadge';
+import { DemoBadge } from './components/DemoBadge';
 import { Notice } from './components/States';
 import { TokenScreen } from './components/TokenScreen';
 import { useConsole } from './hooks/useConsole';
@@ -128,6 +129,7 @@ function Console({ token, onUnauthorized, replaceToken, tokenReplaced, createEve
               {status.agent.card.name}
             </span>
           ) : null}
+          {status?.demo ? <DemoBadge /> : null}
         </div>
         <ConnectionBadge state={connection} />
       </header>

@@ -55,7 +55,8 @@ export async function openKeysClient(options: {
   return openStore(options.dataDir, options.redisUrl);
 }
 
-function readConsoleFile(dataDir: string): { url: string; token: string } | undefined {
+/** The running agent's console (address and token) from `console.json`; undefined when there is none. */
+export function readConsoleFile(dataDir: string): { url: string; token: string } | undefined {
   try {
     const saved = readJsonFile<{ url?: unknown; token?: unknown }>(join(dataDir, CONSOLE_FILE));
     if (typeof saved?.url !== 'string' || !saved.url || typeof saved.token !== 'string') return undefined;

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { AgentBridgeApp } from '../app.js';
+import { DEMO_HELD_SETTINGS } from '../demo/demo-mode.js';
 import type { SettingSourceView, SettingsResponse, SettingsUpdateResponse } from '../protocol/console-api.js';
 import { settingSources, type OverrideOrigin } from '../settings/sources.js';
 import {
@@ -134,6 +135,7 @@ export class ConsoleSettings {
     }
     const { request, problems } = this.withoutEchoes(body as Record<string, unknown>);
     this.refuseReadOnly(request);
+    this.refuseDemoHeld(request);
     return this.apply(request, problems);
   }
 
@@ -262,6 +264,28 @@ export class ConsoleSettings {
         field: name,
         message: `${name}: cannot be changed from the console (${READ_ONLY[name].why}): set it with ${READ_ONLY[name].flag} or in settings.json on the machine`,
       })),
+    );
+  }
+
+  /**
+   * A demo keeps its stand-in gateway and its card's "demo" for as long as it runs (src/demo/demo-mode.ts);
+   * sending back what GET showed (the token's "" is "unchanged") stays harmless.
+   */
+  private refuseDemoHeld(request: Record<string, unknown>): void {
+    if (!this.app.demo) return;
+    const current = this.app.currentSettings;
+    const names = DEMO_HELD_SETTINGS.filter(
+      (name) =>
+        Object.hasOwn(request, name) &&
+        !unchanged(request[name], current[name], name) &&
+        !(name === 'gatewayToken' && request[name] === ''),
+    );
+    if (names.length === 0) return;
+    throw new ConsoleError(
+      403,
+      `This is a demo run: it keeps ${names.join(' and ')} as --demo set ${names.length === 1 ? 'it' : 'them'} while it runs; nothing was saved.`,
+      'Stop the demo and start Agent Bridge without --demo to use your own gateway and description.',
+      names.map((name) => ({ field: name, message: `${name}: set by --demo for this run` })),
     );
   }
 

@@ -75,6 +75,7 @@ export function buildStatus({
     access: app.access.summary(),
     mcp,
     state,
+    ...(app.demo ? { demo: true as const } : {}),
   };
 }
 

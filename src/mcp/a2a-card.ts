@@ -45,6 +45,8 @@ export interface CheckedCard {
   /** Served in A2A v0.3's shape. */
   legacy: boolean;
   signature: CardSignature;
+  /** The key that verified it (its `kid`, in the key set at `jku` on the agent's own origin), when signed. */
+  signedBy?: { kid: string; jku: string };
   /** How long it may be used: its max-age, within bounds. */
   lifetimeMs: number;
 }
@@ -81,9 +83,16 @@ export async function fetchCheckedCard(agent: A2AAgentRef, fetchUrl: CardFetch):
     }
     const raw = parseCard(await response.text(), cardUrl);
     const card = readCard(raw, cardUrl);
-    const signature = await checkSignatures(raw, agent, fetchUrl);
+    const { signature, signedBy } = await checkSignatures(raw, agent, fetchUrl);
     const lifetimeMs = cardLifetimeMs(response.headers.get('cache-control'));
-    return { raw, card, legacy: isLegacyAgentCard(raw), signature, lifetimeMs };
+    return {
+      raw,
+      card,
+      legacy: isLegacyAgentCard(raw),
+      signature,
+      ...(signedBy ? { signedBy } : {}),
+      lifetimeMs,
+    };
   }
 }
 
@@ -147,13 +156,13 @@ async function checkSignatures(
   raw: Record<string, unknown>,
   agent: A2AAgentRef,
   fetchUrl: CardFetch,
-): Promise<CardSignature> {
+): Promise<Pick<CheckedCard, 'signature' | 'signedBy'>> {
   const list = Array.isArray(raw.signatures) ? (raw.signatures as unknown[]) : [];
-  if (list.length === 0) return 'unsigned';
+  if (list.length === 0) return { signature: 'unsigned' };
   const forms = canonicalForms(raw);
   const keySets = new Map<string, Promise<ReturnType<typeof createLocalJWKSet> | undefined>>();
   let why = 'they are malformed';
-  let partial = false;
+  let partial: CheckedCard['signedBy'];
   for (const item of list.slice(0, MAX_SIGNATURES)) {
     const entry = signatureEntry(item);
     if (!entry) continue;
@@ -184,11 +193,12 @@ async function checkSignatures(
       } catch {
         continue;
       }
-      if (!form.partial) return 'verified';
-      partial = true;
+      const signedBy = { kid: header.kid, jku: jku.href };
+      if (!form.partial) return { signature: 'verified', signedBy };
+      partial = signedBy;
     }
   }
-  if (partial) return 'partial';
+  if (partial) return { signature: 'partial', signedBy: partial };
   throw new OutboundError(
     'handler',
     502,

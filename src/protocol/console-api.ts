@@ -307,6 +307,8 @@ export type TunnelStatus =
       attempt: number;
       nextTryAt: string;
       lastError: string;
+      /** What the operator can do about it, when known (a tunnel server that cannot be reached at all). */
+      hint?: string;
       /** The name asked for again at each try, until the server lets go of the old connection's hold. */
       keepingName?: string;
     }
@@ -531,6 +533,8 @@ export interface StatusResponse {
    * `keysProblem` saying why, while the key store cannot be read (then no key works either).
    */
   a2a: { cardUrl: string | null; keys: number | null; keysProblem?: string };
+  /** Present in a demo run (`serve --demo`): a stand-in gateway answers, no model (the console says so). */
+  demo?: true;
 }
 
 /** GET /api/events (SSE): `event: envelope` with a TrafficEntry; `event: state` when anything in the status changed. */

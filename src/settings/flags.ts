@@ -12,6 +12,8 @@ import type { OverrideOrigin } from './sources.js';
 export interface ServeArgs {
   /** From --data-dir or AGENT_BRIDGE_DATA_DIR; undefined means defaultDataDir(). */
   dataDir?: string;
+  /** Which of the two gave `dataDir` (a demo takes only the flag's as its own: demo-mode.ts). */
+  dataDirFrom?: 'flag' | 'env';
   /** Settings for this run only: they override the store and are never written to it. */
   overrides: Partial<Settings>;
   /** Which flag or environment variable set each override (the console shows it). */
@@ -21,6 +23,8 @@ export interface ServeArgs {
   register: boolean;
   /** --new-console-token: replace the console token kept in console.json. */
   newConsoleToken: boolean;
+  /** --demo: a built-in stand-in gateway for this run only (src/demo/demo-mode.ts); never a setting. */
+  demo: boolean;
 }
 
 interface FlagSpec {
@@ -324,6 +328,11 @@ const FLAGS: FlagSpec[] = [
     defaultText: '',
   },
   {
+    flag: 'demo',
+    help: 'try it without a gateway: a built-in stand-in answers, saying no model is behind it; its own data dir (<data dir>/demo), no tunnel unless --tunnel; this run only',
+    defaultText: '',
+  },
+  {
     flag: 'new-console-token',
     help: 'replace the console token (kept in console.json across restarts): earlier links and open tabs stop working',
     defaultText: '',
@@ -352,12 +361,13 @@ const PARSE_OPTIONS: NonNullable<ParseArgsConfig['options']> = Object.fromEntrie
 export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ServeArgs {
   const values = parseStrict(argv);
   if (values.help === true) {
-    return { overrides: {}, origins: {}, help: true, register: false, newConsoleToken: false };
+    return { overrides: {}, origins: {}, help: true, register: false, newConsoleToken: false, demo: false };
   }
 
   const overrides: Record<string, unknown> = {};
   const sources = new Map<SettingName, { spec: FlagSpec; label: string; raw: string[] }>();
   let dataDir: string | undefined;
+  let dataDirFrom: ServeArgs['dataDirFrom'];
   for (const spec of FLAGS) {
     const fromFlag = values[spec.flag];
     const fromEnv = spec.env ? env[spec.env] : undefined;
@@ -369,6 +379,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ServeArg
     if (raw === undefined || spec.flag === 'help' || spec.flag === 'register') continue;
     if (spec.flag === 'data-dir') {
       dataDir = last(raw as string[]);
+      dataDirFrom = label.startsWith('--') ? 'flag' : 'env';
       continue;
     }
     if (!spec.setting) continue;
@@ -395,12 +406,13 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ServeArg
     origins[name] = label.startsWith('--') ? { source: 'flag', name: label } : { source: 'env', name: label };
   }
   return {
-    ...(dataDir === undefined ? {} : { dataDir }),
+    ...(dataDir === undefined ? {} : { dataDir, dataDirFrom }),
     overrides: result.value,
     origins,
     help: false,
     register: values.register === true,
     newConsoleToken: values['new-console-token'] === true,
+    demo: values.demo === true,
   };
 }
 
@@ -483,6 +495,7 @@ function buildHelp(): string {
     '',
     'Flags and env apply to this run only; the settings store keeps the saved values.',
     'A2A keys for the agents that call yours: agent-bridge keys --help',
+    'Call an agent (yours, or another) and see its verified reply: agent-bridge call --help',
     '',
     ...lines,
     '',

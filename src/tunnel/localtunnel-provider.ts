@@ -1,7 +1,14 @@
 import type { TunnelInfo, TunnelServerReply } from 'localtunnel/lib/Tunnel.js';
 import { BodyTooLargeError, appFetch, readCapped, type Response } from '../lib/http.js';
 import { escapedLine } from '../lib/text.js';
-import { TunnelConfigError, withTimeout, type TunnelConnection, type TunnelProvider } from './provider.js';
+import { isOfflineCode, unreachableHint } from './hints.js';
+import {
+  TunnelConfigError,
+  TunnelUnreachableError,
+  withTimeout,
+  type TunnelConnection,
+  type TunnelProvider,
+} from './provider.js';
 
 /** The server's answer is a small JSON object ({id, port, max_conn_count, url}); more is not read. */
 export const ADDRESS_REPLY_MAX_BYTES = 64 * 1024;
@@ -84,8 +91,11 @@ export class LocaltunnelProvider implements TunnelProvider {
       if (timeout.aborted)
         throw new Error(`tunnel server ${this.host} did not answer within ${this.stepTimeoutMs / 1000} s`);
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      throw new Error(
-        `tunnel server ${this.host} is unreachable (${cause?.code ?? cause?.message ?? (error as Error).message})`,
+      const code = cause?.code ?? cause?.message ?? (error as Error).message;
+      throw new TunnelUnreachableError(
+        `tunnel server ${this.host} is unreachable (${code})`,
+        isOfflineCode(code),
+        unreachableHint(this.host, code),
       );
     }
     const text = await this.readAddressReply(response, signal, timeout);

@@ -18,6 +18,22 @@ export interface TunnelProvider {
 /** A failure that retrying will not fix (bad settings): the supervisor stops with `failed`. */
 export class TunnelConfigError extends Error {}
 
+/**
+ * The tunnel server could not be reached at all (no answer to its address request). `offline`: the network
+ * itself is the trouble (its name does not resolve, no route), which a retry every 30 s does not change.
+ * `hint` says what the operator can do about it.
+ */
+export class TunnelUnreachableError extends Error {
+  constructor(
+    message: string,
+    readonly offline: boolean,
+    readonly hint: string,
+  ) {
+    super(message);
+    this.name = 'TunnelUnreachableError';
+  }
+}
+
 export function withTimeout<T>(
   promise: Promise<T>,
   ms: number,

@@ -1,6 +1,13 @@
 import { isIP } from 'node:net';
 import { EventEmitter } from 'node:events';
-import { TunnelConfigError, withTimeout, type TunnelConnection, type TunnelProvider } from './provider.js';
+import { OFFLINE_MAX_MS } from './hints.js';
+import {
+  TunnelConfigError,
+  TunnelUnreachableError,
+  withTimeout,
+  type TunnelConnection,
+  type TunnelProvider,
+} from './provider.js';
 import type { AddressMemory } from './address-memory.js';
 import { backoffDelay, type TunnelState } from './state.js';
 import type { TunnelReachability } from '../protocol/console-api.js';
@@ -29,7 +36,11 @@ export interface SupervisorOptions {
   nameLapseMs?: number;
   /** A last guard around the provider's own step timeouts, so no provider can wedge the supervisor. */
   openTimeoutMs?: number;
-  backoff?: { initialMs?: number; maxMs?: number };
+  /**
+   * Waits between tries: doubling from `initialMs` up to `maxMs` (30 s), and while the tunnel server cannot
+   * be reached because this machine is offline, on up to `offlineMaxMs` (5 min; never below `maxMs`).
+   */
+  backoff?: { initialMs?: number; maxMs?: number; offlineMaxMs?: number };
   random?: () => number;
 }
 
@@ -163,7 +174,7 @@ export class TunnelSupervisor extends EventEmitter<SupervisorEvents> {
       if (signal.aborted) return;
       if (error instanceof TunnelConfigError)
         return this.setState({ status: 'failed', reason: error.message });
-      return this.fail((error as Error).message);
+      return this.fail((error as Error).message, undefined, error);
     }
     if (signal.aborted) return connection.close();
     this.connection = connection;
@@ -227,7 +238,7 @@ export class TunnelSupervisor extends EventEmitter<SupervisorEvents> {
       : `asked for "${requested}" again (this agent's address before) but the server handed out ${url} (taken by someone else meanwhile, or the server forgot it)`;
   }
 
-  private fail(reason: string, keepingName?: string): void {
+  private fail(reason: string, keepingName?: string, cause?: unknown): void {
     if (!this.run) return;
     this.clearTimers();
     // An address lost while it was ours: its name is asked for again until the server lets go of it.
@@ -235,8 +246,11 @@ export class TunnelSupervisor extends EventEmitter<SupervisorEvents> {
     this.connection?.close();
     this.connection = undefined;
     this.failures++;
-    const { initialMs, maxMs } = this.options.backoff ?? {};
-    let delay = backoffDelay(this.failures, this.options.random, initialMs, maxMs);
+    const { initialMs, maxMs = 30_000, offlineMaxMs = OFFLINE_MAX_MS } = this.options.backoff ?? {};
+    // Offline, a try every 30 s changes nothing (and said so 33 times in 10 minutes, issue 26): wait longer.
+    const unreachable = cause instanceof TunnelUnreachableError ? cause : undefined;
+    const cap = unreachable?.offline ? Math.max(maxMs, offlineMaxMs) : maxMs;
+    let delay = backoffDelay(this.failures, this.options.random, initialMs, cap);
     // The server lets a name go about a second after its client's last socket closed: never ask sooner.
     if (keepingName) delay = Math.max(delay, NAME_RELEASE_MS);
     const nextTryAt = new Date(Date.now() + delay).toISOString();
@@ -245,6 +259,7 @@ export class TunnelSupervisor extends EventEmitter<SupervisorEvents> {
       attempt: this.failures + 1,
       nextTryAt,
       lastError: reason,
+      ...(unreachable ? { hint: unreachable.hint } : {}),
       ...(keepingName ? { keepingName } : {}),
     });
     const signal = this.run.signal;

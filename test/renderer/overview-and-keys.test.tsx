@@ -84,6 +84,29 @@ describe('Overview', () => {
     expect(screen.getByRole('img', { name: /2 minutes: 8 accepted, 3 refused/ })).toBeTruthy();
   });
 
+  it('shows what to do when the tunnel server cannot be reached (issue 26), flags as code', () => {
+    const value = status({
+      tunnel: {
+        provider: 'localtunnel',
+        status: 'reconnecting',
+        attempt: 5,
+        nextTryAt: new Date(Date.now() + 60_000).toISOString(),
+        lastError: 'tunnel server https://localtunnel.me is unreachable (ENOTFOUND)',
+        hint: 'Check the network. Or go without localtunnel: `--tunnel none`, with `--public-url <its address>`.',
+      },
+    });
+    render(
+      <Overview api={createApiClient({ token: 't', fetch: fakeFetch({}).fetch })} data={dataFor(value)} />,
+    );
+    const notice = within(screen.getByTestId('tunnel-state')).getByTestId('tunnel-error');
+    expect(within(notice).getByText('The tunnel server cannot be reached')).toBeTruthy();
+    expect(notice.textContent).toContain('tunnel server https://localtunnel.me is unreachable (ENOTFOUND)');
+    expect(notice.textContent).toContain(
+      'Fix: Check the network. Or go without localtunnel: --tunnel none, with',
+    );
+    expect(within(notice).getByText('--tunnel none').tagName).toBe('CODE');
+  });
+
   it('runs the self-test and shows each stage, the ones not run included', async () => {
     const { fetch, calls } = fakeFetch({
       'POST /api/selftest': {

@@ -54,9 +54,10 @@ describe('AddressMemory', () => {
 });
 
 describe('what the terminal says', () => {
-  it('the public URL alone when the address is the one the agent had', () => {
+  it('the public URL and the id it gives the agent, when the address is the one the agent had', () => {
     expect(addressLines({ url: 'https://a.loca.lt', previous: undefined }, true)).toEqual([
       'Public URL: https://a.loca.lt',
+      'Agent id:   agent://a.loca.lt',
     ]);
   });
 

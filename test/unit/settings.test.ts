@@ -232,9 +232,11 @@ describe('parseServeArgs', () => {
     ];
     expect(parseServeArgs(argv, {})).toEqual({
       dataDir: '/srv/bridge',
+      dataDirFrom: 'flag',
       help: false,
       register: false,
       newConsoleToken: false,
+      demo: false,
       origins: expect.objectContaining({ port: { source: 'flag', name: '--port' } }),
       overrides: {
         port: 9000,
@@ -310,9 +312,11 @@ describe('parseServeArgs', () => {
     };
     expect(parseServeArgs([], env)).toEqual({
       dataDir: '/env/dir',
+      dataDirFrom: 'env',
       help: false,
       register: false,
       newConsoleToken: false,
+      demo: false,
       overrides: {
         port: 9001,
         gatewayUrl: 'http://gw.local:1',
@@ -358,6 +362,7 @@ describe('parseServeArgs', () => {
       help: true,
       register: false,
       newConsoleToken: false,
+      demo: false,
     });
     expect(parseServeArgs(['-h'], {}).help).toBe(true);
   });
@@ -411,6 +416,7 @@ describe('--register', () => {
       help: false,
       register: true,
       newConsoleToken: false,
+      demo: false,
     });
   });
 });

@@ -1,5 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { TunnelConfigError, type TunnelConnection, type TunnelProvider } from '../../src/tunnel/provider.js';
+import {
+  TunnelConfigError,
+  TunnelUnreachableError,
+  type TunnelConnection,
+  type TunnelProvider,
+} from '../../src/tunnel/provider.js';
 import { backoffDelay, type TunnelState } from '../../src/tunnel/state.js';
 import { TunnelSupervisor, type AddressChange } from '../../src/tunnel/supervisor.js';
 
@@ -117,6 +122,37 @@ describe('TunnelSupervisor', () => {
       previous: 'https://abcd.loca.lt',
       note: 'asked for "abcd" again (this agent\'s address before) but the server handed out https://wxyz.loca.lt (taken by someone else meanwhile, or the server forgot it)',
     });
+  });
+
+  it('backs off further while this machine is offline, up to offlineMaxMs, and says what to do', async () => {
+    // Issue 26: offline, every 30 s for ever. Refused (the server is down) keeps the usual pace.
+    const unreachable = (offline: boolean) => ({
+      error: new TunnelUnreachableError('tunnel server x is unreachable', offline, 'what to do'),
+    });
+    const waits = async (offline: boolean) => {
+      const provider = new ScriptedProvider([...Array.from({ length: 6 }, () => unreachable(offline))]);
+      const { supervisor } = supervise(provider, { backoff: { initialMs: 10, maxMs: 20, offlineMaxMs: 80 } });
+      const seen: { wait: number; state: TunnelState }[] = [];
+      supervisor.on('state', (state) => {
+        if (state.status === 'reconnecting')
+          seen.push({ wait: Date.parse(state.nextTryAt) - Date.now(), state });
+      });
+      supervisor.start();
+      await until(() => seen.length === 6, 3000);
+      supervisor.stop();
+      return seen;
+    };
+    const offline = await waits(true);
+    // 10, 20, then on doubling past maxMs up to offlineMaxMs (random () => 1: no jitter); a millisecond of slack.
+    offline.forEach(({ wait }, i) => expect(wait).toBeGreaterThanOrEqual([10, 20, 40, 80, 80, 80][i]! - 1));
+    offline.forEach(({ wait }, i) => expect(wait).toBeLessThanOrEqual([10, 20, 40, 80, 80, 80][i]!));
+    expect(offline[0]!.state).toMatchObject({
+      lastError: 'tunnel server x is unreachable',
+      hint: 'what to do',
+    });
+    const refused = await waits(false);
+    refused.forEach(({ wait }, i) => expect(wait).toBeLessThanOrEqual([10, 20, 20, 20, 20, 20][i]!));
+    expect(refused[0]!.state).toMatchObject({ hint: 'what to do' });
   });
 
   it('keeps its name: another one handed out while the server still holds it is given back, and the name asked for again', async () => {

@@ -263,8 +263,15 @@ function TunnelCard(props: {
         {tunnel.status === 'reconnecting' ? (
           <Notice
             tone="warning"
-            title={tunnel.keepingName ? 'Getting the same address back' : 'The tunnel dropped'}
+            title={
+              tunnel.keepingName
+                ? 'Getting the same address back'
+                : tunnel.hint
+                  ? 'The tunnel server cannot be reached'
+                  : 'The tunnel dropped'
+            }
             message={tunnel.lastError}
+            fix={tunnel.hint}
             testId="tunnel-error"
           />
         ) : null}
