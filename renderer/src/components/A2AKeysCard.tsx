@@ -195,11 +195,11 @@ function KeysTable({ keys, now, disabled, onRevoke }: KeysTableProps) {
               </span>
             </th>
             <td>
-              <When iso={key.createdAt} now={now} />
+              <When iso={key.createdAt} now={now} past />
             </td>
             <td>
               {key.lastUsedAt ? (
-                <When iso={key.lastUsedAt} now={now} />
+                <When iso={key.lastUsedAt} now={now} past />
               ) : (
                 <span className="muted">never</span>
               )}
@@ -220,7 +220,7 @@ function KeysTable({ keys, now, disabled, onRevoke }: KeysTableProps) {
                   Revoke…
                 </button>
               ) : key.status === 'revoked' ? (
-                <Badge tone="bad">{`revoked ${formatRelative(key.revokedAt, now)}`}</Badge>
+                <Badge tone="bad">{`revoked ${formatRelative(key.revokedAt, now, 'past')}`}</Badge>
               ) : (
                 <Badge tone="neutral">expired</Badge>
               )}

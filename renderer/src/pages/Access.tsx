@@ -402,10 +402,10 @@ function PendingRow({ pending, maxHeld, now, busy, disabled, onApprove, onDeny }
       ) : null}
       <dl className="fields compact">
         <Field label="First asked">
-          <When iso={pending.firstAt} now={now} />
+          <When iso={pending.firstAt} now={now} past />
         </Field>
         <Field label="Last asked">
-          <When iso={pending.lastAt} now={now} />
+          <When iso={pending.lastAt} now={now} past />
         </Field>
         <Field label="Times asked">{pending.count}</Field>
         <Field label="Held tasks">
@@ -495,7 +495,7 @@ function ApprovedTable({ approved, now, disabled, onRevoke }: ApprovedTableProps
               {sender.source === 'operator' ? (
                 sender.approvedAt ? (
                   <>
-                    by you, <When iso={sender.approvedAt} now={now} />
+                    by you, <When iso={sender.approvedAt} now={now} past />
                   </>
                 ) : (
                   'by you'

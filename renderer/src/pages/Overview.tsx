@@ -189,10 +189,7 @@ function Reachability(props: { reachability: NonNullable<TunnelReachabilityView>
     <span data-testid="tunnel-reachability" data-reachability={state}>
       {what}
       {checkedAt && state !== 'checking' ? (
-        <span className="muted">
-          {' '}
-          (checked {formatRelative(checkedAt, Math.max(now, Date.parse(checkedAt)))})
-        </span>
+        <span className="muted"> (checked {formatRelative(checkedAt, now, 'past')})</span>
       ) : null}
     </span>
   );
