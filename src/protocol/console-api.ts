@@ -281,12 +281,17 @@ export type PublicAddressHealth = TunnelReachability['state'] | 'none';
  * the old id no longer apply to it. POST /api/tunnel/address-change/dismiss forgets it.
  */
 export interface AddressChangeView {
+  /** The address just before this change. */
   previous: string;
   url: string;
   /** When the new address came up. */
   at: string;
   /** Why, when known (the name asked for was not given). */
   note?: string;
+  /** Changes since the operator last dismissed one, this one included; absent: 1. */
+  changes?: number;
+  /** With more than one change: the address the operator last knew, before the first of them. */
+  known?: string;
 }
 
 /**
