@@ -326,6 +326,11 @@ export interface ProblemView {
   message: string;
   fix: string;
   at: string;
+  /**
+   * `unreachable`: the public URL did not reach this agent, so no registry was asked; the console then gives
+   * the advice that follows what the tunnel's check measures since (reachable now, still not, reconnecting).
+   */
+  cause?: 'unreachable';
 }
 
 export type RegistryStatus =
@@ -574,6 +579,8 @@ export interface SelfTestStageView {
   label: string;
   ok: boolean;
   detail: string;
+  /** A failed stage: what to do about it. */
+  fix?: string;
   ms: number;
 }
 
