@@ -18,6 +18,7 @@ import { TrafficChart } from '../components/TrafficChart';
 import { useAction } from '../hooks/useAction';
 import { formatCount, formatDateTime, formatDuration, formatRelative, formatTime } from '../lib/format';
 import { useNow } from '../hooks/useNow';
+import { registryFix } from '../lib/registry-advice';
 import { setupComplete, setupSteps } from '../lib/setup';
 import { gatewayGlance, registryGlance, tunnelGlance } from '../lib/states';
 import { pageHref, type PageProps } from './types';
@@ -53,11 +54,11 @@ export function Overview({ api, data }: PageProps) {
         <TunnelCard api={api} tunnel={status.tunnel} onChange={refreshStatus} />
         <A2ACard a2a={status.a2a} />
         <GatewayCard api={api} gateway={status.gateway} onChange={refreshStatus} />
-        <RegistryCard registry={status.registry} />
+        <RegistryCard registry={status.registry} tunnel={status.tunnel} />
         <TrafficCard traffic={status.traffic} />
         <McpCard api={api} mcp={status.mcp} mcpView={mcpView} onChange={refreshStatus} />
         <Card title="Self-test" testId="selftest">
-          <SelfTestPanel api={api} />
+          <SelfTestPanel api={api} onDone={refreshStatus} />
         </Card>
       </div>
     </div>
@@ -440,7 +441,7 @@ function toolsLabel(verdict: ToolExposureView['verdict']): string {
       : 'unknown';
 }
 
-function RegistryCard({ registry }: { registry: StatusResponse['registry'] }) {
+function RegistryCard({ registry, tunnel }: Pick<StatusResponse, 'registry' | 'tunnel'>) {
   const glance = registryGlance(registry);
   return (
     <Card title="Registry" testId="registry-state" aside={<Badge tone={glance.tone}>{glance.label}</Badge>}>
@@ -469,7 +470,7 @@ function RegistryCard({ registry }: { registry: StatusResponse['registry'] }) {
             tone="error"
             title="Registration failed"
             message={registry.lastError.message}
-            fix={registry.lastError.fix}
+            fix={registryFix(registry.lastError, tunnel)}
             testId="registry-error"
           />
         ) : null}

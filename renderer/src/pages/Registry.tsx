@@ -5,6 +5,7 @@ import { CopyButton } from '../components/CopyButton';
 import { ErrorNotice, Loading, Notice } from '../components/States';
 import { useAction } from '../hooks/useAction';
 import { formatDateTime } from '../lib/format';
+import { registryFix } from '../lib/registry-advice';
 import { registryGlance } from '../lib/states';
 import type { PageProps } from './types';
 
@@ -90,7 +91,7 @@ export function Registry({ api, data }: PageProps) {
               tone="error"
               title="The last registration failed"
               message={registry.lastError.message}
-              fix={registry.lastError.fix}
+              fix={registryFix(registry.lastError, status.tunnel)}
               testId="registry-error"
             >
               <p className="notice-meta">At {formatDateTime(registry.lastError.at)}</p>
