@@ -18,6 +18,7 @@ import {
   changedSettings,
   describeSource,
   EMPTY_SECRETS,
+  fieldErrorText,
   gatewayTokenNeeded,
   generateToken,
   isFormField,
@@ -147,8 +148,9 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
     const others: FieldError[] = [];
     const shown = [...(tokenNeeded ? [tokenNeeded] : []), ...(checked ? localErrors : [])];
     for (const item of [...shown, ...(save.error?.fields ?? [])]) {
-      if (isFormField(item.field)) mine[item.field] ??= item.message;
-      else others.push(item);
+      const message = fieldErrorText(item);
+      if (isFormField(item.field)) mine[item.field] ??= message;
+      else others.push({ ...item, message });
     }
     return { fieldErrors: mine, otherErrors: others };
   }, [save.error, tokenNeeded, checked, localErrors]);

@@ -289,6 +289,28 @@ export function settingLabel(name: string): string {
   return FIELDS.get(name)?.label ?? SECRET_LABELS[name] ?? name;
 }
 
+/**
+ * A field error from the console in the page's own words: the console names the setting ("perSender: must
+ * be an integer between 1 and 1000000"), the page shows its label ("Requests per minute per sender: must be
+ * …"), and a value kept in milliseconds but edited in seconds is given in seconds.
+ */
+export function fieldErrorText(error: FieldError): string {
+  const prefix = `${error.field}: `;
+  if (!error.message.startsWith(prefix)) return error.message;
+  const field = FIELDS.get(error.field);
+  let rule = error.message.slice(prefix.length);
+  if (field?.msAsSeconds) {
+    rule = rule.replace(
+      /an integer between (\d+) and (\d+) \(milliseconds\)/,
+      (_all, min: string, max: string) => `between ${Number(min) / 1000} and ${Number(max) / 1000} seconds`,
+    );
+  }
+  // A unit the label already names ("Request expiry (hours)") is not said twice.
+  const unit = /\(([^)]+)\)$/.exec(settingLabel(error.field))?.[1];
+  if (unit) rule = rule.replace(` (${unit})`, '');
+  return `${settingLabel(error.field)}: ${rule}`;
+}
+
 export function isFormField(name: string): boolean {
   return FIELDS.has(name) || name in SECRET_LABELS;
 }
