@@ -226,6 +226,13 @@ export interface GatewayAgentView {
 export interface GatewayCheckResponse {
   agent: GatewayAgentView;
   gateway: GatewayView;
+  /**
+   * Check only (answered 202): the probe had not ended when the console answered, so a slow gateway never
+   * leaves the request without an answer. It goes on: POST again to wait for it (a second POST joins the
+   * same probe), or read the status after the `gateway` state event. `waitingFor`: the requests to the
+   * gateway not answered yet ("GET /health", "GET /v1/models").
+   */
+  checking?: { since: string; waitingFor: string[] };
 }
 
 /** The setting `acceptedExposedAgent`: the operator let callers reach this agent with these tools. */
