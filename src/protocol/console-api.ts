@@ -473,7 +473,8 @@ export interface StatusResponse {
     /** The tunnel came back at another address than before (this run or the last): shown until dismissed. */
     addressChange?: AddressChangeView;
   };
-  registry: RegistryStatus;
+  /** `registryUrl`: where a registration goes now (the setting), said before the operator registers. */
+  registry: RegistryStatus & { registryUrl?: string };
   keys: KeyView[];
   /** The last 15 minutes, oldest first, and totals since start. */
   traffic: { perMinute: TrafficMinute[]; accepted: number; refused: number };

@@ -90,7 +90,7 @@ describe('read-only settings', () => {
     expect(pattern.readOnly).toBe(true);
     expect(pattern.value).toBe(PATTERN);
     expect(described(pattern, 'hint')).toContain(
-      'Set with --tunnel-url-pattern or in settings.json on the machine: the console cannot set a command the agent runs.',
+      'Set with --tunnel-url-pattern or in settings.json on the machine: it goes with the tunnel command.',
     );
     expect(input('Subdomain').readOnly).toBe(false);
     expect(screen.getAllByTestId('read-only-hint')).toHaveLength(2);

@@ -25,6 +25,7 @@ import {
   MASKED_PASSWORD,
   MASKED_PASSWORD_HINT,
   readOnlyHint,
+  restartHint,
   SECTIONS,
   secretState,
   settingLabel,
@@ -197,6 +198,7 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
                 field={field}
                 value={values[field.name] ?? ''}
                 readOnly={readOnly.includes(field.name)}
+                pendingRestart={restartNeeded.includes(field.name)}
                 source={sources[field.name]}
                 changed={field.name in changes || localErrors.some((e) => e.field === field.name)}
                 error={fieldErrors[field.name]}
@@ -301,6 +303,8 @@ interface FormFieldProps {
   value: string | boolean;
   /** A setting the console may not change (SettingsResponse.readOnly): its value and where to set it. */
   readOnly?: boolean;
+  /** A setting read at start, saved since: the running agent still uses the old value. */
+  pendingRestart?: boolean;
   /** Where the value in use comes from (and the value, when another place than this setting supplies it). */
   source?: SettingSourceView;
   changed: boolean;
@@ -308,11 +312,13 @@ interface FormFieldProps {
   onChange: (name: string, value: string | boolean) => void;
 }
 
-function FormField({ field, value, readOnly = false, source, changed, error, onChange }: FormFieldProps) {
+function FormField(props: FormFieldProps) {
+  const { field, value, readOnly = false, pendingRestart = false, source, changed, error, onChange } = props;
   const id = useId();
   const helpId = `${id}-help`;
   const sourceId = `${id}-source`;
   const readOnlyId = `${id}-read-only`;
+  const restartId = `${id}-restart`;
   const maskedId = `${id}-masked`;
   const errorId = `${id}-error`;
   const masked = field.maskedPassword === true && String(value).includes(MASKED_PASSWORD);
@@ -320,6 +326,7 @@ function FormField({ field, value, readOnly = false, source, changed, error, onC
     [
       source ? sourceId : '',
       field.help ? helpId : '',
+      field.restart ? restartId : '',
       readOnly ? readOnlyId : '',
       masked ? maskedId : '',
       error ? errorId : '',
@@ -434,6 +441,16 @@ function FormField({ field, value, readOnly = false, source, changed, error, onC
       {field.help ? (
         <p id={helpId} className="hint">
           <RichText text={field.help} />
+        </p>
+      ) : null}
+      {field.restart ? (
+        <p
+          id={restartId}
+          className={`hint ${pendingRestart ? 'restart-pending' : ''}`}
+          data-testid="restart-hint"
+          data-pending={pendingRestart}
+        >
+          {restartHint(pendingRestart)}
         </p>
       ) : null}
       {readOnly ? (
