@@ -11,6 +11,7 @@ import { McpCard, McpCommand, RevealButton, useMcpView, type McpViewState } from
 import { NoLocalGateway } from '../components/RemoteGateway';
 import { Countdown } from '../components/Countdown';
 import { agentName, CheckAgain, GatewayAgentNotices } from '../components/GatewayAgent';
+import { HealthSummary } from '../components/HealthSummary';
 import { SelfTestPanel } from '../components/SelfTestPanel';
 import { ErrorNotice, Loading, Notice } from '../components/States';
 import { RichText } from '../components/Text';
@@ -36,6 +37,7 @@ export function Overview({ api, data }: PageProps) {
   return (
     <div className="page overview">
       <h1 className="visually-hidden">Overview</h1>
+      <HealthSummary status={status} />
       {statusError ? <ErrorNotice error={statusError} title="Showing the last known status" /> : null}
       <AddressChangeBanner
         api={api}
