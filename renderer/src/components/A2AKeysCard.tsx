@@ -190,7 +190,7 @@ function KeysTable({ keys, now, disabled, onRevoke }: KeysTableProps) {
               <span className="key-name">{key.name}</span>
               <span className="muted small">
                 {' '}
-                <code>{key.id}</code>
+                <code className="key-id">{key.id}</code>
                 {limitsText(key)}
               </span>
             </th>
