@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { PresetError, presetViews, renderPreset } from '../../src/tunnel/presets.js';
 import type {
+  A2AKeysResponse,
+  A2AKeyView,
   AccessChangeResponse,
   AccessEvent,
   AccessPolicy,
@@ -21,6 +23,7 @@ import type {
   ApprovedSenderView,
   GatewayAgentView,
   KeyView,
+  OutboundCredentialsResponse,
   PendingSenderView,
   SelfTestResponse,
   SettingsResponse,
@@ -217,11 +220,24 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
     perSender: 10,
     tokensPerDay: 100000,
     keepMessageContents: false,
+    // Values in effect that Settings shows too (issue 26, item 13).
+    registryUrl: 'https://samvad.dev',
+    cardTTL: 300,
+    allowUnsigned: false,
+    taskRetentionHours: 24,
+    shutdownGraceSeconds: 10,
+    port: 8787,
+    host: '127.0.0.1',
+    consolePort: 8788,
+    metricsNoAuth: false,
+    ...(scenario === 'problems' ? { redisUrl: 'redis://:***@10.0.0.5:6379/0' } : {}),
   };
   const secrets = { gatewayToken: { set: true }, bearerTokens: { count: 0 } };
   let restartNeeded: string[] = [];
   // As the console (src/console/settings-api.ts): shown, but a change to one is refused with 403.
-  const readOnly = ['tunnelCommand', 'tunnelUrlPattern'];
+  const readOnly = ['tunnelCommand', 'tunnelUrlPattern', 'metricsNoAuth', 'redisUrl', 'keysFile'];
+  // Read when the agent starts: a change saved here waits for a restart (src/console/settings-api.ts).
+  const atStart = ['port', 'host', 'consolePort'];
   const settingsView = (): SettingsResponse => ({
     settings: {
       ...settings,
@@ -233,6 +249,7 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
     sources: {
       ...Object.fromEntries(Object.keys(settings).map((name) => [name, { source: 'settings' as const }])),
       rpm: { source: 'flag', from: '--rpm' },
+      ...(scenario === 'problems' ? { port: { source: 'flag' as const, from: '--port' } } : {}),
       gatewayModel: { source: 'default', value: `openclaw/${String(settings.gatewayAgent)}` },
       gatewayToken: { source: 'openclaw.json', from: '/home/you/.openclaw/openclaw.json' },
     },
@@ -269,10 +286,13 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
           attempt: 3,
           nextTryAt: new Date(started + 45_000).toISOString(),
           lastError: 'connection refused by localtunnel.me:443 (ECONNREFUSED)',
+          // Two changes since the operator last dismissed one: named from the address just before.
           addressChange: {
             previous: 'https://brave-lynx.loca.lt',
             url: 'https://quiet-otter.loca.lt',
             at: new Date(started - 600_000).toISOString(),
+            changes: 2,
+            known: 'https://calm-heron.loca.lt',
             note: 'asked for "brave-lynx" again (this agent\'s address before) but the server handed out https://quiet-otter.loca.lt (taken by someone else meanwhile, or the server forgot it)',
           },
         }
@@ -281,6 +301,7 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
           status: 'online',
           url: 'https://quiet-otter.loca.lt',
           since: new Date(started - 7_200_000).toISOString(),
+          reachability: { state: 'reachable', checkedAt: new Date(started - 40_000).toISOString() },
         };
 
   // The gateway's agents: in "problems", the agent callers reach is missing and `main` has the host tools.
@@ -328,6 +349,56 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
   };
 
   const hour = 3_600_000;
+  // A2A keys (Access): one used a moment ago (stamped 3 s ahead, as a console whose clock runs ahead), one
+  // with its own limits, one revoked.
+  const a2aKeys: A2AKeyView[] = [
+    {
+      id: '3f9c2a7d51e0',
+      name: 'Research bot (Acme)',
+      caller: 'a2a-key:3f9c2a7d51e0',
+      createdAt: new Date(started - 5 * 86_400_000).toISOString(),
+      lastUsedAt: new Date(started + 3000).toISOString(),
+      limits: {},
+      calls: 1284,
+      status: 'active',
+    },
+    {
+      id: '8b41e06fd2c9',
+      name: 'Writer agent',
+      caller: 'a2a-key:8b41e06fd2c9',
+      createdAt: new Date(started - 2 * 86_400_000).toISOString(),
+      lastUsedAt: new Date(started - 2 * hour).toISOString(),
+      expiresAt: new Date(started + 28 * 86_400_000).toISOString(),
+      limits: { requestsPerMinute: 5, tokensPerDay: 20_000 },
+      calls: 37,
+      status: 'active',
+    },
+    {
+      id: 'c07d5e1a9b32',
+      name: 'Old partner',
+      caller: 'a2a-key:c07d5e1a9b32',
+      createdAt: new Date(started - 40 * 86_400_000).toISOString(),
+      limits: {},
+      calls: 0,
+      revokedAt: new Date(started - 3 * 86_400_000).toISOString(),
+      status: 'revoked',
+    },
+  ];
+  const a2aKeysView = (): A2AKeysResponse => ({
+    keys: a2aKeys,
+    defaults: { requestsPerMinute: Number(settings.perSender), tokensPerDay: Number(settings.tokensPerDay) },
+  });
+  const credentialsView = (): OutboundCredentialsResponse => ({
+    credentials: [
+      {
+        url: 'https://weather.example.com',
+        scheme: 'bearer',
+        addedAt: new Date(started - 86_400_000).toISOString(),
+      },
+    ],
+  });
+  // "Check again" in the problems scenario: a gateway slow to answer, so the console says it is still checking.
+  let checkingSince: number | undefined;
   let refusedWhileFull = scenario === 'problems' ? 2 : 0;
   const pending: PendingSenderView[] = [
     {
@@ -445,7 +516,8 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
         url: withoutPassword(String(settings.gatewayUrl)),
         model: gatewayAgent().model,
         agent: gatewayAgent(),
-        live: scenario !== 'problems',
+        // It answers its health probe; its chat endpoint is what is off (the problems scenario).
+        live: true,
         checkedAt: new Date(Date.now() - 20_000).toISOString(),
         lastCallOk: scenario !== 'problems',
         problem:
@@ -460,7 +532,7 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
             : undefined,
       },
       tunnel,
-      registry,
+      registry: { ...registry, registryUrl: String(settings.registryUrl) },
       keys,
       traffic: { perMinute: perMinute(), accepted, refused: traffic.length - accepted },
       restartNeeded,
@@ -717,10 +789,20 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
     }
     if (route === 'POST /api/gateway/check') {
       await sleep(700);
+      if (scenario === 'problems') {
+        checkingSince ??= Date.now();
+        if (Date.now() - checkingSince < 2500) {
+          const checking = { since: new Date(checkingSince).toISOString(), waitingFor: ['GET /v1/models'] };
+          return json(res, 202, { agent: gatewayAgent(), gateway: status().gateway, checking });
+        }
+        checkingSince = undefined;
+      }
       agentCheckedAt = new Date().toISOString();
       stateChanged('gateway');
       return json(res, 200, { agent: gatewayAgent(), gateway: status().gateway });
     }
+    if (route === 'GET /api/a2a/keys') return json(res, 200, a2aKeysView());
+    if (route === 'GET /api/outbound/credentials') return json(res, 200, credentialsView());
     if (route === 'POST /api/gateway/accept' || route === 'POST /api/gateway/withdraw') {
       acceptedMain = route.endsWith('accept') ? new Date().toISOString() : undefined;
       stateChanged('gateway');
@@ -833,7 +915,11 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
         else if (name === 'bearerTokens') secrets.bearerTokens.count = (value as string[]).length;
         else if (value === null) delete settings[name];
         else settings[name] = value;
-        if (['tunnel', 'tunnelHost', 'subdomain', 'tunnelCommand', 'tunnelUrlPattern'].includes(name)) {
+        if (
+          [...atStart, 'tunnel', 'tunnelHost', 'subdomain', 'tunnelCommand', 'tunnelUrlPattern'].includes(
+            name,
+          )
+        ) {
           if (!restartNeeded.includes(name)) restartNeeded = [...restartNeeded, name];
         } else applied.push(name);
       }
@@ -881,7 +967,8 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
                 label: 'Gateway answered',
                 ok: false,
                 detail:
-                  'chat endpoint disabled: set gateway.http.endpoints.chatCompletions.enabled to true and restart the gateway',
+                  'The gateway answered 404 to POST /v1/chat/completions: its OpenAI-compatible chat endpoint is off.',
+                fix: 'Set gateway.http.endpoints.chatCompletions.enabled to true in ~/.openclaw/openclaw.json and restart the gateway.',
                 ms: 348,
               }
             : {
