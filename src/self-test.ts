@@ -1,9 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import { AgentClient, ResponseVerificationError, errorCodeOf } from './client/index.js';
+import { AgentClient, CardFetchError, ResponseVerificationError, errorCodeOf } from './client/index.js';
 import { lookupWithLocalhost } from './lib/http.js';
 import { escapedLine } from './lib/text.js';
 import type { AgentCard, Signer } from './protocol/index.js';
-import { checkReachable } from './tunnel/reachability.js';
+import { checkReachable, codeOf } from './tunnel/reachability.js';
+import { httpStatusFailure, networkFailure, UnreachableError } from './tunnel/unreachable.js';
 
 export type StageName = 'resolve' | 'card' | 'signature' | 'gateway' | 'reply-signature';
 
@@ -12,6 +13,8 @@ export interface SelfTestStage {
   label: string;
   ok: boolean;
   detail: string;
+  /** A failed stage: what to do about it. */
+  fix?: string;
   ms: number;
 }
 
@@ -60,13 +63,8 @@ export async function runSelfTest(
       stages.push({ name, label: LABELS[name], ok: true, detail, ms: elapsed(t0) });
       return true;
     } catch (error) {
-      stages.push({
-        name,
-        label: LABELS[name],
-        ok: false,
-        detail: (error as Error).message,
-        ms: elapsed(t0),
-      });
+      const { detail, fix } = failureOf(error);
+      stages.push({ name, label: LABELS[name], ok: false, detail, fix, ms: elapsed(t0) });
       return false;
     }
   };
@@ -81,12 +79,18 @@ export async function runSelfTest(
     devHttp: new URL(url).protocol === 'http:',
     timeoutMs: target.timeoutMs,
   });
+  const messageUrl = `${url.replace(/\/+$/, '')}/agent/message`;
   const ok =
     (await stage('resolve', async () => {
       const addresses = await new Promise<string[]>((resolve, reject) =>
         lookupWithLocalhost(host, { all: true }, (error, found) =>
           error
-            ? reject(new Error(`${host} does not resolve (${error.code ?? error.message})`))
+            ? reject(
+                new Failure(
+                  `${host} does not resolve (${codeOf(error) ?? 'no address'})`,
+                  networkFailure(host, 'ENOTFOUND').fix,
+                ),
+              )
             : resolve((found as unknown as { address: string }[]).map((a) => a.address)),
         ),
       );
@@ -100,34 +104,107 @@ export async function runSelfTest(
       try {
         reply = await client.call(card.id, 'chat', { message, channel: 'self-test' });
       } catch (error) {
+        // The call fetches the card again: that it failed says nothing about this agent being a SAMVAD
+        // agent (the card stage just proved it), only that the address did not answer this time.
+        if (error instanceof CardFetchError) throw await cardAgain(url, card);
         // One gateway call only (each costs a run): a bad reply signature is kept for its own stage.
-        if (!(error instanceof ResponseVerificationError) || error.status === undefined) throw error;
+        if (!(error instanceof ResponseVerificationError) || error.status === undefined) {
+          throw callFailure(messageUrl, error, target.timeoutMs);
+        }
         reply = { status: error.status, body: error.body };
         badSignature = error.message;
       }
-      if (reply.status === 401 || reply.status === 403) throw new Error(`refused: ${refusal(reply.body)}`);
+      // No valid signature on an error: a server on the way answered (the tunnel's 408 or 504), not this agent.
+      if (badSignature && reply.status >= 400) throw httpStatusFailure(messageUrl, reply.status);
+      if (reply.status === 429) {
+        throw new Failure(
+          `refused: ${refusal(reply.body)}`,
+          "This agent's own rate limits refused the call: wait a minute, or raise them in Settings → Rate limits",
+        );
+      }
+      if (reply.status === 401 || reply.status === 403)
+        throw new Failure(`refused: ${refusal(reply.body)}`, SEE_TRAFFIC(card.id));
       if (reply.status >= 400 && reply.status !== 502 && reply.status !== 503)
-        throw new Error(`HTTP ${reply.status}: ${refusal(reply.body)}`);
+        throw new Failure(`HTTP ${reply.status}: ${refusal(reply.body)}`, SEE_TRAFFIC(card.id));
       return `HTTP ${reply.status}`;
     })) &&
     (await stage('gateway', async () => {
       if (reply?.status !== 200) {
         // Why, as the operator reads it: the agent callers may not reach, else the gateway's current problem.
         const problem = target.gatewayProblem();
-        throw new Error(problem ? `${problem.diagnosis} Fix: ${problem.fix}` : refusal(reply?.body));
+        if (problem) throw new Failure(problem.diagnosis, problem.fix);
+        throw new Failure(refusal(reply?.body), SEE_TRAFFIC(card.id));
       }
       const text = (reply.body as { result?: { reply?: unknown } } | null)?.result?.reply;
       return `replied: ${typeof text === 'string' ? escapedLine(text, 120) : '(no reply text)'}`;
     })) &&
     (await stage('reply-signature', async () => {
       // Checked against the card fetched through the public URL, as any caller would.
-      if (badSignature) throw new Error(badSignature);
+      if (badSignature) {
+        throw new Failure(
+          badSignature,
+          'Another copy of this agent with other keys may answer at this address, or the keys changed during the test: run it again, and stop any other copy',
+        );
+      }
       return 'signed with an active key listed in the card';
     }));
   return { ok, url, stages, totalMs: elapsed(started) };
 }
 
 const elapsed = (t0: number) => Math.round(performance.now() - t0);
+
+/** A stage that failed: what happened, and what to do. */
+class Failure extends Error {
+  constructor(
+    readonly detail: string,
+    readonly fix: string,
+  ) {
+    super(detail);
+  }
+}
+
+const SEE_TRAFFIC = (id: string) =>
+  `Traffic shows the step that refused it: the newest refused call from ${id} (this agent itself)`;
+
+function failureOf(error: unknown): { detail: string; fix?: string } {
+  if (error instanceof Failure || error instanceof UnreachableError)
+    return { detail: error.detail, fix: error.fix };
+  return { detail: (error as Error).message };
+}
+
+/** The signed call could not fetch the card the card stage had just fetched: what the address does now. */
+async function cardAgain(url: string, card: AgentCard): Promise<Failure> {
+  const what = "the signed call could not fetch this agent's card through the public URL";
+  try {
+    await checkReachable(url, card);
+  } catch (error) {
+    if (error instanceof UnreachableError) return new Failure(`${what}: ${error.detail}`, error.fix);
+    throw error;
+  }
+  return new Failure(
+    `${what}, though it could a moment before and again just now`,
+    'The address is unsteady: run the test again; if it keeps failing, stop and start the tunnel (Overview → Tunnel)',
+  );
+}
+
+/** The call to /agent/message got no answer: a timeout (the gateway's turn is part of it) or no connection. */
+function callFailure(messageUrl: string, error: unknown, timeoutMs: number): Error {
+  if (causes(error).some((cause) => (cause as Error).name === 'TimeoutError')) {
+    return new Failure(
+      `${messageUrl} sent no answer within ${Math.round(timeoutMs / 1000)} s`,
+      'The call waits for the gateway’s reply: if the Gateway card shows no problem, its agent is slow; raise Settings → Gateway → Timeout, or run the test again',
+    );
+  }
+  const code = codeOf(error);
+  return code ? networkFailure(messageUrl, code) : (error as Error);
+}
+
+function causes(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let current = error; current && chain.length < 4; current = (current as { cause?: unknown }).cause)
+    chain.push(current);
+  return chain;
+}
 
 /**
  * An error reply in the operator's words: the reply crossed the tunnel, so the tunnel (or anyone between) wrote

@@ -1,4 +1,5 @@
 import type { MenuItemConstructorOptions } from 'electron';
+import { HEALTH_TITLES } from '../../src/protocol/console-health.js';
 import { healthOf, publicUrlOf, type ShellState } from './shell-state.js';
 import { updateMenuItems, type UpdateActions } from './updates.js';
 
@@ -16,13 +17,6 @@ export interface MenuActions extends UpdateActions {
   quit(): void;
 }
 
-const TITLE: Record<string, string> = {
-  online: 'Online',
-  degraded: 'Degraded',
-  offline: 'Offline',
-  error: 'Error',
-};
-
 /** The tray menu for a state: a plain template, so it is built and tested without Electron. */
 export function menuTemplate(state: ShellState, actions: MenuActions): MenuItemConstructorOptions[] {
   const { health, reason } = healthOf(state);
@@ -31,7 +25,7 @@ export function menuTemplate(state: ShellState, actions: MenuActions): MenuItemC
   const registered = state.registry.status === 'registered';
   const waiting = state.access.pending;
   return [
-    { id: 'status', label: `${TITLE[health]}: ${shorten(reason, 60)}`, enabled: false },
+    { id: 'status', label: `${HEALTH_TITLES[health]}: ${shorten(reason, 60)}`, enabled: false },
     {
       id: 'access',
       label: `${waiting} sender${waiting === 1 ? '' : 's'} waiting for approval…`,

@@ -7,6 +7,7 @@ import type {
   StatusResponse,
   TunnelStatus,
 } from '../../src/protocol/console-api.js';
+import { healthSummary, type Health } from '../../src/protocol/console-health.js';
 import type { UpdateView } from './updates.js';
 
 /** What the desktop shell knows about the core: enough to draw the tray, the menu and notifications. */
@@ -90,54 +91,20 @@ export function shellStateFrom(status: StatusFacts, startAtLogin: boolean, updat
   };
 }
 
-export type Health = 'online' | 'degraded' | 'offline' | 'error';
+export type { Health };
 
-/** The one-word health and the reason in a sentence, in order of what the operator must fix first. */
+/**
+ * The one-word health and the reason in a sentence, in order of what the operator must fix first: the same
+ * function as the console's Overview summary (src/protocol/console-health.ts), so the two always agree.
+ */
 export function healthOf(state: ShellState): { health: Health; reason: string } {
-  if (state.coreError) return { health: 'error', reason: state.coreError };
-  if (state.tunnel.status === 'failed')
-    return { health: 'error', reason: `Tunnel failed: ${state.tunnel.reason}` };
-  // Before any gateway trouble: every caller that gets through can reach this machine's tools.
-  const agent = state.gateway.agent;
-  if (agent?.exposes) {
-    const tools = agent.exposes.length > 0 ? `: ${agent.exposes.join(', ')}` : '';
-    return {
-      health: 'degraded',
-      reason: `${agentName(agent, 'The gateway agent')} exposes host tools${tools}`,
-    };
-  }
-  if (state.gateway.status !== 'configured')
-    return { health: 'degraded', reason: `Gateway ${state.gateway.status}` };
-  // The gateway answered its agent list without it: every call would fail, whatever the last probe said.
-  if (agent?.check === 'missing')
-    return {
-      health: 'degraded',
-      reason: `${agentName(agent, "Callers' agent")} is missing on the gateway: add it`,
-    };
-  if (state.gateway.problem) return { health: 'degraded', reason: state.gateway.problem.diagnosis };
-  if (state.gateway.live === false) return { health: 'degraded', reason: 'The gateway is not answering' };
-  switch (state.tunnel.status) {
-    case 'off':
-      return { health: 'offline', reason: 'Tunnel off: the agent is reachable on this machine only' };
-    case 'connecting':
-      return { health: 'degraded', reason: 'Tunnel connecting' };
-    case 'reconnecting':
-      return { health: 'degraded', reason: `Tunnel reconnecting: ${state.tunnel.lastError}` };
-    case 'online': {
-      // What a call through the public URL found: a connected tunnel client is not a reachable agent.
-      const reach = state.tunnel.reachability;
-      if (reach?.state === 'unreachable')
-        return { health: 'degraded', reason: `Not reachable at ${state.tunnel.url}: ${reach.problem ?? ''}` };
-      if (reach?.state === 'checking')
-        return { health: 'degraded', reason: `Checking ${state.tunnel.url} from outside` };
-      const measured = reach?.state === 'reachable' ? ': reachable from outside' : '';
-      return { health: 'online', reason: `Online at ${state.tunnel.url}${measured}` };
-    }
-  }
-}
-
-function agentName(agent: GatewayAgentFacts, noun: string): string {
-  return agent.id ? `${noun} "${agent.id}"` : noun;
+  const { health, reason } = healthSummary({
+    ...(state.coreError ? { coreError: state.coreError } : {}),
+    tunnel: state.tunnel,
+    gateway: state.gateway,
+    pending: state.access.pending,
+  });
+  return { health, reason };
 }
 
 export function publicUrlOf(state: ShellState): string | undefined {

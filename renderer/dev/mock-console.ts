@@ -23,6 +23,7 @@ import type {
   ApprovedSenderView,
   GatewayAgentView,
   KeyView,
+  OutboundCredentialsResponse,
   PendingSenderView,
   SelfTestResponse,
   SettingsResponse,
@@ -320,11 +321,24 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
     perSender: 10,
     tokensPerDay: 100000,
     keepMessageContents: false,
+    // Values in effect that Settings shows too (issue 26, item 13).
+    registryUrl: 'https://samvad.dev',
+    cardTTL: 300,
+    allowUnsigned: false,
+    taskRetentionHours: 24,
+    shutdownGraceSeconds: 10,
+    port: 8787,
+    host: '127.0.0.1',
+    consolePort: 8788,
+    metricsNoAuth: false,
+    ...(scenario === 'problems' ? { redisUrl: 'redis://:***@10.0.0.5:6379/0' } : {}),
   };
   const secrets = { gatewayToken: { set: true }, bearerTokens: { count: 0 } };
   let restartNeeded: string[] = [];
   // As the console (src/console/settings-api.ts): shown, but a change to one is refused with 403.
-  const readOnly = ['tunnelCommand', 'tunnelUrlPattern'];
+  const readOnly = ['tunnelCommand', 'tunnelUrlPattern', 'metricsNoAuth', 'redisUrl', 'keysFile'];
+  // Read when the agent starts: a change saved here waits for a restart (src/console/settings-api.ts).
+  const atStart = ['port', 'host', 'consolePort'];
   const settingsView = (): SettingsResponse => ({
     settings: {
       ...settings,
@@ -336,6 +350,7 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
     sources: {
       ...Object.fromEntries(Object.keys(settings).map((name) => [name, { source: 'settings' as const }])),
       rpm: { source: 'flag', from: '--rpm' },
+      ...(scenario === 'problems' ? { port: { source: 'flag' as const, from: '--port' } } : {}),
       gatewayModel: { source: 'default', value: `openclaw/${String(settings.gatewayAgent)}` },
       gatewayToken: { source: 'openclaw.json', from: '/home/you/.openclaw/openclaw.json' },
     },
@@ -372,10 +387,13 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
           attempt: 3,
           nextTryAt: new Date(started + 45_000).toISOString(),
           lastError: 'connection refused by localtunnel.me:443 (ECONNREFUSED)',
+          // Two changes since the operator last dismissed one: named from the address just before.
           addressChange: {
             previous: 'https://brave-lynx.loca.lt',
             url: 'https://quiet-otter.loca.lt',
             at: new Date(started - 600_000).toISOString(),
+            changes: 2,
+            known: 'https://calm-heron.loca.lt',
             note: 'asked for "brave-lynx" again (this agent\'s address before) but the server handed out https://quiet-otter.loca.lt (taken by someone else meanwhile, or the server forgot it)',
           },
         }
@@ -384,6 +402,7 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
           status: 'online',
           url: 'https://quiet-otter.loca.lt',
           since: new Date(started - 7_200_000).toISOString(),
+          reachability: { state: 'reachable', checkedAt: new Date(started - 40_000).toISOString() },
         };
 
   // The gateway's agents: in "problems", the agent callers reach is missing and `main` has the host tools.
@@ -431,6 +450,17 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
   };
 
   const hour = 3_600_000;
+  const credentialsView = (): OutboundCredentialsResponse => ({
+    credentials: [
+      {
+        url: 'https://weather.example.com',
+        scheme: 'bearer',
+        addedAt: new Date(started - 86_400_000).toISOString(),
+      },
+    ],
+  });
+  // "Check again" in the problems scenario: a gateway slow to answer, so the console says it is still checking.
+  let checkingSince: number | undefined;
   let refusedWhileFull = scenario === 'problems' ? 2 : 0;
   const pending: PendingSenderView[] = [
     {
@@ -479,7 +509,8 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
         {
           ...view(A2A_KEYS.research.id, A2A_KEYS.research.name),
           createdAt: iso(9 * 86_400_000),
-          lastUsedAt: iso(40_000),
+          // Stamped 3 s ahead, as by a console whose clock runs ahead: it must still read as past.
+          lastUsedAt: iso(-3000),
           calls: 1834,
           status: 'active',
         },
@@ -582,7 +613,8 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
         url: withoutPassword(String(settings.gatewayUrl)),
         model: gatewayAgent().model,
         agent: gatewayAgent(),
-        live: scenario !== 'problems',
+        // It answers its health probe; its chat endpoint is what is off (the problems scenario).
+        live: true,
         checkedAt: new Date(Date.now() - 20_000).toISOString(),
         lastCallOk: scenario !== 'problems',
         problem:
@@ -597,7 +629,7 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
             : undefined,
       },
       tunnel,
-      registry,
+      registry: { ...registry, registryUrl: String(settings.registryUrl) },
       keys,
       traffic: { perMinute: perMinute(), accepted, refused: traffic.length - accepted },
       restartNeeded,
@@ -856,10 +888,20 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
     }
     if (route === 'POST /api/gateway/check') {
       await sleep(700);
+      if (scenario === 'problems') {
+        checkingSince ??= Date.now();
+        if (Date.now() - checkingSince < 2500) {
+          const checking = { since: new Date(checkingSince).toISOString(), waitingFor: ['GET /v1/models'] };
+          return json(res, 202, { agent: gatewayAgent(), gateway: status().gateway, checking });
+        }
+        checkingSince = undefined;
+      }
       agentCheckedAt = new Date().toISOString();
       stateChanged('gateway');
       return json(res, 200, { agent: gatewayAgent(), gateway: status().gateway });
     }
+    if (route === 'GET /api/a2a/keys') return json(res, 200, a2aKeysView());
+    if (route === 'GET /api/outbound/credentials') return json(res, 200, credentialsView());
     if (route === 'POST /api/gateway/accept' || route === 'POST /api/gateway/withdraw') {
       acceptedMain = route.endsWith('accept') ? new Date().toISOString() : undefined;
       stateChanged('gateway');
@@ -972,7 +1014,11 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
         else if (name === 'bearerTokens') secrets.bearerTokens.count = (value as string[]).length;
         else if (value === null) delete settings[name];
         else settings[name] = value;
-        if (['tunnel', 'tunnelHost', 'subdomain', 'tunnelCommand', 'tunnelUrlPattern'].includes(name)) {
+        if (
+          [...atStart, 'tunnel', 'tunnelHost', 'subdomain', 'tunnelCommand', 'tunnelUrlPattern'].includes(
+            name,
+          )
+        ) {
           if (!restartNeeded.includes(name)) restartNeeded = [...restartNeeded, name];
         } else applied.push(name);
       }
@@ -1020,7 +1066,8 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
                 label: 'Gateway answered',
                 ok: false,
                 detail:
-                  'chat endpoint disabled: set gateway.http.endpoints.chatCompletions.enabled to true and restart the gateway',
+                  'The gateway answered 404 to POST /v1/chat/completions: its OpenAI-compatible chat endpoint is off.',
+                fix: 'Set gateway.http.endpoints.chatCompletions.enabled to true in ~/.openclaw/openclaw.json and restart the gateway.',
                 ms: 348,
               }
             : {

@@ -60,7 +60,7 @@ async function shoot(scenario: Scenario, colorScheme: 'light' | 'dark') {
       clip: { x: 0, y: 0, width: 700, height: 120 },
     });
 
-    await page.getByRole('link', { name: 'Traffic' }).click();
+    await page.getByTestId('nav-traffic').click();
     await page.getByTestId('traffic-row').first().waitFor();
     const rendered = await page.getByTestId('traffic-row').count();
     say(`${tag}: traffic rows in the DOM: ${rendered}`);
@@ -119,7 +119,7 @@ async function shoot(scenario: Scenario, colorScheme: 'light' | 'dark') {
     await page.keyboard.press('Escape');
     await page.getByRole('dialog').waitFor({ state: 'hidden' });
 
-    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByTestId('nav-keys').click();
     await page.getByTestId('key-row').first().waitFor();
     await page.screenshot({ path: `${outDir}/keys-${tag}.png` });
     await page.getByRole('button', { name: 'Rotate key…' }).click();
@@ -131,7 +131,7 @@ async function shoot(scenario: Scenario, colorScheme: 'light' | 'dark') {
     await page.keyboard.press('Escape');
     await page.getByRole('dialog').waitFor({ state: 'hidden' });
 
-    await page.getByRole('link', { name: 'Registry' }).click();
+    await page.getByTestId('nav-registry').click();
     await page.getByTestId('registry-state').waitFor();
     await page.screenshot({ path: `${outDir}/registry-${tag}.png` });
     if (scenario === 'problems') {
@@ -142,7 +142,7 @@ async function shoot(scenario: Scenario, colorScheme: 'light' | 'dark') {
       await page.screenshot({ path: `${outDir}/registry-registered-${tag}.png` });
     }
 
-    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByTestId('nav-settings').click();
     await page.getByLabel('Requests per minute (all callers)').waitFor();
     await page.screenshot({ path: `${outDir}/settings-${tag}.png`, fullPage: true });
     await page.getByLabel('Requests per minute (all callers)').fill('0');
@@ -157,7 +157,7 @@ async function shoot(scenario: Scenario, colorScheme: 'light' | 'dark') {
     await page.screenshot({ path: `${outDir}/settings-saved-${tag}.png`, fullPage: true });
 
     // The console restarts: the stream says so, then comes back by itself.
-    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.getByTestId('nav-overview').click();
     const port = Number(new URL(mock.url).port);
     await mock.close();
     await page.getByTestId('reconnecting-banner').waitFor();
@@ -190,7 +190,7 @@ async function tokenScreens() {
     await page.getByLabel('Console token or URL').fill(`${mock.url}/#token=${DEV_TOKEN}`);
     await page.getByRole('button', { name: 'Open console' }).click();
     await page.getByTestId('gateway-state').waitFor();
-    await page.getByRole('link', { name: 'Traffic' }).click();
+    await page.getByTestId('nav-traffic').click();
     await page.getByTestId('empty-state').waitFor();
     await page.screenshot({ path: `${outDir}/traffic-empty.png` });
   } finally {
@@ -201,8 +201,11 @@ async function tokenScreens() {
 
 try {
   await tokenScreens();
+  // Every page in both color schemes, with problems and when all is well.
   await shoot('problems', 'light');
   await shoot('healthy', 'dark');
+  await shoot('problems', 'dark');
+  await shoot('healthy', 'light');
 } finally {
   await browser.close();
 }

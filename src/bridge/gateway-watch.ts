@@ -30,6 +30,8 @@ export class GatewayWatch {
   private asksHealth = true;
   /** Bumped by every settings change: a probe of the gateway as it was must not report. */
   private generation = 0;
+  /** The probe under way: when it began and the requests it still waits for (the console shows them). */
+  private underWay: { since: number; waiting: Set<string> } | undefined;
 
   constructor(private readonly options: GatewayWatchOptions) {
     this.machine = new GatewayStateMachine(options.gateway().status, options.now);
@@ -65,6 +67,13 @@ export class GatewayWatch {
   /** The state after the first probe (for the start banner); the current one before start. */
   checked(): Promise<GatewaySnapshot> {
     return this.first ?? Promise.resolve(this.snapshot);
+  }
+
+  /** The probe under way, if any: since when, and which requests to the gateway have not answered yet. */
+  get progress(): { since: string; waitingFor: string[] } | undefined {
+    const probe = this.underWay;
+    if (!probe) return undefined;
+    return { since: new Date(probe.since).toISOString(), waitingFor: [...probe.waiting] };
   }
 
   /** Probes once; concurrent callers share the probe. The operator's "Check again" comes here too. */
@@ -103,10 +112,18 @@ export class GatewayWatch {
     const resolved = this.options.gateway();
     if (resolved.status !== 'configured') return this.snapshot;
     const generation = this.generation;
+    const probe = { since: (this.options.now ?? Date.now)(), waiting: new Set<string>() };
+    this.underWay = probe;
+    const track = <T>(request: string, answer: Promise<T>): Promise<T> => {
+      probe.waiting.add(request);
+      return answer.finally(() => probe.waiting.delete(request));
+    };
     const [health] = await Promise.all([
-      this.asksHealth ? probeGateway(resolved.config) : undefined,
-      this.options.target.refresh(),
-    ]);
+      this.asksHealth ? track('GET /health', probeGateway(resolved.config)) : undefined,
+      track('GET /v1/models', this.options.target.refresh()),
+    ]).finally(() => {
+      if (this.underWay === probe) this.underWay = undefined;
+    });
     // Settings changed meanwhile: this probe was of the old gateway.
     if (generation !== this.generation) return this.snapshot;
     this.report(this.machine.probed(this.findings(health)));

@@ -20,4 +20,6 @@ export interface ApiDeps {
   consoleToken(): ConsoleTokenResponse;
   status(): StatusCore;
   tunnel(): StatusResponse['tunnel'];
+  /** How long POST /api/gateway/check waits for its probe before answering "still checking" (202). */
+  gatewayCheckWaitMs: number;
 }

@@ -44,7 +44,22 @@ export interface ConsoleOptions {
   newToken?: boolean;
   /** The flags and environment variables that set settings for this run (Settings shows where each comes from). */
   origins?: Partial<Record<SettingName, OverrideOrigin>>;
+  /** How long "Check again" waits for the gateway before answering "still checking"; default 8 s. */
+  gatewayCheckWaitMs?: number;
 }
+
+/**
+ * The console listener's own limits. Node counts `headersTimeout` and `requestTimeout` until a request has
+ * been received, never while a handler works: a slow answer is the route's to bound (the gateway check
+ * answers "still checking" past `gatewayCheckWaitMs`). An idle connection is kept well past Node's 5 s, so
+ * a client that reuses it a moment later (a browser, or a script with a keep-alive agent on a loaded
+ * machine) never sends its request into a close: that race is a dropped request, "socket hang up".
+ */
+export const CONSOLE_LISTENER = {
+  headersTimeoutMs: 60_000,
+  requestTimeoutMs: 120_000,
+  keepAliveTimeoutMs: 65_000,
+} as const;
 
 export interface ConsoleHandle {
   /** `http://127.0.0.1:PORT` */
@@ -142,6 +157,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     credentials,
     consoleToken: () => ({ token: token.regenerate(), file: token.path }),
     tunnel: () => tunnelView(app, tunnel()),
+    gatewayCheckWaitMs: options.gatewayCheckWaitMs ?? 8000,
     status: () =>
       buildStatus({
         app,
@@ -187,7 +203,14 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     return files(ctx);
   });
 
-  const server = createServer(koa.callback());
+  const server = createServer(
+    {
+      headersTimeout: CONSOLE_LISTENER.headersTimeoutMs,
+      requestTimeout: CONSOLE_LISTENER.requestTimeoutMs,
+    },
+    koa.callback(),
+  );
+  server.keepAliveTimeout = CONSOLE_LISTENER.keepAliveTimeoutMs;
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

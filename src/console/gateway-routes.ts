@@ -18,11 +18,17 @@ export function gatewayRoutes(router: Router, deps: ApiDeps): void {
     gateway: deps.status().gateway,
   });
 
+  // A probe's own requests time out after 3 s, but a loaded machine or a gateway reloading its config can
+  // stretch it: past `gatewayCheckWaitMs` the operator gets what is known and "still checking" (202), never
+  // a request left hanging. The probe goes on and reports through the state events as always.
   router.post(
     '/api/gateway/check',
-    reply(async () => {
-      await app.gatewayWatch.probeNow();
-      return answer();
+    reply(async (ctx): Promise<GatewayCheckResponse> => {
+      const probe = app.gatewayWatch.probeNow();
+      if (await settlesWithin(probe, deps.gatewayCheckWaitMs)) return answer();
+      const since = new Date().toISOString();
+      ctx.status = 202;
+      return { ...answer(), checking: app.gatewayWatch.progress ?? { since, waitingFor: [] } };
     }),
   );
   router.post(
@@ -64,4 +70,21 @@ function acceptanceOf(body: unknown): { agent: string; tools: string[] } {
     );
   }
   return { agent, tools };
+}
+
+/** Whether `work` ends (either way) within `ms`; it goes on regardless. */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -68,7 +68,7 @@ export function buildStatus({
     },
     gateway,
     tunnel: tunnelView(app, tunnel),
-    registry: registryView(app.registrar.current),
+    registry: { ...registryView(app.registrar.current), registryUrl: app.currentSettings.registryUrl },
     keys: app.keys.list(),
     traffic: log.counters(),
     restartNeeded,

@@ -278,6 +278,13 @@ export interface GatewayAgentView {
 export interface GatewayCheckResponse {
   agent: GatewayAgentView;
   gateway: GatewayView;
+  /**
+   * Check only (answered 202): the probe had not ended when the console answered, so a slow gateway never
+   * leaves the request without an answer. It goes on: POST again to wait for it (a second POST joins the
+   * same probe), or read the status after the `gateway` state event. `waitingFor`: the requests to the
+   * gateway not answered yet ("GET /health", "GET /v1/models").
+   */
+  checking?: { since: string; waitingFor: string[] };
 }
 
 /** The setting `acceptedExposedAgent`: the operator let callers reach this agent with these tools. */
@@ -335,12 +342,17 @@ export type PublicAddressHealth = TunnelReachability['state'] | 'none';
  * the old id no longer apply to it. POST /api/tunnel/address-change/dismiss forgets it.
  */
 export interface AddressChangeView {
+  /** The address just before this change. */
   previous: string;
   url: string;
   /** When the new address came up. */
   at: string;
   /** Why, when known (the name asked for was not given). */
   note?: string;
+  /** Changes since the operator last dismissed one, this one included; absent: 1. */
+  changes?: number;
+  /** With more than one change: the address the operator last knew, before the first of them. */
+  known?: string;
 }
 
 /**
@@ -375,6 +387,11 @@ export interface ProblemView {
   message: string;
   fix: string;
   at: string;
+  /**
+   * `unreachable`: the public URL did not reach this agent, so no registry was asked; the console then gives
+   * the advice that follows what the tunnel's check measures since (reachable now, still not, reconnecting).
+   */
+  cause?: 'unreachable';
 }
 
 export type RegistryStatus =
@@ -510,7 +527,8 @@ export interface StatusResponse {
     /** The tunnel came back at another address than before (this run or the last): shown until dismissed. */
     addressChange?: AddressChangeView;
   };
-  registry: RegistryStatus;
+  /** `registryUrl`: where a registration goes now (the setting), said before the operator registers. */
+  registry: RegistryStatus & { registryUrl?: string };
   keys: KeyView[];
   /** The last 15 minutes, oldest first, and totals since start. */
   traffic: { perMinute: TrafficMinute[]; accepted: number; refused: number };
@@ -625,6 +643,8 @@ export interface SelfTestStageView {
   label: string;
   ok: boolean;
   detail: string;
+  /** A failed stage: what to do about it. */
+  fix?: string;
   ms: number;
 }
 

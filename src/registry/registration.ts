@@ -14,7 +14,10 @@ export const REGISTRATION_FILE = 'registration.json';
 export interface RegistrarOptions {
   dataDir: string;
   registryUrl(): string;
-  /** Proves the public URL serves our card before asking the registry to fetch it. */
+  /**
+   * Proves the public URL serves our card before asking the registry to fetch it. It rejects with what it
+   * found: an error with `detail` and `fix` (tunnel/unreachable.ts), or a plain one.
+   */
   checkReachable(url: string): Promise<void>;
   onState?(state: RegistryState): void;
   /** Where the record is kept when replicas share it (Redis), instead of `registration.json`. */
@@ -55,13 +58,17 @@ export class Registrar {
   async register(url: string): Promise<Registration> {
     const previous = this.state;
     this.setState({ status: 'registering', url });
+    let unreachable = false;
     try {
       try {
         await this.options.checkReachable(url);
       } catch (error) {
+        unreachable = true;
+        // What the check measured names the fix, not a guess about the tunnel's state.
+        const { detail, fix } = measuredFailure(error);
         throw new RegistryError(
-          `Not registered: ${url} does not reach this agent yet (${(error as Error).message}); the registry would fail to read the card.`,
-          'Wait until the tunnel is online, run the self-test, then register again.',
+          `Not registered: ${url} does not reach this agent (${detail}), so the registry could not read its card.`,
+          `${fix}; then register again.`,
         );
       }
       const registry = this.options.registryUrl();
@@ -73,7 +80,12 @@ export class Registrar {
     } catch (error) {
       const failure =
         error instanceof RegistryError ? error : new RegistryError((error as Error).message, 'Try again.');
-      const lastError = { message: failure.message, fix: failure.fix, at: new Date().toISOString() };
+      const lastError = {
+        message: failure.message,
+        fix: failure.fix,
+        at: new Date().toISOString(),
+        ...(unreachable ? { cause: 'unreachable' as const } : {}),
+      };
       this.setState(
         previous.status === 'registered' ? { ...previous, lastError } : { status: 'unregistered', lastError },
       );
@@ -96,4 +108,14 @@ export class Registrar {
     this.state = state;
     this.options.onState?.(state);
   }
+}
+
+/** A failed reachability check's finding and fix; a plain error's message, and the self-test to find out more. */
+function measuredFailure(error: unknown): { detail: string; fix: string } {
+  const { detail, fix, message } = error as { detail?: unknown; fix?: unknown; message?: unknown };
+  if (typeof detail === 'string' && typeof fix === 'string') return { detail, fix };
+  return {
+    detail: typeof message === 'string' ? message : String(error),
+    fix: 'Run the self-test on the Overview to see where calls stop',
+  };
 }

@@ -38,17 +38,28 @@ export class AddressMemory {
   }
 
   /**
-   * The tunnel is online at `url`: remembered. A change is measured from the address the operator last
-   * knew: while one is not dismissed, a further change keeps its `previous`, and coming back to it clears it.
+   * The tunnel is online at `url`: remembered. A change names the address just before it (what a restart
+   * came back from), and while changes pile up undismissed, how many there were and the address the operator
+   * last knew before them (approvals given to that id broke first). Coming back to that one clears it.
    */
   online(url: string, note?: string): void {
-    if (url === this.saved.url) return;
-    const known = this.saved.change?.previous ?? this.saved.url;
-    const change: AddressChangeView | undefined =
-      known === undefined || known === url
-        ? undefined
-        : { previous: known, url, at: new Date(this.now()).toISOString(), ...(note ? { note } : {}) };
-    this.save({ url, ...(change ? { change } : {}) });
+    const before = this.saved.url;
+    if (url === before) return;
+    const pending = this.saved.change;
+    const known = pending ? (pending.known ?? pending.previous) : before;
+    if (before === undefined || known === undefined || known === url) {
+      this.save({ url });
+      return;
+    }
+    const changes = (pending ? (pending.changes ?? 1) : 0) + 1;
+    const change: AddressChangeView = {
+      previous: before,
+      url,
+      at: new Date(this.now()).toISOString(),
+      ...(note ? { note } : {}),
+      ...(changes > 1 ? { changes, known } : {}),
+    };
+    this.save({ url, change });
   }
 
   /** The operator has seen the change. */
@@ -73,7 +84,9 @@ function readSaved(path: string): Saved {
       change !== undefined &&
       typeof change.previous === 'string' &&
       typeof change.url === 'string' &&
-      typeof change.at === 'string';
+      typeof change.at === 'string' &&
+      (change.changes === undefined || (Number.isInteger(change.changes) && change.changes >= 1)) &&
+      (change.known === undefined || typeof change.known === 'string');
     return { ...(url ? { url } : {}), ...(valid ? { change } : {}) };
   } catch {
     return {};

@@ -260,6 +260,64 @@ describe.skipIf(!hasChromium)('accessibility in Chromium', () => {
       ]);
     });
 
+    it('opening a page at a section scrolls there, and focus still starts at the top: skip link, tabs, section nav', async () => {
+      const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+      try {
+        const fresh = await context.newPage();
+        fresh.setDefaultTimeout(WAIT.timeout);
+        await fresh.goto(`${stack.console.url}/#token=${stack.console.token}`);
+        await fresh.getByTestId('agent-id').waitFor(WAIT);
+        // A link to a section, opened anew (the tab keeps its token).
+        await fresh.goto(`${stack.console.url}/#/settings/machine`);
+        await fresh.reload();
+        await fresh.getByLabel('Console port').waitFor(WAIT);
+        // In view, without taking the keyboard's focus there.
+        await expect
+          .poll(
+            () =>
+              fresh.evaluate<number>(
+                `document.querySelector('[data-section="machine"]').getBoundingClientRect().top`,
+              ),
+            WAIT,
+          )
+          .toBeLessThan(450);
+        expect(await focused(fresh)).toBe('body');
+        const order: string[] = [];
+        for (let i = 0; i < 8; i++) {
+          await fresh.keyboard.press('Tab');
+          order.push(await focused(fresh));
+        }
+        expect(order[0]).toBe('a.skip-link "Skip to content"');
+        expect(order.slice(1, 7).every((element) => element.startsWith('a.tab '))).toBe(true);
+        expect(order[7]).toBe('a. "Gateway"');
+        // A section link then takes focus to its heading.
+        await fresh.getByTestId('jump-registry').click();
+        expect(await focused(fresh)).toMatch(/^h2\b.* "Registry"$/);
+      } finally {
+        await context.close();
+      }
+    });
+
+    it('through the token screen too, the first Tab reaches the skip link', async () => {
+      const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+      try {
+        const fresh = await context.newPage();
+        await fresh.goto(`${stack.console.url}/`);
+        await fresh
+          .getByLabel('Console token or URL')
+          .fill(`${stack.console.url}/#token=${stack.console.token}`);
+        await fresh.keyboard.press('Enter');
+        await fresh.getByTestId('agent-id').waitFor(WAIT);
+        expect(await focused(fresh)).toBe('body');
+        await fresh.keyboard.press('Tab');
+        expect(await focused(fresh)).toBe('a.skip-link "Skip to content"');
+        await fresh.keyboard.press('Tab');
+        expect(await focused(fresh)).toBe('a.tab "Overview"');
+      } finally {
+        await context.close();
+      }
+    });
+
     it('a click in the page leaves no focus inside it; the skip link still leads into the page', async () => {
       await page.reload();
       await page.getByTestId('agent-id').waitFor(WAIT);

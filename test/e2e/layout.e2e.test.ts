@@ -1,7 +1,9 @@
 // Layout as a person sees it (issue 16), in Debian's Chromium: an agent id or URL wraps between names (after
 // `agent://`, before a dot or the port), never inside one; with the Traffic details pane open, the agent
-// column still shows each agent's host and port. Measured in the page (where each character's line is, and
-// whether a cell's text overflows it), against the same stack as console.e2e.test.ts.
+// column still shows each agent's host and port. Issue 26, item 16: Access and Settings use the width (two
+// columns on a wide screen) and jump to a section from a small nav; a key id never wraps; no Traffic column
+// header is cut off. Measured in the page (where each character's line is, whether a cell's text overflows
+// it, where each section is), against the same stack as console.e2e.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { attr, hasBuiltUi, hasChromium, launchChromium, screenshot, UI_INDEX } from './browser.js';
@@ -104,6 +106,126 @@ describe.skipIf(!hasChromium)('layout in Chromium', () => {
     }
   });
 
+  /** The Traffic column headers whose text does not fit their column. */
+  const clippedHeaders = () =>
+    page.evaluate<string[]>(
+      `[...document.querySelectorAll('[role="columnheader"]')]
+        .filter((cell) => cell.offsetParent !== null && cell.scrollWidth > cell.clientWidth)
+        .map((cell) => cell.textContent)`,
+    );
+
+  it('shows every Traffic column header whole, with the details closed, at any width', async () => {
+    await page.getByTestId('nav-traffic').click();
+    await page.getByRole('grid').waitFor(WAIT);
+    try {
+      for (const width of [1360, 1024, 820]) {
+        await page.setViewportSize({ width, height: 900 });
+        expect(await clippedHeaders(), `${width} px`).toEqual([]);
+      }
+    } finally {
+      await page.setViewportSize({ width: 1360, height: 900 });
+    }
+  });
+
+  /** Where each `[data-section]` is on the page, by its name. */
+  async function sections(): Promise<
+    Record<string, { left: number; right: number; top: number; width: number; height: number }>
+  > {
+    return page.evaluate(`Object.fromEntries([...document.querySelectorAll('[data-section]')].map((element) => {
+      const box = element.getBoundingClientRect();
+      return [element.dataset.section, { left: box.left, right: box.right, top: box.top + window.scrollY, width: box.width, height: box.height }];
+    }))`);
+  }
+
+  /** The focused element's text, or "body". */
+  const focusedText = () =>
+    page.evaluate<string>(
+      `document.activeElement === document.body ? 'body' : (document.activeElement?.textContent ?? '').trim()`,
+    );
+
+  it('lays Access out in two columns on a wide screen, one on a narrow one, and jumps to a section', async () => {
+    await page.getByTestId('nav-access').click();
+    await page.locator('[data-section="calls-out"] [data-testid="calls-out"]').waitFor(WAIT);
+    let at = await sections();
+    // Callers in on the left, calls out on the right, side by side; the keys' table under both.
+    expect(at['calls-out']!.left).toBeGreaterThanOrEqual(at.policy!.right);
+    expect(Math.abs(at['calls-out']!.top - at.policy!.top)).toBeLessThan(2);
+    expect(at['a2a-keys']!.width).toBeGreaterThan(at.policy!.width * 1.8);
+    await screenshot(page, 'layout-access-1360');
+
+    await page.getByTestId('jump-a2a-keys').click();
+    await expect.poll(() => page.evaluate<string>('location.hash'), WAIT).toBe('#/access/a2a-keys');
+    await expect.poll(focusedText, WAIT).toBe('A2A keys');
+    const top = await page.evaluate<number>(
+      `document.querySelector('[data-section="a2a-keys"]').getBoundingClientRect().top`,
+    );
+    // In view: at the top, or as near as the page's end lets it.
+    expect(top).toBeGreaterThanOrEqual(0);
+    expect(top).toBeLessThan(450);
+
+    await page.setViewportSize({ width: 900, height: 900 });
+    try {
+      at = await sections();
+      expect(Math.abs(at['calls-out']!.left - at.policy!.left)).toBeLessThan(2);
+      expect(at['calls-out']!.top).toBeGreaterThan(at.approved!.top);
+    } finally {
+      await page.setViewportSize({ width: 1360, height: 900 });
+    }
+  });
+
+  it('lays Settings out in two columns on a wide screen, and jumps to a section', async () => {
+    await page.getByTestId('nav-settings').click();
+    await page.getByLabel('Registry URL').waitFor(WAIT);
+    const at = await sections();
+    const form = [
+      'gateway',
+      'tunnel',
+      'card',
+      'registry',
+      'access',
+      'outbound',
+      'limits',
+      'privacy',
+      'machine',
+    ];
+    const lefts = new Set(form.map((name) => Math.round(at[name]!.left)));
+    expect(lefts.size).toBe(2);
+    // Two columns: the sections stand about half as high as they would one under another.
+    const stacked = form.reduce((sum, name) => sum + at[name]!.height, 0);
+    const bottom = Math.max(...form.map((name) => at[name]!.top + at[name]!.height));
+    expect(bottom - at.gateway!.top).toBeLessThan(stacked * 0.7);
+    await screenshot(page, 'layout-settings-1360');
+
+    await page.getByTestId('jump-machine').click();
+    await expect.poll(focusedText, WAIT).toBe('This machine');
+    await page.getByTestId('jump-console').click();
+    await expect.poll(focusedText, WAIT).toBe('Console access');
+  });
+
+  it('never breaks a key id, even on a narrow window', async () => {
+    const issued = await fetch(`${stack.console.url}/api/a2a/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.console.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Layout test agent with a long name that takes room' }),
+    });
+    expect(issued.status).toBe(201);
+    await page.setViewportSize({ width: 360, height: 800 });
+    try {
+      for (const [tab, selector] of [
+        ['nav-keys', '[data-testid="key-row"] code.key-id'],
+        ['nav-access', '[data-testid="a2a-key-row"] code.key-id'],
+      ] as const) {
+        await page.getByTestId(tab).click();
+        await page.locator(selector).first().waitFor(WAIT);
+        const { text, starts } = await lineStarts(page, selector);
+        expect(text.length).toBeGreaterThan(5);
+        expect(starts, `${tab}: "${text}" breaks`).toEqual([]);
+      }
+    } finally {
+      await page.setViewportSize({ width: 1360, height: 900 });
+    }
+  });
+
   for (const width of [1360, 1100, 1024]) {
     it(`keeps each agent's host and port in view with the Traffic details open (${width} px)`, async () => {
       expect((await stack.signedCall('a row to open')).status).toBe(200);
@@ -127,6 +249,8 @@ describe.skipIf(!hasChromium)('layout in Chromium', () => {
       const peer = stack.peer.id.replace('agent://', '');
       expect(seen.some((cell) => cell.text.endsWith(peer))).toBe(true);
       expect(seen.filter((cell) => cell.clipped)).toEqual([]);
+      // Nor is a column's header ("PROTO…" was).
+      expect(await clippedHeaders()).toEqual([]);
       await screenshot(page, `layout-traffic-details-${width}`, false);
       await page.getByRole('button', { name: 'Close details' }).click();
     });

@@ -126,7 +126,8 @@ describe('the reachability check', () => {
     const publicUrl = await flood(framing);
     const error = await refused(publicUrl, () => checkReachable(publicUrl.url, ours, 10_000));
     expect(error.message).toBe(
-      `${publicUrl.url}/.well-known/agent.json sent more than 64 KiB, which is not an agent card: reading stopped there. Is another server answering at this address?`,
+      `${publicUrl.url}/.well-known/agent.json sent more than 64 KiB, which is not an agent card: reading stopped there. ` +
+        'Another server answers at this address: if you set the public URL yourself (--public-url, or Settings → Tunnel), check it, or stop and start the tunnel (Overview → Tunnel)',
     );
   });
 });

@@ -284,7 +284,9 @@ describe('the app with a command tunnel', () => {
     expect(addresses[0]).toEqual({ url, previous: undefined });
     // "Running" is not "reachable": the printed URL does not serve this agent's card.
     expect(reconnecting()[0]!.lastError).toBe(
-      `public URL is not reachable: ${url}/.well-known/agent.json did not answer (ECONNREFUSED)`,
+      `public URL is not reachable: ${url}/.well-known/agent.json did not answer: the connection failed (ECONNREFUSED). ` +
+        'Whatever serves the public URL is not passing calls on: the agent reconnects the tunnel by itself after a second failed check; ' +
+        'if it keeps failing, stop and start the tunnel (Overview → Tunnel), or if you set the public URL yourself (--public-url, or Settings → Tunnel), check it',
     );
     expect(
       reconnecting()

@@ -606,6 +606,11 @@ describe('keys', () => {
 describe('registry and self-test', () => {
   it('registers the public URL and returns the record', async () => {
     await api('/api/settings', { method: 'PUT', body: { publicUrl: agent.url } });
+    // Which registry it will use, said before registering (issue 26, item 13).
+    expect((await api<StatusResponse>('/api/status')).json.registry).toMatchObject({
+      status: 'unregistered',
+      registryUrl: registry.url,
+    });
     const answer = await api<{ record: unknown }>('/api/registry/register', { method: 'POST' });
     expect(answer.status, answer.text).toBe(200);
     expect(answer.json.record).toEqual({

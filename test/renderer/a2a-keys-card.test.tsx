@@ -80,7 +80,13 @@ describe('A2A keys: the list', () => {
     expect(calls).toBe('1,234');
     expect(expires).toMatch(/^in 30 d \(.+\)$/);
     expect(action).toBe('Revoke…');
-    expect(cells(OLD.id)).toEqual([expect.any(String), 'never', '0', 'never', 'revoked just now']);
+    expect(cells(OLD.id)).toEqual([
+      expect.any(String),
+      'never',
+      '0',
+      'never',
+      'revoked less than a minute ago',
+    ]);
     expect(cells(TRIAL.id).at(-1)).toBe('expired');
     expect(screen.getByText('1 in use')).toBeTruthy();
     expect(within(row(OLD.id)).queryByRole('button')).toBeNull();

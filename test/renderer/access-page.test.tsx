@@ -216,7 +216,9 @@ describe('Access page: approved senders', () => {
     const friend = within(row('approved-row', FRIEND));
     expect(friend.getByText('allowed peers setting')).toBeTruthy();
     expect(friend.queryByTestId('revoke-button')).toBeNull();
-    expect(friend.getByRole('link', { name: 'Change in Settings' }).getAttribute('href')).toBe('#/settings');
+    expect(friend.getByRole('link', { name: 'Change in Settings' }).getAttribute('href')).toBe(
+      '#/settings/access',
+    );
     expect(within(row('approved-row', ACME)).getByTestId('revoke-button')).toBeTruthy();
   });
 

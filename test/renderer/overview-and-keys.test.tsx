@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 /** Overview shows each state with its fix and runs the self-test; Keys confirms before rotating (fetch mocked). */
-import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createApiClient } from '../../renderer/src/api/client';
 import type { ConsoleData } from '../../renderer/src/hooks/useConsole';
@@ -116,12 +116,20 @@ describe('Overview', () => {
           totalMs: 40,
           stages: [
             { name: 'resolve', label: 'Public URL resolves', ok: true, detail: '127.0.0.1', ms: 1 },
-            { name: 'card', label: 'Card fetched', ok: false, detail: 'card id does not match', ms: 12 },
+            {
+              name: 'card',
+              label: 'Card fetched',
+              ok: false,
+              detail: 'card id does not match',
+              fix: 'Stop and start the tunnel.',
+              ms: 12,
+            },
           ],
         },
       },
     });
-    render(<Overview api={createApiClient({ token: 't', fetch })} data={dataFor(status())} />);
+    const data = dataFor(status());
+    render(<Overview api={createApiClient({ token: 't', fetch })} data={data} />);
     await act(async () => fireEvent.click(screen.getByRole('button', { name: 'Test' })));
     expect(calls[0]).toMatchObject({ method: 'POST', path: '/api/selftest' });
     const stages = await screen.findAllByTestId('selftest-stage');
@@ -134,6 +142,13 @@ describe('Overview', () => {
     ]);
     expect(within(stages[1] as HTMLElement).getByText('card id does not match')).toBeTruthy();
     expect(within(stages[1] as HTMLElement).getByText('12 ms')).toBeTruthy();
+    // What to do, beside the failed stage only.
+    expect(screen.getAllByTestId('selftest-fix').map((fix) => fix.textContent)).toEqual([
+      'Fix: Stop and start the tunnel.',
+    ]);
+    expect(within(stages[1] as HTMLElement).getByTestId('selftest-fix')).toBeTruthy();
+    // The status follows: what the self-test's call did shows in the cards and the summary.
+    await waitFor(() => expect(data.refreshStatus).toHaveBeenCalled());
   });
 });
 

@@ -146,7 +146,16 @@ describe('SettingsForm', () => {
           message: 'Invalid settings',
           fields: [
             { field: 'rpm', message: 'rpm: must be an integer between 1 and 1000000' },
-            { field: 'registryUrl', message: 'registryUrl: must be an http:// or https:// URL' },
+            { field: 'perSender', message: 'perSender: must be an integer between 1 and 1000000' },
+            {
+              field: 'gatewayTimeoutMs',
+              message: 'gatewayTimeoutMs: must be an integer between 100 and 3600000 (milliseconds)',
+            },
+            {
+              field: 'pendingExpiryHours',
+              message: 'pendingExpiryHours: must be an integer between 1 and 720 (hours)',
+            },
+            { field: 'defaultChannel', message: 'defaultChannel: must be 1 to 64 letters' },
           ],
         },
       },
@@ -158,9 +167,23 @@ describe('SettingsForm', () => {
     const rpm = screen.getByLabelText('Requests per minute (all callers)');
     expect(rpm.getAttribute('aria-invalid')).toBe('true');
     const described = document.getElementById(rpm.getAttribute('aria-describedby')?.split(' ').pop() ?? '');
-    expect(described?.textContent).toBe('rpm: must be an integer between 1 and 1000000');
+    // In the page's words (issue 26, item 9): the label it shows, seconds where it edits seconds, a unit once.
+    expect(described?.textContent).toBe(
+      'Requests per minute (all callers): must be an integer between 1 and 1000000',
+    );
+    const errorOf = (label: string) => {
+      const ids = screen.getByLabelText(label).getAttribute('aria-describedby')?.split(' ') ?? [];
+      return document.getElementById(ids.at(-1) ?? '')?.textContent;
+    };
+    expect(errorOf('Requests per minute per sender')).toBe(
+      'Requests per minute per sender: must be an integer between 1 and 1000000',
+    );
+    expect(errorOf('Timeout (seconds)')).toBe('Timeout (seconds): must be between 0.1 and 3600 seconds');
+    expect(errorOf('Request expiry (hours)')).toBe(
+      'Request expiry (hours): must be an integer between 1 and 720',
+    );
     // A field the form does not show is still reported.
-    expect(within(errors).getByText('registryUrl: must be an http:// or https:// URL')).toBeTruthy();
+    expect(within(errors).getByText('defaultChannel: must be 1 to 64 letters')).toBeTruthy();
   });
 
   it('catches a number that is not one without asking the console', async () => {

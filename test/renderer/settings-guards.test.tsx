@@ -90,7 +90,7 @@ describe('read-only settings', () => {
     expect(pattern.readOnly).toBe(true);
     expect(pattern.value).toBe(PATTERN);
     expect(described(pattern, 'hint')).toContain(
-      'Set with --tunnel-url-pattern or in settings.json on the machine: the console cannot set a command the agent runs.',
+      'Set with --tunnel-url-pattern or in settings.json on the machine: it goes with the tunnel command.',
     );
     expect(input('Subdomain').readOnly).toBe(false);
     expect(screen.getAllByTestId('read-only-hint')).toHaveLength(2);
@@ -242,8 +242,11 @@ describe('the gateway token when the gateway URL changes', () => {
     type('New gateway token', 'typed');
     save();
     await screen.findByTestId('settings-errors');
-    expect(errorOf('New gateway token')).toBe("gatewayToken: the gateway's address changes: enter its token");
-    expect(errorOf('Gateway URL')).toBe('gatewayUrl: must be an http:// or https:// URL');
+    // In the page's words: the labels it shows, not the settings' names.
+    expect(errorOf('New gateway token')).toBe(
+      "Gateway token: the gateway's address changes: enter its token",
+    );
+    expect(errorOf('Gateway URL')).toBe('Gateway URL: must be an http:// or https:// URL');
     expect(input('Gateway URL').getAttribute('aria-invalid')).toBe('true');
   });
 });
@@ -288,7 +291,7 @@ describe('the masked password in the Gateway URL', () => {
     save();
     await screen.findByTestId('settings-errors');
     expect(puts()).toHaveLength(1);
-    expect(errorOf('Gateway URL')).toBe(refusal);
+    expect(errorOf('Gateway URL')).toBe(refusal.replace(/^gatewayUrl:/, 'Gateway URL:'));
   });
 });
 
@@ -321,7 +324,7 @@ describe('field errors of a 403', () => {
     const errors = await screen.findByTestId('settings-errors');
     expect(puts()).toEqual([{ tunnelCommand: 'ngrok http 8787' }]);
     expect(input('Command').getAttribute('aria-invalid')).toBe('true');
-    expect(errorOf('Command')).toBe(message);
+    expect(errorOf('Command')).toBe(message.replace(/^tunnelCommand:/, 'Command:'));
     expect(errors.textContent).toContain('Not saved: fix the marked fields.');
     expect(within(errors).getByText('someFutureSetting: cannot be changed from the console')).toBeTruthy();
   });

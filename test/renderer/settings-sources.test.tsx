@@ -132,6 +132,7 @@ describe('timeouts in seconds', () => {
       'delegationMaxLifetimeSeconds',
       'gatewayTimeoutMs',
       'outboundTimeoutMs',
+      'shutdownGraceSeconds',
     ]);
     for (const field of timeouts) expect(field.label).toMatch(/\(seconds\)$/);
   });

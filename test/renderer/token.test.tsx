@@ -110,7 +110,11 @@ describe('getting in', () => {
     vi.stubGlobal('fetch', fetch);
     window.history.replaceState(null, '', '/#token=stale');
     render(<App createEventSource={FakeEventSource.create} />);
-    expect(await screen.findByText('The console refused this token.')).toBeTruthy();
+    const title = await screen.findByText('The console refused this token.');
+    // What to do, as one reads it: a space after the flag (JSX drops a line break after an element).
+    expect(title.parentElement?.textContent).toContain(
+      'It may have been replaced (Settings: New console token, or --new-console-token at start): open the console with its current link.',
+    );
     expect(sessionStorage.getItem(TOKEN_STORAGE_KEY)).toBeNull();
     // The stream is closed by the effect that follows the refusal's render: on a busy machine, a moment later.
     await waitFor(() => expect(FakeEventSource.last.closed).toBe(true));

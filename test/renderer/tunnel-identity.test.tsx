@@ -84,8 +84,29 @@ describe('the Overview banner', () => {
     expect(calls.map((c) => `${c.method} ${c.path}`)).toContain('POST /api/tunnel/address-change/dismiss');
   });
 
+  it('after several changes, names the address just before this one, how many there were and the one known before them', () => {
+    const chain = {
+      previous: 'https://quiet-otter.loca.lt',
+      url: 'https://calm-heron.loca.lt',
+      at: '2026-11-26T11:00:00.000Z',
+      changes: 3,
+      known: 'https://brave-lynx.loca.lt',
+    };
+    showOverview(status({ tunnel: { ...online, url: chain.url, addressChange: chain } }));
+    const banner = screen.getByTestId('address-change');
+    expect(banner.textContent).toContain('agent://quiet-otter.loca.lt is now agent://calm-heron.loca.lt');
+    expect(banner.textContent).not.toContain('agent://brave-lynx.loca.lt is now');
+    expect(within(banner).getByTestId('address-change-count').textContent).toBe(
+      'It changed 3 times since you last dismissed this notice; before these changes it was agent://brave-lynx.loca.lt.',
+    );
+    expect(within(banner).getByTestId('address-change-breaks').textContent).toBe(
+      'What breaks: agents that approved agent://quiet-otter.loca.lt or agent://brave-lynx.loca.lt do not know agent://calm-heron.loca.lt: they must approve it again, so tell them the new id. Links to the old address stop working.',
+    );
+  });
+
   it('says there is nothing to update when the agent is not registered, and is absent without a change', () => {
     showOverview(status({ tunnel: { ...online, addressChange: change } }));
+    expect(screen.queryByTestId('address-change-count')).toBeNull();
     expect(screen.getByTestId('address-change-registry').textContent).toBe(
       'You are not registered: nothing to update in the registry.',
     );

@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, statSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addressLines } from '../../src/tunnel/address-change.js';
@@ -29,7 +29,7 @@ describe('AddressMemory', () => {
     expect(statSync(join(dir, TUNNEL_FILE)).mode & 0o777).toBe(0o600);
   });
 
-  it('measures a change from the address the operator last knew, until dismissed', () => {
+  it('names the address just before the change, and counts the changes not dismissed yet', () => {
     const { open, dir } = memory();
     const mem = open();
     mem.online('https://a.loca.lt');
@@ -40,9 +40,15 @@ describe('AddressMemory', () => {
       at: '2026-11-26T10:01:00.000Z',
       note: 'why',
     });
-    // Another change before the operator looked: still from a (approvals to a are what broke).
+    // Another change before the operator looked: from b (where it just was), the second since a.
     mem.online('https://c.loca.lt');
-    expect(open().lastChange).toMatchObject({ previous: 'https://a.loca.lt', url: 'https://c.loca.lt' });
+    expect(open().lastChange).toEqual({
+      previous: 'https://b.loca.lt',
+      url: 'https://c.loca.lt',
+      at: '2026-11-26T10:02:00.000Z',
+      changes: 2,
+      known: 'https://a.loca.lt',
+    });
     // Back at a: nothing changed for the agents that know it.
     mem.online('https://a.loca.lt');
     expect(mem.lastChange).toBeUndefined();
@@ -50,6 +56,53 @@ describe('AddressMemory', () => {
     mem.dismiss();
     expect(open().lastChange).toBeUndefined();
     expect(JSON.parse(readFileSync(join(dir, TUNNEL_FILE), 'utf8'))).toEqual({ url: 'https://d.loca.lt' });
+  });
+
+  it('after a restart, names the address the agent had before the restart, not the first one', () => {
+    const { open } = memory();
+    const first = open();
+    first.online('https://first.loca.lt');
+    first.online('https://second.loca.lt');
+    // Restarted without the operator dismissing the change: the tunnel comes back at a third address.
+    const restarted = open();
+    restarted.online('https://third.loca.lt', 'the name asked for was taken');
+    expect(restarted.lastChange).toMatchObject({
+      previous: 'https://second.loca.lt',
+      url: 'https://third.loca.lt',
+      changes: 2,
+      known: 'https://first.loca.lt',
+    });
+    // Dismissed, then another change: one change again, from the address it just had.
+    restarted.dismiss();
+    open().online('https://fourth.loca.lt');
+    expect(open().lastChange).toMatchObject({
+      previous: 'https://third.loca.lt',
+      url: 'https://fourth.loca.lt',
+    });
+    expect(open().lastChange?.changes).toBeUndefined();
+  });
+
+  it('reads a change kept by an earlier version (no count) as one change, and ignores a count it did not write', () => {
+    const { open, dir } = memory();
+    const change = {
+      previous: 'https://a.loca.lt',
+      url: 'https://b.loca.lt',
+      at: '2026-11-26T10:01:00.000Z',
+    };
+    writeFileSync(join(dir, TUNNEL_FILE), JSON.stringify({ url: 'https://b.loca.lt', change }));
+    const mem = open();
+    expect(mem.lastChange).toEqual(change);
+    mem.online('https://c.loca.lt');
+    expect(mem.lastChange).toMatchObject({
+      previous: 'https://b.loca.lt',
+      changes: 2,
+      known: 'https://a.loca.lt',
+    });
+    writeFileSync(
+      join(dir, TUNNEL_FILE),
+      JSON.stringify({ url: 'https://b.loca.lt', change: { ...change, changes: 'many' } }),
+    );
+    expect(open().lastChange).toBeUndefined();
   });
 });
 

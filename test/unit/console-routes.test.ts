@@ -71,6 +71,7 @@ const deps: ApiDeps = {
   mcp: { view: () => answer({ token: 't' }), regenerate: () => answer({ token: 'u' }) },
   status: () => answer({ agent: {}, tunnel: { status: 'off' } }),
   tunnel: () => ({ status: 'off' }),
+  gatewayCheckWaitMs: 5000,
 } as unknown as ApiDeps;
 
 beforeAll(async () => {

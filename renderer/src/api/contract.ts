@@ -1,8 +1,11 @@
 /**
- * The one place the renderer reaches into `src/`: the console API's types and the pipeline's step order,
- * from `src/protocol` only (DESIGN.md: the renderer never imports the core).
+ * The one place the renderer reaches into `src/`: the console API's types, the pipeline's step order and the
+ * health summary, from `src/protocol` only (DESIGN.md: the renderer never imports the core).
  */
 export { A2A_METHOD_STEPS, A2A_STEPS, PIPELINE_STEPS } from '../../../src/protocol/console-api.js';
+// "Is it working?": the same pure function as the tray's, so the two never disagree.
+export { HEALTH_TITLES, healthFactsOf, healthSummary } from '../../../src/protocol/console-health.js';
+export type { CheckState, Health, HealthCheck, HealthSummary } from '../../../src/protocol/console-health.js';
 export type {
   A2AStep,
   CheckStep,

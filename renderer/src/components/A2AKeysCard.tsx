@@ -213,16 +213,16 @@ function KeysTable({ keys, refused, now, disabled, onRevoke }: KeysTableProps) {
               <span className="key-name">{key.name}</span>
               <span className="muted small">
                 {' '}
-                <code>{key.id}</code>
+                <code className="key-id">{key.id}</code>
                 {limitsText(key)}
               </span>
             </th>
             <td>
-              <When iso={key.createdAt} now={now} />
+              <When iso={key.createdAt} now={now} past />
             </td>
             <td>
               {key.lastUsedAt ? (
-                <When iso={key.lastUsedAt} now={now} />
+                <When iso={key.lastUsedAt} now={now} past />
               ) : (
                 <span className="muted">never</span>
               )}
@@ -248,7 +248,7 @@ function KeysTable({ keys, refused, now, disabled, onRevoke }: KeysTableProps) {
                   Revoke…
                 </button>
               ) : key.status === 'revoked' ? (
-                <Badge tone="bad">{`revoked ${formatRelative(key.revokedAt, now)}`}</Badge>
+                <Badge tone="bad">{`revoked ${formatRelative(key.revokedAt, now, 'past')}`}</Badge>
               ) : (
                 <Badge tone="neutral">expired</Badge>
               )}

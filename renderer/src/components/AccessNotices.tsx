@@ -59,7 +59,7 @@ export function PendingNotice({ access }: { access: StatusResponse['access'] }) 
           Newest: {newest.name ? <>“{newest.name}” (self-declared name), </> : null}
           <code>{newest.sender}</code>, request <code>{newest.code}</code>, asked{' '}
           <time dateTime={newest.firstAt} title={formatDateTime(newest.firstAt)}>
-            {formatRelative(newest.firstAt, now)}
+            {formatRelative(newest.firstAt, now, 'past')}
           </time>
           .
         </p>

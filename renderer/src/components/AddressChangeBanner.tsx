@@ -33,15 +33,31 @@ export function AddressChangeBanner({ api, tunnel, registry, onDismissed }: Addr
   const change = tunnel.addressChange;
   if (!change) return null;
   const [was, now] = [idOf(change.previous), idOf(change.url)];
+  // Several changes since the operator last dismissed one: the id they knew broke first, so it is named too.
+  const changes = change.changes ?? 1;
+  const known = changes > 1 && change.known ? idOf(change.known) : undefined;
   return (
     <Notice tone="warning" title="Your agent's address changed, and with it its id" testId="address-change">
       <p className="notice-message">
         <code>{was}</code> is now <code>{now}</code> (since {formatDateTime(change.at)}).
         {change.note ? <> Why: {change.note}.</> : null}
       </p>
+      {known ? (
+        <p className="notice-message" data-testid="address-change-count">
+          It changed {changes} times since you last dismissed this notice; before these changes it was{' '}
+          <code>{known}</code>.
+        </p>
+      ) : null}
       <p className="notice-message" data-testid="address-change-breaks">
-        <strong>What breaks:</strong> agents that approved <code>{was}</code> do not know <code>{now}</code>:
-        they must approve it again, so tell them the new id. Links to the old address stop working.
+        <strong>What breaks:</strong> agents that approved <code>{was}</code>
+        {known ? (
+          <>
+            {' '}
+            or <code>{known}</code>
+          </>
+        ) : null}{' '}
+        do not know <code>{now}</code>: they must approve it again, so tell them the new id. Links to the old
+        address stop working.
       </p>
       <p className="notice-message" data-testid="address-change-registry">
         {registry.status === 'unregistered'

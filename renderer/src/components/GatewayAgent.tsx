@@ -2,10 +2,11 @@
  * The agent on the gateway that callers reach, and what it can do: the bridge's security boundary
  * (GATEWAY.md, "Who the caller becomes on the gateway"). Shown on the Overview and in Settings → Gateway.
  */
-import { useState } from 'react';
-import type { ApiClient } from '../api/client';
-import type { GatewayAgentView } from '../api/contract';
+import { useEffect, useRef, useState } from 'react';
+import { ApiRequestError, type ApiClient } from '../api/client';
+import type { GatewayAgentView, GatewayCheckResponse } from '../api/contract';
 import { useAction } from '../hooks/useAction';
+import { useNow } from '../hooks/useNow';
 import { formatDateTime, formatTime } from '../lib/format';
 import { ConfirmDialog } from './ConfirmDialog';
 import { CopyButton } from './CopyButton';
@@ -45,12 +46,43 @@ interface CheckAgainButtonProps extends CheckAgainProps {
   compact?: boolean;
 }
 
-/** POST /api/gateway/check: probes the gateway now, after the operator changed or restarted it. */
+/** How long "Check again" keeps asking while the console answers "still checking" (a very slow gateway). */
+const CHECK_GIVE_UP_MS = 60_000;
+
+/**
+ * POST /api/gateway/check: probes the gateway now, after the operator changed or restarted it. A slow probe
+ * is answered "still checking" (202) with what it waits for; the button then asks again, which waits for the
+ * same probe, and shows the progress meanwhile.
+ */
 export function CheckAgain({ api, onChecked, compact = false }: CheckAgainButtonProps) {
+  const [progress, setProgress] = useState<GatewayCheckResponse['checking']>();
+  const alive = useRef(true);
+  useEffect(
+    () => () => {
+      alive.current = false;
+    },
+    [],
+  );
   const check = useAction(async () => {
-    const { agent } = await api.checkGatewayAgent();
-    await onChecked();
-    return agent;
+    const started = Date.now();
+    try {
+      let answer = await api.checkGatewayAgent();
+      while (answer.checking && alive.current) {
+        setProgress(answer.checking);
+        if (Date.now() - started > CHECK_GIVE_UP_MS) {
+          throw new ApiRequestError(
+            0,
+            `The gateway has not answered the check after ${Math.round((Date.now() - started) / 1000)} s (waiting for ${waitingText(answer.checking)}).`,
+            'Look at the gateway where it runs (is it restarting or overloaded?), then check again.',
+          );
+        }
+        answer = await api.checkGatewayAgent();
+      }
+      await onChecked();
+      return answer.agent;
+    } finally {
+      if (alive.current) setProgress(undefined);
+    }
   });
   return (
     <div className="check-again">
@@ -63,6 +95,7 @@ export function CheckAgain({ api, onChecked, compact = false }: CheckAgainButton
         >
           {check.busy ? 'Checking…' : 'Check again'}
         </button>
+        {check.busy && progress ? <StillChecking progress={progress} /> : null}
         {check.result && !check.busy ? (
           <span className="muted small" role="status">
             Checked {formatTime(check.result.checkedAt ?? new Date().toISOString())}:{' '}
@@ -73,6 +106,21 @@ export function CheckAgain({ api, onChecked, compact = false }: CheckAgainButton
       {check.error ? <ErrorNotice error={check.error} title="Could not check the agent" /> : null}
     </div>
   );
+}
+
+/** The probe under way: for how long, and which requests to the gateway have not answered yet. */
+function StillChecking({ progress }: { progress: NonNullable<GatewayCheckResponse['checking']> }) {
+  const now = useNow(1000);
+  const seconds = Math.max(0, Math.round((now - Date.parse(progress.since)) / 1000));
+  return (
+    <span className="muted small" role="status" data-testid="still-checking">
+      Still checking ({seconds} s): waiting for {waitingText(progress)}.
+    </span>
+  );
+}
+
+function waitingText(progress: NonNullable<GatewayCheckResponse['checking']>): string {
+  return progress.waitingFor.length > 0 ? progress.waitingFor.join(' and ') : 'the gateway';
 }
 
 function checkOutcome(agent: GatewayAgentView): string {

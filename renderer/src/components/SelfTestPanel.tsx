@@ -14,9 +14,18 @@ const STAGES: { name: SelfTestStageView['name']; label: string }[] = [
   { name: 'reply-signature', label: 'Reply signature verifies' },
 ];
 
-/** Runs POST /api/selftest (a signed chat call to ourselves through the public URL) and shows each stage. */
-export function SelfTestPanel({ api }: { api: ApiClient }) {
-  const test = useAction(() => api.selfTest());
+/**
+ * Runs POST /api/selftest (a signed chat call to ourselves through the public URL) and shows each stage.
+ * `onDone` refreshes the status: the call went through the gateway, and its outcome is now the gateway's.
+ */
+export function SelfTestPanel({ api, onDone }: { api: ApiClient; onDone?: () => Promise<void> }) {
+  const test = useAction(async () => {
+    try {
+      return await api.selfTest();
+    } finally {
+      void onDone?.();
+    }
+  });
   return (
     <div className="selftest">
       <div className="selftest-bar">
@@ -76,6 +85,12 @@ export function SelfTestResult({ result }: { result: SelfTestResponse }) {
                   </span>
                 </span>
                 {run?.detail ? <span className="stage-detail">{run.detail}</span> : null}
+                {run && !run.ok && run.fix ? (
+                  <span className="stage-fix" data-testid="selftest-fix">
+                    <span className="fix-label">Fix: </span>
+                    {run.fix}
+                  </span>
+                ) : null}
                 {!run ? <span className="stage-detail">Not run: an earlier stage failed.</span> : null}
               </span>
               <span className="stage-ms">{run ? formatMs(run.ms) : ''}</span>

@@ -35,8 +35,8 @@ export function TokenScreen({ reason, onToken }: TokenScreenProps) {
           <div className="notice error" role="alert">
             <p className="notice-title">The console refused this token.</p>
             <p className="notice-message">
-              It may have been replaced (Settings: New console token, or <code>--new-console-token</code>
-              at start): open the console with its current link.
+              It may have been replaced (Settings: New console token, or <code>--new-console-token</code> at
+              start): open the console with its current link.
             </p>
           </div>
         ) : (

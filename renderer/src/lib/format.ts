@@ -56,14 +56,19 @@ export function formatCount(count: number): string {
   return count.toLocaleString('en-US');
 }
 
-/** "just now", "5 min ago", "in 23 h", "3 d ago": a coarse distance from `now`, for times shown beside the exact one. */
-export function formatRelative(iso: string | undefined, now: number): string {
+/**
+ * "less than a minute ago", "5 min ago", "in 23 h", "3 d ago": a coarse distance from `now`, for times shown
+ * beside the exact one. `past` for events that have happened (created, approved, revoked, last used): the
+ * console's clock may run a few seconds ahead of the browser's, and such a time must never read as future.
+ */
+export function formatRelative(iso: string | undefined, now: number, tense: 'past' | 'any' = 'any'): string {
   if (!iso) return '—';
-  const at = Date.parse(iso);
-  if (Number.isNaN(at)) return iso;
+  const parsed = Date.parse(iso);
+  if (Number.isNaN(parsed)) return iso;
+  const at = tense === 'past' ? Math.min(parsed, now) : parsed;
   const seconds = Math.round((at - now) / 1000);
   const size = Math.abs(seconds);
-  if (size < 45) return seconds <= 0 ? 'just now' : 'in less than a minute';
+  if (size < 45) return seconds <= 0 ? 'less than a minute ago' : 'in less than a minute';
   const minutes = Math.round(size / 60);
   const hours = Math.round(size / 3600);
   const amount =

@@ -1,6 +1,7 @@
 /** The first-run walk-through: what is left to do before the agent is public and listed, in order. */
 import type { StatusResponse } from '../api/contract';
 import { isLoopbackHost, isPublicHttpsUrl } from './address';
+import { registryFix } from './registry-advice';
 
 export interface SetupStep {
   id: 'gateway' | 'tunnel' | 'registry' | 'mcp';
@@ -20,7 +21,7 @@ export function setupSteps(status: StatusResponse): SetupStep[] {
   return [
     gatewayStep(status.gateway),
     tunnelStep(status.tunnel, status.agent.url),
-    registryStep(status.registry),
+    registryStep(status.registry, status.tunnel),
     mcpStep(status.mcp),
   ];
 }
@@ -147,6 +148,16 @@ function tunnelStep(tunnel: StatusResponse['tunnel'], agentUrl: string): SetupSt
   const title = 'Get a public address';
   switch (tunnel.status) {
     case 'online':
+      // Connected is not reachable: the step is done when a call through the address found this agent.
+      if (tunnel.reachability?.state === 'unreachable') {
+        const problem = tunnel.reachability.problem ?? 'the last call through it failed';
+        return {
+          id: 'tunnel',
+          title,
+          done: false,
+          next: `The address does not reach this agent: ${problem}.`,
+        };
+      }
       return { id: 'tunnel', title, done: true };
     case 'connecting':
       return { id: 'tunnel', title, done: false, next: 'The tunnel is connecting…' };
@@ -174,12 +185,12 @@ function tunnelStep(tunnel: StatusResponse['tunnel'], agentUrl: string): SetupSt
   }
 }
 
-function registryStep(registry: StatusResponse['registry']): SetupStep {
+function registryStep(registry: StatusResponse['registry'], tunnel: StatusResponse['tunnel']): SetupStep {
   const title = 'List the agent in the registry';
   if (registry.status === 'registered') return { id: 'registry', title, done: true };
   if (registry.status === 'registering') return { id: 'registry', title, done: false, next: 'Registering…' };
   const failed = registry.lastError
-    ? ` The last attempt failed: ${registry.lastError.message} ${registry.lastError.fix}`
+    ? ` The last attempt failed: ${registry.lastError.message} ${registryFix(registry.lastError, tunnel)}`
     : '';
   return {
     id: 'registry',

@@ -1,7 +1,8 @@
 /**
  * Who may reach the gateway agent: the access policy (OpenClaw's own words: pairing, allowlist, open), the
- * senders waiting for the operator's approval, the approved ones, and the A2A keys. Reloads whenever the
- * core says the lists changed (`data.accessVersion`).
+ * senders waiting for the operator's approval, the approved ones, and the A2A keys; and whom the operator's
+ * agent may call. Callers in on the left, calls out on the right, the keys' table under both (wide screens);
+ * a section nav jumps to each. Reloads whenever the core says the lists changed (`data.accessVersion`).
  */
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import type { ApiRequestError } from '../api/client';
@@ -18,6 +19,7 @@ import { CallsOutCard } from '../components/CallsOutCard';
 import { Address } from '../components/Address';
 import { AgentIdForm } from '../components/AgentIdForm';
 import { PolicyChoice } from '../components/PolicyChoice';
+import { SectionNav } from '../components/SectionNav';
 import { Badge } from '../components/Badge';
 import { Card, Field } from '../components/Card';
 import { ConfirmDialog } from '../components/ConfirmDialog';
@@ -27,8 +29,9 @@ import { EmptyState, ErrorNotice, Loading, Notice } from '../components/States';
 import { When } from '../components/When';
 import { asApiError, useAction } from '../hooks/useAction';
 import { useNow } from '../hooks/useNow';
+import { useSectionJump } from '../hooks/useSectionJump';
 import { formatDateTime } from '../lib/format';
-import { pageHref, type PageProps } from './types';
+import { sectionHref, type PageProps } from './types';
 
 export const POLICIES: readonly { value: AccessPolicy; title: string; text: string }[] = [
   {
@@ -82,6 +85,7 @@ export function Access({ api, data }: PageProps) {
   useEffect(() => {
     void load();
   }, [load, accessVersion]);
+  useSectionJump(view !== null);
 
   const apply = useCallback(
     (response: AccessChangeResponse) => {
@@ -163,123 +167,155 @@ export function Access({ api, data }: PageProps) {
       {view.policy === 'open' ? <OpenAccessWarning agent={agent} /> : null}
       {loadError ? <ErrorNotice error={loadError} title="Showing the last known lists" /> : null}
 
-      <PolicyCard
-        api={api}
-        policy={view.policy}
-        onSaved={async () => {
-          await load();
-          await refreshStatus();
-        }}
+      <SectionNav
+        page="access"
+        label="Access sections"
+        sections={[
+          { id: 'policy', title: 'Who may reach your agent' },
+          { id: 'waiting', title: 'Waiting', count: view.pending.length },
+          { id: 'approved', title: 'Approved senders' },
+          { id: 'calls-out', title: 'Calls out' },
+          { id: 'a2a-keys', title: 'A2A keys' },
+        ]}
       />
 
-      <Card
-        title="Waiting for your approval"
-        testId="pending-senders"
-        aside={<Badge tone={view.pending.length > 0 ? 'warn' : 'neutral'}>{view.pending.length}</Badge>}
-      >
-        <p className="muted small" data-testid="access-limits">
-          Up to {view.limits.maxPending} senders can wait at once, each with up to{' '}
-          {view.limits.maxHeldPerSender} held tasks. A request expires {view.limits.expiryHours} h after the
-          sender first asked, and its held tasks fail then (
-          <a href={pageHref('settings')}>change the expiry in Settings → Access</a>).
-        </p>
-        {view.refusedWhileFull > 0 ? (
-          <Notice
-            tone="warning"
-            title={`${view.refusedWhileFull} new sender${view.refusedWhileFull === 1 ? ' was' : 's were'} turned away`}
-            message={`Since the agent started, the waiting list was full (${view.limits.maxPending} senders) when they asked. Approve or deny requests to make room; they were told to retry later.`}
-            testId="refused-while-full"
-          />
-        ) : null}
-        {view.policy !== 'pairing' && view.pending.length > 0 ? (
-          <Notice
-            tone="info"
-            message={`The policy is ${view.policy}: no new sender joins this list. These requests are from before; you can still decide them.`}
-          />
-        ) : null}
-        {outcome ? <Notice tone="success" message={outcome} testId="access-result" /> : null}
-        {rowError ? (
-          <ErrorNotice error={rowError} title={`Could not approve ${approving?.sender ?? 'the sender'}`} />
-        ) : null}
-        {view.pending.length === 0 ? (
-          <EmptyState title="No one is waiting">
-            {view.policy === 'pairing' ? (
-              <p>
-                With pairing, an agent that calls for the first time is not forwarded to your gateway: it
-                shows up here with a request code (the caller is told that code, so it can tell you which
-                request is theirs), and you approve it once or deny it. Its later calls then go straight
-                through.
+      <div className="page-columns">
+        <div className="page-column">
+          <div data-section="policy">
+            <PolicyCard
+              api={api}
+              policy={view.policy}
+              onSaved={async () => {
+                await load();
+                await refreshStatus();
+              }}
+            />
+          </div>
+
+          <div data-section="waiting">
+            <Card
+              title="Waiting for your approval"
+              testId="pending-senders"
+              aside={<Badge tone={view.pending.length > 0 ? 'warn' : 'neutral'}>{view.pending.length}</Badge>}
+            >
+              <p className="muted small" data-testid="access-limits">
+                Up to {view.limits.maxPending} senders can wait at once, each with up to{' '}
+                {view.limits.maxHeldPerSender} held tasks. A request expires {view.limits.expiryHours} h after
+                the sender first asked, and its held tasks fail then (
+                <a href={sectionHref('settings', 'access')}>change the expiry in Settings → Access</a>).
               </p>
-            ) : (
-              <p>
-                With the policy {view.policy}, no one waits for approval. Choose pairing above to decide on
-                each new sender yourself.
-              </p>
-            )}
-          </EmptyState>
-        ) : (
-          <>
-            <p className="muted small">
-              Names and descriptions come from each sender’s own card: anyone can claim any name. Judge a
-              request by its agent id and by whether you expected it.
-            </p>
-            <ul className="pending-list">
-              {view.pending.map((pending) => (
-                <PendingRow
-                  key={pending.sender}
-                  pending={pending}
-                  maxHeld={view.limits.maxHeldPerSender}
-                  now={now}
-                  busy={busySender === pending.sender}
-                  disabled={decide.busy}
-                  onApprove={() => void run({ kind: 'approve', sender: pending.sender })}
-                  onDeny={() =>
-                    ask({
-                      kind: 'deny',
-                      sender: pending.sender,
-                      heldTasks: pending.heldTasks,
-                      until: pending.expiresAt,
-                    })
-                  }
+              {view.refusedWhileFull > 0 ? (
+                <Notice
+                  tone="warning"
+                  title={`${view.refusedWhileFull} new sender${view.refusedWhileFull === 1 ? ' was' : 's were'} turned away`}
+                  message={`Since the agent started, the waiting list was full (${view.limits.maxPending} senders) when they asked. Approve or deny requests to make room; they were told to retry later.`}
+                  testId="refused-while-full"
                 />
-              ))}
-            </ul>
-          </>
-        )}
-      </Card>
+              ) : null}
+              {view.policy !== 'pairing' && view.pending.length > 0 ? (
+                <Notice
+                  tone="info"
+                  message={`The policy is ${view.policy}: no new sender joins this list. These requests are from before; you can still decide them.`}
+                />
+              ) : null}
+              {outcome ? <Notice tone="success" message={outcome} testId="access-result" /> : null}
+              {rowError ? (
+                <ErrorNotice
+                  error={rowError}
+                  title={`Could not approve ${approving?.sender ?? 'the sender'}`}
+                />
+              ) : null}
+              {view.pending.length === 0 ? (
+                <EmptyState title="No one is waiting">
+                  {view.policy === 'pairing' ? (
+                    <p>
+                      With pairing, an agent that calls for the first time is not forwarded to your gateway:
+                      it shows up here with a request code (the caller is told that code, so it can tell you
+                      which request is theirs), and you approve it once or deny it. Its later calls then go
+                      straight through.
+                    </p>
+                  ) : (
+                    <p>
+                      With the policy {view.policy}, no one waits for approval. Choose pairing above to decide
+                      on each new sender yourself.
+                    </p>
+                  )}
+                </EmptyState>
+              ) : (
+                <>
+                  <p className="muted small">
+                    Names and descriptions come from each sender’s own card: anyone can claim any name. Judge
+                    a request by its agent id and by whether you expected it.
+                  </p>
+                  <ul className="pending-list">
+                    {view.pending.map((pending) => (
+                      <PendingRow
+                        key={pending.sender}
+                        pending={pending}
+                        maxHeld={view.limits.maxHeldPerSender}
+                        now={now}
+                        busy={busySender === pending.sender}
+                        disabled={decide.busy}
+                        onApprove={() => void run({ kind: 'approve', sender: pending.sender })}
+                        onDeny={() =>
+                          ask({
+                            kind: 'deny',
+                            sender: pending.sender,
+                            heldTasks: pending.heldTasks,
+                            until: pending.expiresAt,
+                          })
+                        }
+                      />
+                    ))}
+                  </ul>
+                </>
+              )}
+            </Card>
+          </div>
 
-      <Card
-        title="Approved senders"
-        testId="approved-senders"
-        aside={<Badge tone="neutral">{view.approved.length}</Badge>}
-      >
-        {view.approved.length === 0 ? (
-          <EmptyState title="No approved senders yet">
-            <p>Senders you approve (and the allowed peers from Settings) are listed here.</p>
-          </EmptyState>
-        ) : (
-          <ApprovedTable
-            approved={view.approved}
-            now={now}
-            disabled={decide.busy}
-            onRevoke={(sender) => ask({ kind: 'revoke', sender })}
-          />
-        )}
-        <AgentIdForm
-          label="Approve an agent in advance"
-          placeholder="agent://friend.example.com"
-          action="Approve"
-          busyAction="Approving…"
-          help="Its calls go through from the first one, under pairing and allowlist alike."
-          busy={decide.busy && approving?.inAdvance === true}
-          error={advanceError}
-          onSubmit={(sender) => run({ kind: 'approve', sender, inAdvance: true })}
-        />
-      </Card>
+          <div data-section="approved">
+            <Card
+              title="Approved senders"
+              testId="approved-senders"
+              aside={<Badge tone="neutral">{view.approved.length}</Badge>}
+            >
+              {view.approved.length === 0 ? (
+                <EmptyState title="No approved senders yet">
+                  <p>Senders you approve (and the allowed peers from Settings) are listed here.</p>
+                </EmptyState>
+              ) : (
+                <ApprovedTable
+                  approved={view.approved}
+                  now={now}
+                  disabled={decide.busy}
+                  onRevoke={(sender) => ask({ kind: 'revoke', sender })}
+                />
+              )}
+              <AgentIdForm
+                label="Approve an agent in advance"
+                placeholder="agent://friend.example.com"
+                action="Approve"
+                busyAction="Approving…"
+                help="Its calls go through from the first one, under pairing and allowlist alike."
+                busy={decide.busy && approving?.inAdvance === true}
+                error={advanceError}
+                onSubmit={(sender) => run({ kind: 'approve', sender, inAdvance: true })}
+              />
+            </Card>
+          </div>
+        </div>
 
-      <A2AKeysCard api={api} version={accessVersion} policy={view.policy} traffic={data.traffic.entries} />
+        <div className="page-column">
+          <div data-section="calls-out">
+            <CallsOutCard api={api} onSaved={refreshStatus} />
+          </div>
+        </div>
+      </div>
 
-      <CallsOutCard api={api} onSaved={refreshStatus} />
+      {/* Its table needs the page's width: under both columns. */}
+      <div data-section="a2a-keys">
+        <A2AKeysCard api={api} version={accessVersion} policy={view.policy} traffic={data.traffic.entries} />
+      </div>
 
       <ConfirmDialog
         open={confirming?.kind === 'deny'}
@@ -402,10 +438,10 @@ function PendingRow({ pending, maxHeld, now, busy, disabled, onApprove, onDeny }
       ) : null}
       <dl className="fields compact">
         <Field label="First asked">
-          <When iso={pending.firstAt} now={now} />
+          <When iso={pending.firstAt} now={now} past />
         </Field>
         <Field label="Last asked">
-          <When iso={pending.lastAt} now={now} />
+          <When iso={pending.lastAt} now={now} past />
         </Field>
         <Field label="Times asked">{pending.count}</Field>
         <Field label="Held tasks">
@@ -495,7 +531,7 @@ function ApprovedTable({ approved, now, disabled, onRevoke }: ApprovedTableProps
               {sender.source === 'operator' ? (
                 sender.approvedAt ? (
                   <>
-                    by you, <When iso={sender.approvedAt} now={now} />
+                    by you, <When iso={sender.approvedAt} now={now} past />
                   </>
                 ) : (
                   'by you'
@@ -517,7 +553,7 @@ function ApprovedTable({ approved, now, disabled, onRevoke }: ApprovedTableProps
                   Revoke…
                 </button>
               ) : (
-                <a className="button small ghost" href={pageHref('settings')}>
+                <a className="button small ghost" href={sectionHref('settings', 'access')}>
                   Change in Settings
                 </a>
               )}

@@ -92,7 +92,7 @@ export function Keys({ api, data }: PageProps) {
                   data-signing={key.signing}
                 >
                   <th scope="row">
-                    <code>{key.kid}</code>
+                    <code className="key-id">{key.kid}</code>
                   </th>
                   <td>{formatDateTime(key.createdAt)}</td>
                   <td>

@@ -11,6 +11,7 @@ import { McpCard, McpCommand, RevealButton, useMcpView, type McpViewState } from
 import { NoLocalGateway } from '../components/RemoteGateway';
 import { Countdown } from '../components/Countdown';
 import { agentName, CheckAgain, GatewayAgentNotices } from '../components/GatewayAgent';
+import { HealthSummary } from '../components/HealthSummary';
 import { SelfTestPanel } from '../components/SelfTestPanel';
 import { ErrorNotice, Loading, Notice } from '../components/States';
 import { RichText } from '../components/Text';
@@ -18,6 +19,7 @@ import { TrafficChart } from '../components/TrafficChart';
 import { useAction } from '../hooks/useAction';
 import { formatCount, formatDateTime, formatDuration, formatRelative, formatTime } from '../lib/format';
 import { useNow } from '../hooks/useNow';
+import { registryFix } from '../lib/registry-advice';
 import { setupComplete, setupSteps } from '../lib/setup';
 import { gatewayGlance, registryGlance, tunnelGlance } from '../lib/states';
 import { pageHref, type PageProps } from './types';
@@ -35,6 +37,7 @@ export function Overview({ api, data }: PageProps) {
   return (
     <div className="page overview">
       <h1 className="visually-hidden">Overview</h1>
+      <HealthSummary status={status} />
       {statusError ? <ErrorNotice error={statusError} title="Showing the last known status" /> : null}
       <AddressChangeBanner
         api={api}
@@ -53,11 +56,11 @@ export function Overview({ api, data }: PageProps) {
         <TunnelCard api={api} tunnel={status.tunnel} onChange={refreshStatus} />
         <A2ACard a2a={status.a2a} />
         <GatewayCard api={api} gateway={status.gateway} onChange={refreshStatus} />
-        <RegistryCard registry={status.registry} />
+        <RegistryCard registry={status.registry} tunnel={status.tunnel} />
         <TrafficCard traffic={status.traffic} />
         <McpCard api={api} mcp={status.mcp} mcpView={mcpView} onChange={refreshStatus} />
         <Card title="Self-test" testId="selftest">
-          <SelfTestPanel api={api} />
+          <SelfTestPanel api={api} onDone={refreshStatus} />
         </Card>
       </div>
     </div>
@@ -189,10 +192,7 @@ function Reachability(props: { reachability: NonNullable<TunnelReachabilityView>
     <span data-testid="tunnel-reachability" data-reachability={state}>
       {what}
       {checkedAt && state !== 'checking' ? (
-        <span className="muted">
-          {' '}
-          (checked {formatRelative(checkedAt, Math.max(now, Date.parse(checkedAt)))})
-        </span>
+        <span className="muted"> (checked {formatRelative(checkedAt, now, 'past')})</span>
       ) : null}
     </span>
   );
@@ -450,7 +450,7 @@ function toolsLabel(verdict: ToolExposureView['verdict']): string {
       : 'unknown';
 }
 
-function RegistryCard({ registry }: { registry: StatusResponse['registry'] }) {
+function RegistryCard({ registry, tunnel }: Pick<StatusResponse, 'registry' | 'tunnel'>) {
   const glance = registryGlance(registry);
   return (
     <Card title="Registry" testId="registry-state" aside={<Badge tone={glance.tone}>{glance.label}</Badge>}>
@@ -479,7 +479,7 @@ function RegistryCard({ registry }: { registry: StatusResponse['registry'] }) {
             tone="error"
             title="Registration failed"
             message={registry.lastError.message}
-            fix={registry.lastError.fix}
+            fix={registryFix(registry.lastError, tunnel)}
             testId="registry-error"
           />
         ) : null}

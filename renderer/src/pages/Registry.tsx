@@ -5,8 +5,9 @@ import { CopyButton } from '../components/CopyButton';
 import { ErrorNotice, Loading, Notice } from '../components/States';
 import { useAction } from '../hooks/useAction';
 import { formatDateTime } from '../lib/format';
+import { registryFix } from '../lib/registry-advice';
 import { registryGlance } from '../lib/states';
-import type { PageProps } from './types';
+import { sectionHref, type PageProps } from './types';
 
 export function Registry({ api, data }: PageProps) {
   const { status, statusError, refreshStatus } = data;
@@ -48,11 +49,27 @@ export function Registry({ api, data }: PageProps) {
             Registering lists this agent’s public URL in the registry, so other agents can find it by name and
             specialization. It re-registers by itself when the public URL changes.
           </p>
-          <dl className="fields">
+          <dl className="fields" data-testid="registry-target">
+            {registry.registryUrl ? (
+              <Field label="Registry">
+                <Address value={registry.registryUrl} />{' '}
+                <a className="small" href={sectionHref('settings', 'registry')}>
+                  change in Settings → Registry
+                </a>
+              </Field>
+            ) : null}
             <Field label="Will register">
               <Address value={status.agent.url} />
             </Field>
           </dl>
+          {registered && registry.registryUrl && registry.registryUrl !== registry.record.registry ? (
+            <Notice
+              tone="info"
+              title="The registry setting changed"
+              message={`Listed at ${registry.record.registry}; Re-register lists it at ${registry.registryUrl}.`}
+              testId="registry-moved"
+            />
+          ) : null}
 
           {registered ? (
             <dl className="fields record" data-testid="registry-record">
@@ -90,7 +107,7 @@ export function Registry({ api, data }: PageProps) {
               tone="error"
               title="The last registration failed"
               message={registry.lastError.message}
-              fix={registry.lastError.fix}
+              fix={registryFix(registry.lastError, status.tunnel)}
               testId="registry-error"
             >
               <p className="notice-meta">At {formatDateTime(registry.lastError.at)}</p>

@@ -11,19 +11,23 @@ import { Badge } from '../components/Badge';
 import { ConsoleTokenCard } from '../components/ConsoleTokenCard';
 import { agentName, GatewayAgentNotices } from '../components/GatewayAgent';
 import { ErrorNotice, Loading, Notice } from '../components/States';
+import { SectionNav } from '../components/SectionNav';
 import { RichText } from '../components/Text';
 import { TunnelPresets } from '../components/TunnelPresets';
 import { useAction } from '../hooks/useAction';
+import { useSectionJump } from '../hooks/useSectionJump';
 import {
   changedSettings,
   describeSource,
   EMPTY_SECRETS,
+  fieldErrorText,
   gatewayTokenNeeded,
   generateToken,
   isFormField,
   MASKED_PASSWORD,
   MASKED_PASSWORD_HINT,
   readOnlyHint,
+  restartHint,
   SECTIONS,
   secretState,
   settingLabel,
@@ -40,6 +44,7 @@ export function Settings({ api, data, replaceToken, tokenReplaced }: PageProps) 
   useEffect(() => {
     void runLoad();
   }, [runLoad]);
+  useSectionJump(load.result !== undefined);
 
   if (load.error) {
     return (
@@ -54,11 +59,17 @@ export function Settings({ api, data, replaceToken, tokenReplaced }: PageProps) 
   if (!load.result) return <Loading label="Loading the settings…" />;
   return (
     <>
+      <SectionNav page="settings" label="Settings sections" sections={NAV} />
       <SettingsForm api={api} loaded={load.result} onSaved={data.refreshStatus} status={data.status} />
-      <ConsoleTokenCard api={api} replaceToken={replaceToken} replaced={tokenReplaced} />
+      <div data-section="console">
+        <ConsoleTokenCard api={api} replaceToken={replaceToken} replaced={tokenReplaced} />
+      </div>
     </>
   );
 }
+
+/** Every section, and the console's own access after the form. */
+const NAV = [...SECTIONS.map(({ id, title }) => ({ id, title })), { id: 'console', title: 'Console access' }];
 
 interface SettingsFormProps {
   api: PageProps['api'];
@@ -147,8 +158,9 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
     const others: FieldError[] = [];
     const shown = [...(tokenNeeded ? [tokenNeeded] : []), ...(checked ? localErrors : [])];
     for (const item of [...shown, ...(save.error?.fields ?? [])]) {
-      if (isFormField(item.field)) mine[item.field] ??= item.message;
-      else others.push(item);
+      const message = fieldErrorText(item);
+      if (isFormField(item.field)) mine[item.field] ??= message;
+      else others.push({ ...item, message });
     }
     return { fieldErrors: mine, otherErrors: others };
   }, [save.error, tokenNeeded, checked, localErrors]);
@@ -176,71 +188,74 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
         </Notice>
       ) : null}
 
-      {SECTIONS.map((section) => (
-        <fieldset key={section.id} className="card settings-section" data-section={section.id}>
-          <legend className="card-header">
-            <h2>{section.title}</h2>
-          </legend>
-          <div className="card-body">
-            {section.description ? <p className="muted">{section.description}</p> : null}
-            {section.id === 'gateway' && status ? (
-              <GatewayAgentNotices agent={status.gateway.agent} api={api} onChecked={onSaved} />
-            ) : null}
-            {section.id === 'access' && status?.access.policy === 'open' ? (
-              <OpenAccessWarning agent={agentName(status.gateway.agent)} />
-            ) : null}
-            {section.fields.map((field) => (
-              <FormField
-                key={field.name}
-                field={field}
-                value={values[field.name] ?? ''}
-                readOnly={readOnly.includes(field.name)}
-                source={sources[field.name]}
-                changed={field.name in changes || localErrors.some((e) => e.field === field.name)}
-                error={fieldErrors[field.name]}
-                onChange={setValue}
-              />
-            ))}
-            {section.id === 'tunnel' ? (
-              <TunnelPresets api={api} presets={loaded.tunnelPresets} onApplied={presetApplied} />
-            ) : null}
-            {section.id === 'gateway' ? (
-              <SecretField
-                name="gatewayToken"
-                label="Gateway token"
-                state={secretsSet.gatewayToken.set ? secretState('set', sources.gatewayToken) : 'not set'}
-                isSet={secretsSet.gatewayToken.set}
-                stateTestId="gateway-token-state"
-                value={secrets.gatewayToken}
-                required={tokenNeeded !== undefined}
-                error={fieldErrors.gatewayToken}
-                help="Write-only: the console never shows it. Type a new one to replace it."
-                onChange={(gatewayToken) => setSecrets((s) => ({ ...s, gatewayToken }))}
-              />
-            ) : null}
-            {section.id === 'access' ? (
-              <SecretField
-                name="bearerTokens"
-                label="Bearer tokens"
-                multiline
-                state={secretState(`${secretsSet.bearerTokens.count} set`, sources.bearerTokens)}
-                isSet={secretsSet.bearerTokens.count > 0}
-                stateTestId="bearer-token-count"
-                value={secrets.bearerTokens}
-                error={fieldErrors.bearerTokens}
-                help={`Write-only. For “Authenticated”: callers send one as \`Authorization: Bearer …\`. New tokens (one per line) replace the ${secretsSet.bearerTokens.count} set now.`}
-                onChange={(bearerTokens) => setSecrets((s) => ({ ...s, bearerTokens }))}
-                onGenerate={() =>
-                  setSecrets((s) => ({
-                    ...s,
-                    bearerTokens: [s.bearerTokens.trim(), generateToken()].filter(Boolean).join('\n'),
-                  }))
-                }
-              />
-            ) : null}
-          </div>
-        </fieldset>
-      ))}
+      <div className="settings-sections">
+        {SECTIONS.map((section) => (
+          <fieldset key={section.id} className="card settings-section" data-section={section.id}>
+            <legend className="card-header">
+              <h2>{section.title}</h2>
+            </legend>
+            <div className="card-body">
+              {section.description ? <p className="muted">{section.description}</p> : null}
+              {section.id === 'gateway' && status ? (
+                <GatewayAgentNotices agent={status.gateway.agent} api={api} onChecked={onSaved} />
+              ) : null}
+              {section.id === 'access' && status?.access.policy === 'open' ? (
+                <OpenAccessWarning agent={agentName(status.gateway.agent)} />
+              ) : null}
+              {section.fields.map((field) => (
+                <FormField
+                  key={field.name}
+                  field={field}
+                  value={values[field.name] ?? ''}
+                  readOnly={readOnly.includes(field.name)}
+                  pendingRestart={restartNeeded.includes(field.name)}
+                  source={sources[field.name]}
+                  changed={field.name in changes || localErrors.some((e) => e.field === field.name)}
+                  error={fieldErrors[field.name]}
+                  onChange={setValue}
+                />
+              ))}
+              {section.id === 'tunnel' ? (
+                <TunnelPresets api={api} presets={loaded.tunnelPresets} onApplied={presetApplied} />
+              ) : null}
+              {section.id === 'gateway' ? (
+                <SecretField
+                  name="gatewayToken"
+                  label="Gateway token"
+                  state={secretsSet.gatewayToken.set ? secretState('set', sources.gatewayToken) : 'not set'}
+                  isSet={secretsSet.gatewayToken.set}
+                  stateTestId="gateway-token-state"
+                  value={secrets.gatewayToken}
+                  required={tokenNeeded !== undefined}
+                  error={fieldErrors.gatewayToken}
+                  help="Write-only: the console never shows it. Type a new one to replace it."
+                  onChange={(gatewayToken) => setSecrets((s) => ({ ...s, gatewayToken }))}
+                />
+              ) : null}
+              {section.id === 'access' ? (
+                <SecretField
+                  name="bearerTokens"
+                  label="Bearer tokens"
+                  multiline
+                  state={secretState(`${secretsSet.bearerTokens.count} set`, sources.bearerTokens)}
+                  isSet={secretsSet.bearerTokens.count > 0}
+                  stateTestId="bearer-token-count"
+                  value={secrets.bearerTokens}
+                  error={fieldErrors.bearerTokens}
+                  help={`Write-only. For “Authenticated”: callers send one as \`Authorization: Bearer …\`. New tokens (one per line) replace the ${secretsSet.bearerTokens.count} set now.`}
+                  onChange={(bearerTokens) => setSecrets((s) => ({ ...s, bearerTokens }))}
+                  onGenerate={() =>
+                    setSecrets((s) => ({
+                      ...s,
+                      bearerTokens: [s.bearerTokens.trim(), generateToken()].filter(Boolean).join('\n'),
+                    }))
+                  }
+                />
+              ) : null}
+            </div>
+          </fieldset>
+        ))}
+      </div>
 
       <div className="save-bar" data-testid="save-bar">
         <div className="save-status" role="status" aria-live="polite">
@@ -299,6 +314,8 @@ interface FormFieldProps {
   value: string | boolean;
   /** A setting the console may not change (SettingsResponse.readOnly): its value and where to set it. */
   readOnly?: boolean;
+  /** A setting read at start, saved since: the running agent still uses the old value. */
+  pendingRestart?: boolean;
   /** Where the value in use comes from (and the value, when another place than this setting supplies it). */
   source?: SettingSourceView;
   changed: boolean;
@@ -306,11 +323,13 @@ interface FormFieldProps {
   onChange: (name: string, value: string | boolean) => void;
 }
 
-function FormField({ field, value, readOnly = false, source, changed, error, onChange }: FormFieldProps) {
+function FormField(props: FormFieldProps) {
+  const { field, value, readOnly = false, pendingRestart = false, source, changed, error, onChange } = props;
   const id = useId();
   const helpId = `${id}-help`;
   const sourceId = `${id}-source`;
   const readOnlyId = `${id}-read-only`;
+  const restartId = `${id}-restart`;
   const maskedId = `${id}-masked`;
   const errorId = `${id}-error`;
   const masked = field.maskedPassword === true && String(value).includes(MASKED_PASSWORD);
@@ -318,6 +337,7 @@ function FormField({ field, value, readOnly = false, source, changed, error, onC
     [
       source ? sourceId : '',
       field.help ? helpId : '',
+      field.restart ? restartId : '',
       readOnly ? readOnlyId : '',
       masked ? maskedId : '',
       error ? errorId : '',
@@ -432,6 +452,16 @@ function FormField({ field, value, readOnly = false, source, changed, error, onC
       {field.help ? (
         <p id={helpId} className="hint">
           <RichText text={field.help} />
+        </p>
+      ) : null}
+      {field.restart ? (
+        <p
+          id={restartId}
+          className={`hint ${pendingRestart ? 'restart-pending' : ''}`}
+          data-testid="restart-hint"
+          data-pending={pendingRestart}
+        >
+          {restartHint(pendingRestart)}
         </p>
       ) : null}
       {readOnly ? (

@@ -22,6 +22,16 @@ export function pageHref(id: PageId): string {
   return `#/${id}`;
 }
 
+/** A section of a page: `#/settings/registry` opens Settings there (the page scrolls to it). */
+export function sectionHref(id: PageId, section: string): string {
+  return `#/${id}/${section}`;
+}
+
+/** The section the fragment names, if any: `#/settings/registry` -> "registry". */
+export function sectionFromHash(hash: string): string | undefined {
+  return /^#\/[a-z]+\/([a-z0-9-]+)/.exec(hash)?.[1];
+}
+
 export interface PageProps {
   api: ApiClient;
   data: ConsoleData;

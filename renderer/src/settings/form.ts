@@ -31,6 +31,8 @@ export interface SettingField {
    * take them (`min`/`max` are seconds too).
    */
   msAsSeconds?: boolean;
+  /** Read when the agent starts (its ports and address): a change saved here applies after a restart. */
+  restart?: boolean;
 }
 
 export interface SettingSection {
@@ -122,6 +124,14 @@ export const SECTIONS: SettingSection[] = [
         help: 'localtunnel only: ask for this name (not guaranteed).',
       },
       {
+        name: 'publicUrl',
+        label: 'Public URL',
+        kind: 'url',
+        optional: true,
+        placeholder: 'https://agent.example.com',
+        help: 'With provider None: the https:// address callers reach this agent at (your own proxy’s), which makes its id. With a tunnel, the tunnel’s address is used instead.',
+      },
+      {
         name: 'tunnelCommand',
         label: 'Command',
         kind: 'text',
@@ -145,6 +155,27 @@ export const SECTIONS: SettingSection[] = [
       { name: 'agentName', label: 'Name', kind: 'text' },
       { name: 'agentDescription', label: 'Description', kind: 'textarea' },
       { name: 'specializations', label: 'Specializations', kind: 'list', help: 'One per line.' },
+      {
+        name: 'cardTTL',
+        label: 'Card lifetime (seconds)',
+        kind: 'number',
+        min: 0,
+        max: 86400,
+        help: 'How long callers may keep the card before fetching it again; after a key rotation the old key keeps verifying this long.',
+      },
+    ],
+  },
+  {
+    id: 'registry',
+    title: 'Registry',
+    description: 'Where Register (on the Registry page) lists this agent, so other agents find it by name.',
+    fields: [
+      {
+        name: 'registryUrl',
+        label: 'Registry URL',
+        kind: 'url',
+        help: 'The registry the next registration goes to; the agent stays listed where it registered before.',
+      },
     ],
   },
   {
@@ -180,6 +211,12 @@ export const SECTIONS: SettingSection[] = [
           { value: 'authenticated', label: 'Authenticated: callers must send a bearer token' },
           { value: 'trusted-peers', label: 'Trusted peers: only the allowed peers below' },
         ],
+      },
+      {
+        name: 'allowUnsigned',
+        label: 'Accept unsigned calls',
+        kind: 'boolean',
+        help: 'Lets callers that sign nothing call public skills (rate-limited per address; off by default). They prove no identity: the access policy cannot tell them apart.',
       },
       {
         name: 'allowedPeers',
@@ -274,6 +311,58 @@ export const SECTIONS: SettingSection[] = [
       },
     ],
   },
+  {
+    id: 'machine',
+    title: 'This machine',
+    description:
+      'Where the agent listens, how long it keeps tasks, how it stops; and what only the machine sets.',
+    fields: [
+      {
+        name: 'port',
+        label: 'Agent port',
+        kind: 'number',
+        min: 0,
+        max: 65535,
+        restart: true,
+        help: 'The port callers (and the tunnel) reach; 0 takes any free port.',
+      },
+      {
+        name: 'host',
+        label: 'Agent listens on',
+        kind: 'text',
+        restart: true,
+        help: '127.0.0.1: this machine only (a tunnel forwards to it); 0.0.0.0: every network interface, for a server.',
+      },
+      {
+        name: 'consolePort',
+        label: 'Console port',
+        kind: 'number',
+        min: 0,
+        max: 65535,
+        restart: true,
+        help: 'This console, on 127.0.0.1 only.',
+      },
+      {
+        name: 'taskRetentionHours',
+        label: 'Keep finished tasks (hours)',
+        kind: 'number',
+        min: 1,
+        max: 8760,
+        help: 'How long a finished async task stays readable by its caller.',
+      },
+      {
+        name: 'shutdownGraceSeconds',
+        label: 'Shutdown grace (seconds)',
+        kind: 'number',
+        min: 0,
+        max: 600,
+        help: 'On stop, how long calls in flight may finish before they are failed.',
+      },
+      { name: 'redisUrl', label: 'Shared state (Redis)', kind: 'text', help: 'Empty: the data dir.' },
+      { name: 'keysFile', label: 'Key file', kind: 'text', help: 'Empty: keys.json in the data dir.' },
+      { name: 'metricsNoAuth', label: 'Metrics without the console token', kind: 'boolean' },
+    ],
+  },
 ];
 
 export const SECRET_LABELS: Record<string, string> = {
@@ -289,6 +378,28 @@ export function settingLabel(name: string): string {
   return FIELDS.get(name)?.label ?? SECRET_LABELS[name] ?? name;
 }
 
+/**
+ * A field error from the console in the page's own words: the console names the setting ("perSender: must
+ * be an integer between 1 and 1000000"), the page shows its label ("Requests per minute per sender: must be
+ * …"), and a value kept in milliseconds but edited in seconds is given in seconds.
+ */
+export function fieldErrorText(error: FieldError): string {
+  const prefix = `${error.field}: `;
+  if (!error.message.startsWith(prefix)) return error.message;
+  const field = FIELDS.get(error.field);
+  let rule = error.message.slice(prefix.length);
+  if (field?.msAsSeconds) {
+    rule = rule.replace(
+      /an integer between (\d+) and (\d+) \(milliseconds\)/,
+      (_all, min: string, max: string) => `between ${Number(min) / 1000} and ${Number(max) / 1000} seconds`,
+    );
+  }
+  // A unit the label already names ("Request expiry (hours)") is not said twice.
+  const unit = /\(([^)]+)\)$/.exec(settingLabel(error.field))?.[1];
+  if (unit) rule = rule.replace(` (${unit})`, '');
+  return `${settingLabel(error.field)}: ${rule}`;
+}
+
 export function isFormField(name: string): boolean {
   return FIELDS.has(name) || name in SECRET_LABELS;
 }
@@ -297,14 +408,33 @@ export function isFormField(name: string): boolean {
 const READ_ONLY_FLAGS: Record<string, string> = {
   tunnelCommand: '--tunnel-command',
   tunnelUrlPattern: '--tunnel-url-pattern',
+  redisUrl: '--redis-url',
+  keysFile: '--keys-file',
+  metricsNoAuth: '--metrics-no-auth',
+};
+
+/** Why the console may not set each read-only setting (src/console/settings-api.ts says the same). */
+const READ_ONLY_WHY: Record<string, string> = {
+  tunnelCommand: 'the console cannot set a command the agent runs',
+  tunnelUrlPattern: 'it goes with the tunnel command',
+  redisUrl: 'every replica must use the same one, read at start',
+  keysFile: "it is the agent's identity, read at start",
+  metricsNoAuth: 'it would open /metrics to every local user and process',
 };
 
 /** Why a read-only setting cannot be changed here and where to change it. */
 export function readOnlyHint(name: string): string {
   const flag = READ_ONLY_FLAGS[name];
   return flag
-    ? `Set with ${flag} or in settings.json on the machine: the console cannot set a command the agent runs.`
+    ? `Set with ${flag} or in settings.json on the machine: ${READ_ONLY_WHY[name] ?? 'the console cannot change it'}.`
     : 'Set on the machine that runs the bridge (its flag, or settings.json in the data dir): the console cannot change it.';
+}
+
+/** A setting read at start: whether a saved change waits for a restart, in words. */
+export function restartHint(pending: boolean): string {
+  return pending
+    ? 'Restart needed: saved, but the running agent still uses the value it started with.'
+    : 'Read at start: a change applies after a restart.';
 }
 
 /** What the console shows in place of a password in a URL (`http://user:***@host`). */
