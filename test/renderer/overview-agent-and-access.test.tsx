@@ -323,3 +323,14 @@ describe('Overview: shared state on Redis', () => {
     expect(screen.queryByTestId('state-down')).toBeNull();
   });
 });
+
+describe('Overview: a demo run', () => {
+  it('shows how to try the demo, not how to publish a stand-in', () => {
+    const value = status({ demo: true, registry: { status: 'unregistered' } });
+    show(value);
+    const guide = screen.getByTestId('getting-started');
+    expect(within(guide).getByText('Trying the demo')).toBeTruthy();
+    expect(guide.textContent).toContain(`npx agent-bridge call --demo ${value.agent.id} "Hello"`);
+    expect(guide.textContent).not.toMatch(/Register on the Registry page/);
+  });
+});

@@ -25,6 +25,15 @@ describe('getting started', () => {
     expect(states(base)).toEqual(['gateway:done', 'tunnel:done', 'registry:done', 'mcp:done']);
   });
 
+  it('in a demo, asks for no public address or registration, and says how to call the demo agent', () => {
+    const demo = setupSteps(withChange({ demo: true, registry: { status: 'unregistered' } }));
+    expect(demo.every((step) => step.optional === true)).toBe(true);
+    expect(demo.find((step) => step.id === 'tunnel')?.next).toContain(
+      `npx agent-bridge call --demo ${base.agent.id} "Hello"`,
+    );
+    expect(demo.find((step) => step.id === 'registry')?.next).toMatch(/without --demo/);
+  });
+
   it('names the fix for a gateway problem, and how to configure a missing gateway', () => {
     const problem = withChange({
       gateway: {

@@ -18,11 +18,44 @@ export interface SetupStep {
 }
 
 export function setupSteps(status: StatusResponse): SetupStep[] {
+  if (status.demo) return demoSteps(status);
   return [
     gatewayStep(status.gateway),
     tunnelStep(status.tunnel, status.agent.url),
     registryStep(status.registry, status.tunnel),
     mcpStep(status.mcp),
+  ];
+}
+
+/**
+ * A demo run (`serve --demo`) stays on this machine, with a stand-in gateway: there is nothing to publish or
+ * list, and asking for it would send a newcomer off to register a stand-in. What is left is the real thing.
+ */
+function demoSteps(status: StatusResponse): SetupStep[] {
+  const later = 'Not in the demo: run the bridge without --demo, next to your own OpenClaw gateway.';
+  return [
+    {
+      id: 'gateway',
+      title: 'Connect your gateway',
+      done: false,
+      optional: true,
+      next: `The demo's stand-in gateway answers every call, and says so. ${later}`,
+    },
+    {
+      id: 'tunnel',
+      title: 'Call the demo agent',
+      done: false,
+      optional: true,
+      next: `From a shell on this machine: npx agent-bridge call --demo ${status.agent.id} "Hello", then see the call in Traffic.`,
+    },
+    {
+      id: 'registry',
+      title: 'Get a public address and list the agent',
+      done: false,
+      optional: true,
+      next: later,
+    },
+    { ...mcpStep(status.mcp), optional: true },
   ];
 }
 

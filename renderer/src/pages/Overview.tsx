@@ -93,9 +93,14 @@ function GettingStarted({
   onChange: () => void;
 }) {
   const steps = setupSteps(status);
-  if (setupComplete(steps)) return null;
+  // A demo's steps are all optional (nothing to publish), but a newcomer trying it still needs the way on.
+  if (!status.demo && setupComplete(steps)) return null;
   return (
-    <Card title="Getting started" testId="getting-started" className="getting-started">
+    <Card
+      title={status.demo ? 'Trying the demo' : 'Getting started'}
+      testId="getting-started"
+      className="getting-started"
+    >
       <ol className="setup-steps">
         {steps.map((step) => (
           <li
