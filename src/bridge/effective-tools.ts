@@ -1,15 +1,15 @@
 // What one OpenClaw agent is offered, read from OpenClaw's own config (GATEWAY.md "Who the caller becomes on
 // the gateway": a bridged call is an owner turn, so the agent's tool policy is the only boundary). Checked
 // against OpenClaw 2026.9.6's compiled catalog and policy code (dist/tool-catalog-*.mjs, tool-policy-shared,
-// tool-policy-match, agent-tools.policy, tool-surface-bridge).
+// tool-policy-match, agent-tools.policy, tool-surface-bridge, agents/sandbox/tool-policy).
 //
 // The answer errs towards more tools, never fewer: any plugin or MCP tool, unknown name or wildcard is
 // listed. Policy layers mirror OpenClaw's: the profile (plus `alsoAllow`, plus any plugin tool whose
-// manifest puts it in that profile), then `tools.allow`/`deny`, then the agent's `allow`/`deny`;
-// each layer can only remove tools, a deny anywhere wins, and a non-empty allow blocks what it does not
-// name. Provider, group, sender and sandbox layers are left out: they can only remove more, so leaving them
-// out errs towards listing. Two surfaces are added after that policy and are read separately: Code Mode's
-// `exec` and Tool Search's `tool_search_code`.
+// manifest puts it in that profile), then `tools.allow`/`deny`, then the agent's `allow`/`deny`, then, for an
+// agent whose every session is sandboxed, the sandbox tool policy; each layer can only remove tools, a deny
+// anywhere wins, and a non-empty allow blocks what it does not name. Provider, group and sender layers are
+// left out: they can only remove more, so leaving them out errs towards listing. Two surfaces are added
+// after that policy and are read separately: Code Mode's `exec` and Tool Search's `tool_search_code`.
 // The classifiers (tool-policy.ts, tool-class.ts) judge the answer.
 import {
   ConfigProblem,
@@ -24,6 +24,7 @@ import {
   type Candidate,
   type Layer,
 } from './policy-layers.js';
+import { sandboxOf, type SandboxSettings } from './sandbox-settings.js';
 import { CATALOG, CODE_MODE_EXEC, PROFILES, SAFE_TOOLS } from './tool-catalog.js';
 
 export interface Agent {
@@ -55,6 +56,9 @@ export interface EffectiveTools {
   searchCode: boolean;
   /** The settings that shaped the answer, in the operator's words. */
   settings: string[];
+  sandbox: SandboxSettings;
+  /** Whether every session of the agent runs sandboxed (mode "all"), so the sandbox tool policy applies. */
+  sandboxed: boolean;
   /** A multi-agent roster with no owner, which OpenClaw refuses to load. */
   ownerless: boolean;
   /** The parsed config, the global `tools` and the agent's own `tools`, for further settings. */
@@ -104,10 +108,15 @@ export function effectiveTools(config: unknown, agentId: string): AgentTools {
   const alsoAllow = names(own.alsoAllow ?? global.alsoAllow, alsoAt) ?? [];
   const globalLayer = scope(global, 'tools');
   const agentLayer = scope(own, toolsAt);
+  const sandbox = sandboxOf(root, agent.path, agent.entry, { global, own });
+  // A session is sandboxed by mode "all" always; under "non-main" the bridge's sessions are too, but
+  // which key the gateway gives a session is not the config's to say, so that layer is not counted.
+  const sandboxed = sandbox.mode.value === 'all';
   const layers: Layer[] = [
     ...(inProfile ? [{ allow: expand([...inProfile, ...alsoAllow]), deny: [], pluginsJoin: true }] : []),
     globalLayer,
     agentLayer,
+    ...(sandboxed ? [sandbox.tools] : []),
   ];
 
   // Everything that could be offered: the core catalog, any plugin or MCP tool, and every other name an
@@ -122,10 +131,15 @@ export function effectiveTools(config: unknown, agentId: string): AgentTools {
   const sessions = record(global.sessions, 'tools.sessions') ?? {};
   const selfOnly = String(sessions.visibility ?? '').toLowerCase() === 'self';
   const safe = new Set([...SAFE_TOOLS, ...(selfOnly ? ['session_status'] : [])]);
+  // `tools.web.search.enabled` / `tools.web.fetch.enabled` false take the tool away (default on).
+  const web = record(global.web, 'tools.web') ?? {};
+  const off = (['search', 'fetch'] as const).filter(
+    (kind) => record(web[kind], `tools.web.${kind}`)?.enabled === false,
+  );
   const offered = candidates
     .filter((candidate) => layers.every((layer) => permits(layer, candidate)))
     .map((candidate) => candidate.name)
-    .filter((name) => !safe.has(name));
+    .filter((name) => !safe.has(name) && !off.some((kind) => name === `web_${kind}`));
 
   const code = codeMode(root, global, own, agent);
   const searchCode = toolSearchCode(global.toolSearch);
@@ -140,6 +154,10 @@ export function effectiveTools(config: unknown, agentId: string): AgentTools {
     ...(inProfile && alsoAllow.length > 0 ? [alsoAt] : []),
     ...listsIn(globalLayer, 'tools'),
     ...listsIn(agentLayer, toolsAt),
+    ...(sandboxed
+      ? [`the sandbox tool policy${sandbox.toolsAt === 'default' ? "'s defaults" : ` in ${sandbox.toolsAt}`}`]
+      : []),
+    ...off.map((kind) => `tools.web.${kind}.enabled false`),
     code.setting,
     ...(searchCode ? ['tools.toolSearch in "code" mode'] : []),
   ];
@@ -154,6 +172,8 @@ export function effectiveTools(config: unknown, agentId: string): AgentTools {
     code,
     searchCode,
     settings,
+    sandbox,
+    sandboxed,
     ownerless: ownerless(root, agents),
     root,
     global,

@@ -118,6 +118,17 @@ export function record(value: unknown, at: string): Record<string, unknown> | un
   return value as Record<string, unknown>;
 }
 
+/**
+ * Refuses a key OpenClaw's strict schema for that section does not have: the gateway refuses such a file
+ * (and keeps running the last one it accepted), so nothing read from it says what runs.
+ */
+export function knownKeys(value: Record<string, unknown>, keys: readonly string[], at: string): void {
+  const unknown = Object.keys(value).find((key) => !keys.includes(key));
+  if (unknown !== undefined) {
+    throw new ConfigProblem(`${at}.${unknown} is not an OpenClaw 2026.9 setting, so the gateway refuses it`);
+  }
+}
+
 export function names(value: unknown, at: string): string[] | undefined {
   if (value === undefined || value === null) return undefined;
   if (!Array.isArray(value) || !value.every((entry) => typeof entry === 'string')) {

@@ -190,3 +190,59 @@ export const REASONS: readonly (readonly [why: string, tools: readonly string[]]
   ],
 ];
 export const UNKNOWN_REASON = 'tools this check does not know (plugin or MCP names)';
+
+/**
+ * The sandbox tool policy when the config sets none (dist/constants-*.mjs, DEFAULT_TOOL_ALLOW and
+ * DEFAULT_TOOL_DENY): a sandboxed session is offered at most these, and never the denied ones unless an
+ * explicit sandbox allow names them. The denied list also holds every channel id (plugin tools here).
+ */
+export const SANDBOX_DEFAULT_ALLOW: readonly string[] = [
+  'exec',
+  'process',
+  'read',
+  'ls',
+  'write',
+  'edit',
+  'apply_patch',
+  'view_image',
+  'sessions_list',
+  'sessions_history',
+  'sessions_search',
+  'sessions_send',
+  'sessions_spawn',
+  'sessions_yield',
+  'subagents',
+  'session_status',
+];
+export const SANDBOX_DEFAULT_DENY: readonly string[] = [
+  'browser',
+  'canvas',
+  'computer',
+  'mobile_ui',
+  'nodes',
+  'automations',
+  'gateway',
+];
+
+/**
+ * The tools that run inside the sandbox when the agent has one (docs/gateway/sandboxing/what-gets-sandboxed.md:
+ * "exec, ls, read, write, edit, apply_patch, process"; `view_image` reads through the same sandbox file
+ * bridge). Every other tool runs in the gateway's process on the operator's machine, sandbox or not.
+ */
+export const SANDBOXED_TOOLS: readonly string[] = [
+  'exec',
+  'process',
+  'ls',
+  'read',
+  'write',
+  'edit',
+  'apply_patch',
+  'view_image',
+];
+
+/**
+ * Search and fetch (`group:web`): `web_search` and `x_search` send a query to the configured provider (xAI
+ * for `x_search`), `web_fetch` GETs a URL the model picks, from the gateway, behind OpenClaw's
+ * private-network guard (docs/tools/web.md, docs/tools/web-fetch.md).
+ */
+export const WEB_TOOLS: readonly string[] = ['web_search', 'web_fetch', 'x_search'];

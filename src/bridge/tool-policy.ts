@@ -1,12 +1,11 @@
 // Can the gateway agent that strangers reach touch the operator's machine, or act for the operator? The
-// verdict on what the agent is offered (effective-tools.ts). The logic is inverted on purpose: an agent is
-// `restricted` only when everything it can be offered lies in a small known-safe set; any other tool,
-// plugin or MCP tool, unknown name or wildcard counts against it.
+// chat skill's check and the console's verdict, derived from the agent's tool class (tool-class.ts): an
+// agent is `restricted` only when its class is `none` (nothing beyond a small known-safe set); anything it
+// is offered beyond that, web search included, is listed for the operator to accept or remove.
 import type { ToolExposureView } from '../protocol/console-api.js';
-import { declaredAgents, effectiveTools } from './effective-tools.js';
+import { declaredAgents } from './effective-tools.js';
 import { readOpenClawFile, type OpenClawFile } from './openclaw-file.js';
-import { ConfigProblem } from './policy-layers.js';
-import { REASONS, UNKNOWN_REASON } from './tool-catalog.js';
+import { assessAgentTools, reasons } from './tool-class.js';
 
 export { declaredAgents } from './effective-tools.js';
 export { normalizeAgentId } from './policy-layers.js';
@@ -14,20 +13,12 @@ export { CODE_MODE_EXEC, CORE_TOOLS, SAFE_TOOLS } from './tool-catalog.js';
 
 /** The target agent's effective tool exposure, from a parsed `openclaw.json`. */
 export function classifyToolPolicy(config: unknown, agentId: string): ToolExposureView {
-  try {
-    return classify(config, agentId);
-  } catch (error) {
-    if (!(error instanceof ConfigProblem)) throw error;
-    return { verdict: 'unknown', detail: `Cannot tell what agent "${agentId}" may use: ${error.message}.` };
-  }
-}
-
-function classify(config: unknown, agentId: string): ToolExposureView {
-  const facts = effectiveTools(config, agentId);
-  if (!facts.found) return { verdict: 'unknown', detail: facts.detail };
+  const assessed = assessAgentTools(config, agentId);
+  if (!assessed.known) return { verdict: 'unknown', detail: assessed.detail };
+  const { view, facts } = assessed;
   const { name, toolsAt, tools, code } = facts;
   const settings = facts.settings.join(', ');
-  if (tools.length === 0 && facts.ownerless) {
+  if (view.class === 'none' && facts.ownerless) {
     // The gateway keeps the last config it accepted: a restriction in one it refuses is not what runs.
     const notLoaded = 'the file lists several agents and none owns the fleet';
     return {
@@ -36,7 +27,7 @@ function classify(config: unknown, agentId: string): ToolExposureView {
       detail: `The OpenClaw config lists several agents without agents.ownership: "explicit" (or one of them marked default: true), which OpenClaw refuses, so it is not what the gateway runs and the restriction of agent ${name} in it may not be either. Run openclaw config validate where the gateway runs and fix what it reports: the gateway reloads a valid file by itself.`,
     };
   }
-  if (tools.length === 0) {
+  if (view.class === 'none') {
     return {
       verdict: 'restricted',
       detail: `Agent ${name} is offered nothing that reaches this machine or acts for you (${settings}).`,
@@ -54,24 +45,6 @@ function classify(config: unknown, agentId: string): ToolExposureView {
     tools,
     detail: `Agent ${name} is offered ${reasons(tools)}. Settings: ${settings}. To restrict it, ${fixes.join(', ')}, or point the bridge at a restricted agent.`,
   };
-}
-
-/** The offered tools grouped by why they matter: `a, b (why); c (why)`, a few names per group. */
-function reasons(tools: string[]): string {
-  const known = new Set(REASONS.flatMap(([, members]) => members));
-  const groups = [
-    ...REASONS.map(([why, members]) => [why, tools.filter((tool) => members.includes(tool))] as const),
-    [UNKNOWN_REASON, tools.filter((tool) => !known.has(tool))] as const,
-  ].filter(([, members]) => members.length > 0);
-  return groups
-    .map(([why, members]) => {
-      const listed =
-        members.length > 4
-          ? `${members.slice(0, 3).join(', ')} and ${members.length - 3} more`
-          : members.join(', ');
-      return `${listed} (${why})`;
-    })
-    .join('; ');
 }
 
 /** Reads and classifies the OpenClaw config file; cheap enough to call per status poll, but cache it. */
