@@ -13,6 +13,7 @@
 // The checks are inverted on purpose: a class is granted only when every condition is known to hold.
 import type { ToolClass, ToolClassView } from '../protocol/skills.js';
 import { effectiveTools, type EffectiveTools } from './effective-tools.js';
+import { readOpenClawFile } from './openclaw-file.js';
 import { ConfigProblem, knownKeys, names, normalizeAgentId, record } from './policy-layers.js';
 import { REASONS, SANDBOXED_TOOLS, UNKNOWN_REASON, WEB_TOOLS } from './tool-catalog.js';
 
@@ -68,6 +69,22 @@ export function classifyAgentTools(
     class: 'host',
     detail: `The OpenClaw config lists several agents without agents.ownership: "explicit" (or one of them marked default: true), which OpenClaw refuses, so it is not what the gateway runs and the tools of agent ${assessed.facts.name} in it may not be either. Run openclaw config validate where the gateway runs and fix what it reports.`,
   };
+}
+
+/**
+ * Reads the OpenClaw config file and classifies agent `agentId` in it; a file that is missing or cannot be
+ * read or parsed is `host`, saying why. Cheap enough per status poll, but cache it.
+ */
+export function readToolClass(
+  configPath: string,
+  agentId: string,
+  options: ToolClassOptions = {},
+  env: NodeJS.ProcessEnv = process.env,
+): ToolClassView {
+  const file = readOpenClawFile(configPath, env);
+  if (file.ok) return classifyAgentTools(file.config, agentId, options);
+  const detail = `${file.detail}, so the tools of agent "${agentId}" cannot be checked.`;
+  return { class: 'host', tools: [], detail };
 }
 
 /** The classification and its facts, or why there is none (a config OpenClaw refuses, a missing agent). */

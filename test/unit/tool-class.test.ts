@@ -2,8 +2,11 @@
 // (docs/tools/multi-agent-sandbox-tools.md, docs/tools/web-fetch.md, docs/gateway/config-agents/sandbox.md)
 // and the traps that must not pass for a narrower class. Expectations are written out by hand from OpenClaw
 // 2026.9.6's docs and compiled code, never taken from the module under test.
-import { describe, expect, it } from 'vitest';
-import { classifyAgentTools } from '../../src/bridge/tool-class.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { classifyAgentTools, readToolClass } from '../../src/bridge/tool-class.js';
 import { classifyToolPolicy } from '../../src/bridge/tool-policy.js';
 import type { ToolClass } from '../../src/protocol/skills.js';
 
@@ -520,5 +523,38 @@ describe('classifyToolPolicy, derived from the class', () => {
   it('a config the gateway refuses is unknown, not host', () => {
     const view = classifyToolPolicy(fleet(withSandbox(SANDBOXED, { perSession: true })), 'skill');
     expect(view.verdict).toBe('unknown');
+  });
+});
+
+describe('readToolClass', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tool-class-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('classifies the agent in a JSON5 file as operators write it', () => {
+    const path = join(dir, 'openclaw.json');
+    writeFileSync(
+      path,
+      `// by hand
+{
+  tools: { codeMode: false, },
+  agents: { ownership: 'explicit', entries: { main: {}, research: { tools: { allow: ['web_search', 'web_fetch',], }, }, }, },
+}
+`,
+    );
+    expect(readToolClass(path, 'research')).toMatchObject({
+      class: 'web',
+      tools: ['web_fetch', 'web_search'],
+    });
+  });
+
+  it('is host for a file it cannot read, saying why', () => {
+    const path = join(dir, 'missing.json');
+    expect(readToolClass(path, 'research')).toEqual({
+      class: 'host',
+      tools: [],
+      detail: `No OpenClaw config at ${path}, so the tools of agent "research" cannot be checked.`,
+    });
+    writeFileSync(join(dir, 'broken.json'), '{ tools: ');
+    expect(readToolClass(join(dir, 'broken.json'), 'research').detail).toMatch(/is not valid JSON5/);
   });
 });
