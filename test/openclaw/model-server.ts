@@ -16,11 +16,14 @@ export const STANDIN_REPLY = 'Stand-in model reply: hello from the loopback mode
  */
 export const SEARCH_MARKER = 'STANDIN_SEARCH:';
 /**
- * A user message carrying `STANDIN_EXEC:<base64url command>` makes the stand-in model call OpenClaw's `exec`
- * with that command (when it is offered) before it replies: the tool result in its next request is what the
- * command printed, wherever OpenClaw ran it.
+ * A user message carrying `callMarker(tool, args)` makes the stand-in model call that tool with those
+ * arguments before it replies, directly or through Tool Search's `tool_call`: the tool result in its next
+ * request is what the tool answered, e.g. what an `exec` command printed wherever OpenClaw ran it.
  */
-export const EXEC_MARKER = 'STANDIN_EXEC:';
+export const CALL_MARKER = 'STANDIN_CALL:';
+export function callMarker(tool: string, args: Record<string, unknown>): string {
+  return `${CALL_MARKER}${tool}:${Buffer.from(JSON.stringify(args)).toString('base64url')}`;
+}
 /**
  * A user message carrying `STANDIN_SLOW` makes the stand-in model stream one word every 200 ms for up to a
  * minute: long enough for a caller to cancel, so a test sees whether OpenClaw closes the model's stream.
@@ -120,12 +123,17 @@ function plannedCall(body: ChatRequestBody): { name: string; arguments: string }
   const messages = body.messages ?? [];
   if (messages.some((m) => m.role === 'tool')) return undefined;
   const user = messagesText(body, 'user');
-  const command = new RegExp(`${EXEC_MARKER}([A-Za-z0-9_-]+)`).exec(user)?.[1];
-  if (command && toolNames(body).includes('exec')) {
-    return {
-      name: 'exec',
-      arguments: JSON.stringify({ command: Buffer.from(command, 'base64url').toString('utf8') }),
-    };
+  const call = new RegExp(`${CALL_MARKER}([A-Za-z0-9_]+):([A-Za-z0-9_-]+)`).exec(user);
+  if (call?.[1] && call[2]) {
+    const args = Buffer.from(call[2], 'base64url').toString('utf8');
+    if (toolNames(body).includes(call[1])) return { name: call[1], arguments: args };
+    // A tool behind Tool Search (listed in the system prompt) is called through tool_call.
+    if (toolNames(body).includes('tool_call')) {
+      return {
+        name: 'tool_call',
+        arguments: JSON.stringify({ id: call[1], args: JSON.parse(args) as unknown }),
+      };
+    }
   }
   const query = new RegExp(`${SEARCH_MARKER}(\\S+)`).exec(user)?.[1];
   if (!query || !toolNames(body).includes('tool_search')) return undefined;

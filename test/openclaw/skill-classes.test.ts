@@ -5,10 +5,11 @@
  * openclaw.json: `openclaw config validate` passes, the running gateway takes it by hot reload (same
  * process, the agent listed), the bridge's classifier gives it its template's class, and a chat call to
  * `openclaw/<agent>` offers the stand-in model exactly that class's tools: web search and fetch for
- * Research, nothing at all for the restricted agent, the shell and file tools for the sandboxed helper,
- * whose exec then runs in a Podman container OpenClaw starts (when Podman and the sandbox image are here;
- * scripts/openclaw/sandbox-image.sh builds it). Then a config edit that gives Research `exec`: the
- * classifier says host, and the gateway does offer exec.
+ * Research (whose web_fetch is refused an address on this machine until ssrfPolicy opens it, and then it is
+ * host), nothing at all for the restricted agent, the shell and file tools for the sandboxed helper, whose
+ * exec then runs in a Podman container OpenClaw starts, whatever the caller's directives (when Podman and the
+ * sandbox image are here; scripts/openclaw/sandbox-image.sh builds it). Then a config edit that gives
+ * Research `exec`: the classifier says host, and the gateway does offer exec.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -25,7 +26,7 @@ import { classifyAgentTools } from '../../src/bridge/tool-class.js';
 import { until } from '../helpers/polling.js';
 import { mergeConfig, openclawAvailable, startGateway, stockConfig, type Gateway } from './gateway.js';
 import {
-  EXEC_MARKER,
+  callMarker,
   STANDIN_REPLY,
   messagesText,
   startModelServer,
@@ -104,11 +105,15 @@ describe.skipIf(!available)(`real OpenClaw ${OPENCLAW_VERSION}: the tool classes
   }
 
   /** A chat call to `openclaw/<agent>`; the stand-in model's requests that carried its text. */
-  async function chat(agent: string, text: string): Promise<ModelRequest[]> {
+  async function chat(agent: string, text: string, user?: string): Promise<ModelRequest[]> {
     const response = await fetch(`${gateway.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${gateway.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: `openclaw/${agent}`, messages: [{ role: 'user', content: text }] }),
+      body: JSON.stringify({
+        model: `openclaw/${agent}`,
+        messages: [{ role: 'user', content: text }],
+        ...(user ? { user } : {}),
+      }),
       signal: AbortSignal.timeout(110_000),
     });
     const body = await response.text();
@@ -146,6 +151,31 @@ describe.skipIf(!available)(`real OpenClaw ${OPENCLAW_VERSION}: the tool classes
     expect(beyondMeta).toEqual(view.tools);
     expect(direct).not.toEqual(expect.arrayContaining(['exec']));
     expect(beyondMeta.filter((tool) => HOST_REACHING.has(tool))).toEqual([]);
+  });
+
+  it("Research's web_fetch is refused an address on this machine; opening ssrfPolicy makes it reach it, and host", async () => {
+    /** Asks Research to fetch a URL of the stand-in model's server; what the tool said and whether it arrived. */
+    const fetchProbe = async (label: string) => {
+      const path = `/fetch-probe-${mark(label)}`;
+      const text = `${mark(label)} ${callMarker('web_fetch', { url: `http://127.0.0.1:${model.port}${path}` })}`;
+      const answer = (await chat('research', text)).map((r) => toolResults(r.body)).join('\n');
+      return { answer, arrived: model.requests.some((r) => r.path === path) };
+    };
+    const guarded = await fetchProbe('GUARDED');
+    expect(guarded.arrived, guarded.answer).toBe(false);
+    expect(guarded.answer).toContain('Blocked hostname or private/internal/special-use IP address');
+
+    const opened = config() as { tools: Record<string, unknown> };
+    opened.tools.web = { fetch: { ssrfPolicy: { dangerouslyAllowPrivateNetwork: true } } };
+    const reloads = count('config hot reload applied');
+    writeFileSync(gateway.configPath, `${JSON.stringify(opened, null, 2)}\n`);
+    await until(() => count('config hot reload applied') > reloads, 60_000, 'the hot reload', 200);
+    const view = classifyAgentTools(config(), 'research');
+    expect(view).toMatchObject({ class: 'host', tools: ['web_fetch', 'web_search'] });
+    expect(view.detail).toContain('tools.web.fetch.ssrfPolicy.dangerouslyAllowPrivateNetwork');
+    const open = await fetchProbe('OPEN');
+    expect(open.arrived, open.answer).toBe(true);
+    expect(open.answer).toContain('Web fetch failed (404)'); // the stand-in server's answer to an unknown path
   });
 
   it('none: the restricted agent beside it classifies none and is offered nothing', async () => {
@@ -210,7 +240,7 @@ describe.skipIf(!available)(`real OpenClaw ${OPENCLAW_VERSION}: the tool classes
   });
 
   it.skipIf(!runtime.ok)(
-    `Sandboxed helper: offered the shell and file tools only, and its exec runs in the container${runtime.ok ? '' : ` (skipped: ${runtime.why})`}`,
+    `Sandboxed helper: offered the shell and file tools only, and its exec runs in the container, whatever the caller's directives${runtime.ok ? '' : ` (skipped: ${runtime.why})`}`,
     async () => {
       sandboxUsed = true;
       const command = [
@@ -219,7 +249,7 @@ describe.skipIf(!available)(`real OpenClaw ${OPENCLAW_VERSION}: the tool classes
         `test -e ${gateway.configPath} && echo "sees=host-config" || echo "sees=no-host-config"`,
         'echo "pwd=$(pwd)"',
       ].join('; ');
-      const text = `${mark('HELPER')} ${EXEC_MARKER}${Buffer.from(command).toString('base64url')}`;
+      const text = `${mark('HELPER')} ${callMarker('exec', { command })}`;
       const requests = await chat('helper', text);
       const { beyondMeta } = offeredTools(requests);
       expect(beyondMeta).toEqual(classifyAgentTools(config(), 'helper').tools);
@@ -232,6 +262,15 @@ describe.skipIf(!available)(`real OpenClaw ${OPENCLAW_VERSION}: the tool classes
       expect(result).toContain('sees=no-host-config');
       const containers = await run('podman', ['ps', '--format', '{{.Names}}'], runtime.ok ? runtime.env : {});
       expect(containers.out).toMatch(/openclaw-sbx-/);
+
+      // A caller's escape directives are text to the model on this endpoint, and exec stays in the container.
+      const caller = mark('caller');
+      await chat('helper', '/elevated full', caller);
+      await chat('helper', '/exec host=gateway security=full ask=off', caller);
+      const again = `${mark('HELPER-AFTER-DIRECTIVES')} ${callMarker('exec', { command })}`;
+      const after = (await chat('helper', again, caller)).map((r) => toolResults(r.body)).join('\n');
+      expect(after).toMatch(/uid=1000 user=sandbox/);
+      expect(after).toContain('sees=no-host-config');
     },
   );
 
