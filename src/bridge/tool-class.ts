@@ -141,7 +141,7 @@ function judge(facts: EffectiveTools, options: ToolClassOptions): ToolClassView 
     const fewer = `deny ${inSandbox.join(', ')} in ${toolsAt}.deny`;
     return view(
       'sandboxed',
-      `Agent ${name} runs ${inSandbox.join(', ')} only in OpenClaw's sandbox: mode "all" (${s.mode.at}), a ${s.backend.value} container per ${s.scope.value}, workspace access "${s.workspaceAccess.value}", ${network}, no elevated exec and exec kept in the sandbox.${guard} ${settings} For a narrower class, ${fewer}.`,
+      `Agent ${name} runs ${inSandbox.join(', ')} only in OpenClaw's sandbox: mode "all" (${s.mode.at}), a ${s.backend.value} container per ${s.scope.value}, workspace access "${s.workspaceAccess.value}", ${network}${inSandbox.includes('exec') ? ', no elevated exec and exec kept in the sandbox' : ''}.${guard} ${settings} For a narrower class, ${fewer}.`,
     );
   }
 

@@ -477,6 +477,11 @@ describe('classifyAgentTools', () => {
     expect(sandboxed.detail).toContain('mode "all" (agents.entries.skill.sandbox.mode)');
     expect(sandboxed.detail).toContain(`deny ${SHELL_SORTED.join(', ')} in agents.entries.skill.tools.deny`);
 
+    expect(sandboxed.detail).toContain('no elevated exec and exec kept in the sandbox');
+    const readOnly = classifyAgentTools(fleet(withTools(SANDBOXED, { allow: ['read'] })), 'skill');
+    expect(readOnly).toMatchObject({ class: 'sandboxed', tools: ['read'] });
+    expect(readOnly.detail).not.toContain('exec');
+
     const web = classifyAgentTools(fleet(WEB), 'skill');
     expect(web.sandbox).toBeUndefined();
     expect(web.detail).toContain('private-network guard');
