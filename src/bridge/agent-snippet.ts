@@ -19,6 +19,8 @@ export interface RosterFacts {
   systemAgent: boolean;
   heartbeat: boolean;
   talk: boolean;
+  /** The fleet's sandbox mode (`agents.defaults.sandbox.mode`), when the file sets one. */
+  sandboxMode?: string;
 }
 
 /** A stock local config: the implicit "main", no roster, no owners. */
@@ -43,6 +45,7 @@ export function rosterFacts(config: unknown): RosterFacts {
   // The sole agent's own workspace, else the fleet default it inherits (OpenClaw's data-owner rule).
   const sole = listed.length === 1 ? (entries[0] ?? {}) : {};
   const workspace = text(sole.workspace) ?? text(defaults.workspace);
+  const sandboxMode = text(object(defaults.sandbox).mode);
   return {
     agents: listed.length > 0 ? listed : ['main'],
     multiAgentReady: agents.ownership === 'explicit' || marked === 1,
@@ -52,6 +55,7 @@ export function rosterFacts(config: unknown): RosterFacts {
       text(object(defaults.heartbeat).agentId) !== undefined ||
       entries.some((e) => e.heartbeat !== undefined),
     talk: text(object(root.talk).agentId) !== undefined,
+    ...(sandboxMode ? { sandboxMode } : {}),
   };
 }
 
@@ -61,15 +65,40 @@ export function rosterFacts(config: unknown): RosterFacts {
  * plugin and MCP tools, with Code Mode off; plus what this OpenClaw needs to accept a second agent.
  */
 export function restrictedAgentSnippet(agentId: string, roster: RosterFacts = STOCK_ROSTER): string {
+  const names = CORE_TOOLS.filter((tool) => !SAFE_TOOLS.includes(tool));
+  const deny = chunks([...names, 'group:plugins', 'bundle-mcp'], 5).map(
+    (line) => `            ${line.map((n) => `"${n}"`).join(', ')},`,
+  );
+  return rosterSnippet(agentId, roster, (id, adds) => [
+    // An agent the roster has keeps its workspace: only its tools change.
+    ...(adds ? [`        workspace: "~/.openclaw/workspace-${id}",`] : []),
+    '        tools: {',
+    '          profile: "minimal",',
+    '          deny: [',
+    '            "*", // every tool, also any a later OpenClaw adds; by name:',
+    ...deny,
+    '          ],',
+    '          // Code Mode is "auto" when unset: on some models it adds a JavaScript exec that no deny removes.',
+    '          codeMode: false,',
+    '        },',
+  ]);
+}
+
+/**
+ * A JSON5 block that puts agent `agentId`, whose entry's lines `entry` gives (indented for
+ * `agents.entries.<id>`, knowing whether the roster lacks it), into the roster described by `roster`, with
+ * what this OpenClaw needs to accept a second agent and what keeps the operator's first agent as it was.
+ */
+export function rosterSnippet(
+  agentId: string,
+  roster: RosterFacts,
+  entry: (id: string, adds: boolean) => string[],
+): string {
   const id = normalizeAgentId(agentId);
   const adds = !roster.agents.includes(id);
   // Adding a second agent to a single-agent roster: make it explicit and keep what the first one had.
   const owner = adds && !roster.multiAgentReady && roster.agents.length === 1 ? roster.agents[0] : undefined;
   const explicit = !roster.multiAgentReady && roster.agents.length + (adds ? 1 : 0) > 1;
-  const names = CORE_TOOLS.filter((tool) => !SAFE_TOOLS.includes(tool));
-  const deny = chunks([...names, 'group:plugins', 'bundle-mcp'], 5).map(
-    (line) => `            ${line.map((n) => `"${n}"`).join(', ')},`,
-  );
   const defaults = owner
     ? [
         ...(roster.systemAgent ? [] : [`      systemAgent: { agentId: "${owner}" },`]),
@@ -90,17 +119,7 @@ export function restrictedAgentSnippet(agentId: string, roster: RosterFacts = ST
         ]
       : []),
     `      ${key(id)}: {`,
-    // An agent the roster has keeps its workspace: only its tools change.
-    ...(adds ? [`        workspace: "~/.openclaw/workspace-${id}",`] : []),
-    '        tools: {',
-    '          profile: "minimal",',
-    '          deny: [',
-    '            "*", // every tool, also any a later OpenClaw adds; by name:',
-    ...deny,
-    '          ],',
-    '          // Code Mode is "auto" when unset: on some models it adds a JavaScript exec that no deny removes.',
-    '          codeMode: false,',
-    '        },',
+    ...entry(id, adds),
     '      },',
     '    },',
     '  },',

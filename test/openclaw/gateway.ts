@@ -193,6 +193,8 @@ export interface StartGatewayOptions {
   port?: number;
   /** Reuse this token (with `port`: the same gateway, restarted). */
   token?: string;
+  /** More environment for the gateway and its CLI (e.g. `CONTAINERS_CONF` for its sandbox's Podman). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface Gateway {
@@ -333,6 +335,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Gatewa
     OPENCLAW_SKIP_CHANNELS: '1',
     OPENCLAW_NO_AUTO_UPDATE: '1',
     OPENCLAW_OFFLINE: '1',
+    ...options.env,
   };
   // `openclaw` on PATH for shell(): the pinned package under its Node 24, as installed on the operator's machine.
   const bin = join(home, 'bin');

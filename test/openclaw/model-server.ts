@@ -16,6 +16,15 @@ export const STANDIN_REPLY = 'Stand-in model reply: hello from the loopback mode
  */
 export const SEARCH_MARKER = 'STANDIN_SEARCH:';
 /**
+ * A user message carrying `callMarker(tool, args)` makes the stand-in model call that tool with those
+ * arguments before it replies, directly or through Tool Search's `tool_call`: the tool result in its next
+ * request is what the tool answered, e.g. what an `exec` command printed wherever OpenClaw ran it.
+ */
+export const CALL_MARKER = 'STANDIN_CALL:';
+export function callMarker(tool: string, args: Record<string, unknown>): string {
+  return `${CALL_MARKER}${tool}:${Buffer.from(JSON.stringify(args)).toString('base64url')}`;
+}
+/**
  * A user message carrying `STANDIN_SLOW` makes the stand-in model stream one word every 200 ms for up to a
  * minute: long enough for a caller to cancel, so a test sees whether OpenClaw closes the model's stream.
  */
@@ -109,16 +118,29 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
 
 let completionCounter = 0;
 
-/** The `tool_search` call a marked user message asks for, once per conversation (none after its result). */
-function searchCall(body: ChatRequestBody): { name: string; arguments: string } | undefined {
+/** The tool call a marked user message asks for, once per conversation (none after its result). */
+function plannedCall(body: ChatRequestBody): { name: string; arguments: string } | undefined {
   const messages = body.messages ?? [];
-  if (messages.some((m) => m.role === 'tool') || !toolNames(body).includes('tool_search')) return undefined;
-  const query = new RegExp(`${SEARCH_MARKER}(\\S+)`).exec(messagesText(body, 'user'))?.[1];
-  if (!query) return undefined;
+  if (messages.some((m) => m.role === 'tool')) return undefined;
+  const user = messagesText(body, 'user');
+  const call = new RegExp(`${CALL_MARKER}([A-Za-z0-9_]+):([A-Za-z0-9_-]+)`).exec(user);
+  if (call?.[1] && call[2]) {
+    const args = Buffer.from(call[2], 'base64url').toString('utf8');
+    if (toolNames(body).includes(call[1])) return { name: call[1], arguments: args };
+    // A tool behind Tool Search (listed in the system prompt) is called through tool_call.
+    if (toolNames(body).includes('tool_call')) {
+      return {
+        name: 'tool_call',
+        arguments: JSON.stringify({ id: call[1], args: JSON.parse(args) as unknown }),
+      };
+    }
+  }
+  const query = new RegExp(`${SEARCH_MARKER}(\\S+)`).exec(user)?.[1];
+  if (!query || !toolNames(body).includes('tool_search')) return undefined;
   return { name: 'tool_search', arguments: JSON.stringify({ query: query.replace(/_/g, ' '), limit: 20 }) };
 }
 
-/** The text of the tool results in a request (what `tool_search` answered). */
+/** The text of the tool results in a request (what `tool_search` or `exec` answered). */
 export function toolResults(body: ChatRequestBody | undefined): string {
   return (body?.messages ?? [])
     .filter((m) => m.role === 'tool')
@@ -131,7 +153,7 @@ function answerChat(res: ServerResponse, body: ChatRequestBody): void {
   const created = Math.floor(Date.now() / 1000);
   const model = body.model ?? STANDIN_MODEL_ID;
   const usage = { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 };
-  const call = searchCall(body);
+  const call = plannedCall(body);
   if (call) {
     answerToolCall(res, body, { id, created, model, usage }, call);
     return;
