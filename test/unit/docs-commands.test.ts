@@ -177,17 +177,20 @@ function links(source: string): string[] {
   return [...text.matchAll(/!?\[(?:[^\][]|\[[^\]]*\])*\]\(([^)\s]+)\)/g)].map((match) => match[1]!);
 }
 
+/** The source files under `dir`, as paths from the repository's root. */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory()
+      ? sourceFiles(`${dir}/${entry.name}`)
+      : /\.(ts|tsx|mjs|js)$/.test(entry.name)
+        ? [`${dir}/${entry.name}`]
+        : [],
+  );
+}
+
 /** `docs/<page>.md` and `docs/<page>.md#heading` as the code names them (Help links, "see" in messages). */
 function codeReferences(): { file: string; target: string }[] {
-  const files = (dir: string): string[] =>
-    readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
-      entry.isDirectory()
-        ? files(`${dir}/${entry.name}`)
-        : /\.(ts|tsx|mjs|js)$/.test(entry.name)
-          ? [`${dir}/${entry.name}`]
-          : [],
-    );
-  return ['src', 'electron', 'renderer/src', 'scripts', 'bin'].flatMap(files).flatMap((file) =>
+  return ['src', 'electron', 'renderer/src', 'scripts', 'bin'].flatMap(sourceFiles).flatMap((file) =>
     [...read(file).matchAll(/\bdocs\/[\w-]+\.md(?:#[\w-]+)?/g)].map((match) => ({
       file,
       target: match[0],
@@ -237,6 +240,17 @@ describe('the commands the docs show', () => {
     expect(problemsOf(['npx', 'agent-bridge', 'serve', 'now'])).toEqual([
       '"serve" takes only flags, not "now"',
     ]);
+  });
+});
+
+describe('the environment variables the docs name', () => {
+  it('every AGENT_BRIDGE_* variable is one the code reads', () => {
+    const named = new Set(
+      PAGES.flatMap((page) => [...read(page).matchAll(/\bAGENT_BRIDGE_[A-Z0-9_]+/g)].map((m) => m[0])),
+    );
+    const code = ['src', 'electron', 'scripts', 'test/e2e'].flatMap(sourceFiles).map(read).join('\n');
+    expect(named.size).toBeGreaterThan(2);
+    expect([...named].filter((name) => !new RegExp(`\\b${name}\\b`).test(code))).toEqual([]);
   });
 });
 
