@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   } catch (error) {
     dialog.showErrorBox(
       'Agent Bridge could not start',
-      `${(error as Error).message}\n\nSee the README's troubleshooting section.`,
+      `${(error as Error).message}\n\nSee Troubleshooting in Agent Bridge's documentation (docs/troubleshooting.md).`,
     );
     app.exit(1);
     return;

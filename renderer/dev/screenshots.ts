@@ -156,6 +156,17 @@ async function shoot(scenario: Scenario, colorScheme: 'light' | 'dark') {
     await page.getByTestId('settings-saved').waitFor();
     await page.screenshot({ path: `${outDir}/settings-saved-${tag}.png`, fullPage: true });
 
+    // Help where the question arises: a Settings section's link opens docs/settings.md at its table, in the
+    // console; the pages' own links stay there too.
+    await page.getByRole('link', { name: 'Help: Tunnel settings' }).click();
+    await page.getByRole('heading', { name: 'Tunnel', level: 2 }).waitFor();
+    await page.screenshot({ path: `${outDir}/help-settings-${tag}.png` });
+    await page.getByRole('link', { name: 'All help pages' }).click();
+    await page.getByRole('heading', { name: 'Read more' }).waitFor();
+    await page.locator('a[href="#/help/security"]').click();
+    await page.getByRole('heading', { name: 'Security', level: 1 }).waitFor();
+    await page.screenshot({ path: `${outDir}/help-security-${tag}.png`, fullPage: true });
+
     // The console restarts: the stream says so, then comes back by itself.
     await page.getByTestId('nav-overview').click();
     const port = Number(new URL(mock.url).port);

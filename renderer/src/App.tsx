@@ -8,13 +8,15 @@ import { Notice } from './components/States';
 import { TokenScreen } from './components/TokenScreen';
 import { useConsole } from './hooks/useConsole';
 import { settingLabel } from './settings/form';
+import { helpFromHash } from './help/docs';
 import { Access } from './pages/Access';
+import { Help } from './pages/Help';
 import { Keys } from './pages/Keys';
 import { Overview } from './pages/Overview';
 import { Registry } from './pages/Registry';
 import { Settings } from './pages/Settings';
 import { Traffic } from './pages/Traffic';
-import { PAGES, pageFromHash, pageHref, type PageId, type PageProps } from './pages/types';
+import { PAGES, pageFromHash, pageHref, type PageProps } from './pages/types';
 
 export interface AppProps {
   /** Tests pass an EventSource double. */
@@ -89,11 +91,14 @@ interface ConsoleProps {
 function Console({ token, onUnauthorized, replaceToken, tokenReplaced, createEventSource }: ConsoleProps) {
   const api = useMemo(() => createApiClient({ token, onUnauthorized }), [token, onUnauthorized]);
   const data = useConsole(api, { onUnauthorized, createEventSource });
-  const page = useHashPage();
+  const { hash, followed } = useHash();
+  const page = pageFromHash(hash);
+  // A help page (#/help/<page>/<heading>) is no tab: it opens from the pages' Help links.
+  const help = helpFromHash(hash);
   const main = useRef<HTMLElement>(null);
   const { status, connection } = data;
 
-  const label = PAGES.find((p) => p.id === page)?.label ?? 'Overview';
+  const label = help ? 'Help' : (PAGES.find((p) => p.id === page)?.label ?? 'Overview');
   useEffect(() => {
     document.title = `${label} · Agent Bridge`;
   }, [label]);
@@ -140,7 +145,7 @@ function Console({ token, onUnauthorized, replaceToken, tokenReplaced, createEve
               <a
                 href={pageHref(item.id)}
                 className="tab"
-                aria-current={item.id === page ? 'page' : undefined}
+                aria-current={item.id === page && !help ? 'page' : undefined}
                 data-testid={`nav-${item.id}`}
               >
                 {item.label}
@@ -174,23 +179,30 @@ function Console({ token, onUnauthorized, replaceToken, tokenReplaced, createEve
             </p>
           </Notice>
         ) : null}
-        {page === 'overview' ? <Overview {...props} /> : null}
-        {page === 'traffic' ? <Traffic {...props} /> : null}
-        {page === 'access' ? <Access {...props} /> : null}
-        {page === 'keys' ? <Keys {...props} /> : null}
-        {page === 'registry' ? <Registry {...props} /> : null}
-        {page === 'settings' ? <Settings {...props} /> : null}
+        {help ? (
+          <Help page={help.page} section={help.section} followed={followed} />
+        ) : (
+          <>
+            {page === 'overview' ? <Overview {...props} /> : null}
+            {page === 'traffic' ? <Traffic {...props} /> : null}
+            {page === 'access' ? <Access {...props} /> : null}
+            {page === 'keys' ? <Keys {...props} /> : null}
+            {page === 'registry' ? <Registry {...props} /> : null}
+            {page === 'settings' ? <Settings {...props} /> : null}
+          </>
+        )}
       </main>
     </div>
   );
 }
 
-function useHashPage(): PageId {
-  const [page, setPage] = useState<PageId>(() => pageFromHash(window.location.hash));
+/** The fragment, and whether it changed since the console opened (a link was followed). */
+function useHash(): { hash: string; followed: boolean } {
+  const [state, setState] = useState(() => ({ hash: window.location.hash, followed: false }));
   useEffect(() => {
-    const onHash = () => setPage(pageFromHash(window.location.hash));
+    const onHash = () => setState({ hash: window.location.hash, followed: true });
     window.addEventListener('hashchange', onHash);
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
-  return page;
+  return state;
 }

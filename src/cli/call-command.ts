@@ -39,6 +39,9 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+/** The flags `call` takes, as it parses them: the docs show no other (test/unit/docs-commands.test.ts). */
+export const CALL_OPTIONS = OPTIONS;
+
 /**
  * `agent-bridge call <agent> "message"`: the reply to stdout (as it arrives with --stream), what was sent and
  * checked to stderr; throws an Error that says what to do.

@@ -45,6 +45,10 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+/** The flags and the commands `keys` takes, as it parses them: the docs show no other (docs-commands.test.ts). */
+export const KEYS_OPTIONS = OPTIONS;
+export const KEYS_ACTIONS = ['list', 'issue', 'revoke'] as const;
+
 /** The CLI's names for the fields the keys refuse. */
 const FLAG_OF: Record<string, string> = {
   name: '--name',
@@ -68,7 +72,7 @@ export async function runKeysCommand(argv: string[], env: NodeJS.ProcessEnv = pr
     return;
   }
   const expected = action === 'revoke' ? 1 : 0;
-  if (!['list', 'issue', 'revoke'].includes(action)) {
+  if (!(KEYS_ACTIONS as readonly string[]).includes(action)) {
     throw new Error(
       `Unknown keys command "${action}": use list, issue or revoke. Run: agent-bridge keys --help`,
     );

@@ -357,6 +357,9 @@ const PARSE_OPTIONS: NonNullable<ParseArgsConfig['options']> = Object.fromEntrie
   ]),
 );
 
+/** The flags `serve` takes, as it parses them: the docs show no other (test/unit/docs-commands.test.ts). */
+export const SERVE_OPTIONS: Readonly<NonNullable<ParseArgsConfig['options']>> = PARSE_OPTIONS;
+
 /** `agent-bridge serve` flags and env; flags beat env. Throws an Error naming the flag and its rule. */
 export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv): ServeArgs {
   const values = parseStrict(argv);

@@ -1,6 +1,6 @@
 // Accessibility of the console (issue 16), in Debian's Chromium: axe-core on every page (Overview, Traffic
 // with its details open, Access with an A2A key just issued, Keys, Registry, Settings with its form
-// errors), every dialog and the token screen, in the light and the dark color scheme, failing on any
+// errors, help pages), every dialog and the token screen, in the light and the dark color scheme, failing on any
 // violation; and the keyboard's way in: after load the first Tab reaches the skip link, then the tabs, and a
 // click in the page does not pull focus into it. Against the same stack as console.e2e.test.ts, with calls
 // in, a refused one, a waiting sender and a call out, so every kind of row and badge is on screen.
@@ -206,6 +206,19 @@ describe.skipIf(!hasChromium)('accessibility in Chromium', () => {
         await check('settings-errors');
         await page.getByRole('button', { name: 'Discard' }).click();
         await checkDialog('settings-console-token-dialog', 'New console token…');
+      });
+
+      it('Help: a page a Help link opens (tables, code), the README, and a long page', async () => {
+        await open('settings', '[data-section="tunnel"]');
+        await page.getByRole('link', { name: 'Help: Tunnel settings' }).click();
+        await page.getByRole('heading', { name: 'Tunnel', level: 2 }).waitFor(WAIT);
+        await check('help-settings');
+        await page.getByRole('link', { name: 'All help pages' }).click();
+        await page.getByRole('heading', { name: 'Read more' }).waitFor(WAIT);
+        await check('help-readme');
+        await page.locator('a[href="#/help/security"]').click();
+        await page.getByRole('heading', { name: 'Security', level: 1 }).waitFor(WAIT);
+        await check('help-security');
       });
 
       it('the token screen', async () => {

@@ -51,13 +51,16 @@ describe('a server install', () => {
     );
   });
 
-  it('packs the headless core, the console UI and the bin; no sources, no desktop shell', () => {
+  it('packs the headless core, the console UI and the bin, and the docs the README links to; no sources, no desktop shell', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'bin/agent-bridge.js',
         'dist/core/cli.js',
         'dist/renderer/index.html',
         'package.json',
+        'README.md',
+        'docs/settings.md',
+        'docs/troubleshooting.md',
       ]),
     );
     expect(files.filter((file) => /^(src|electron|test|renderer)\//.test(file))).toEqual([]);

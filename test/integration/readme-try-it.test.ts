@@ -1,7 +1,7 @@
 // The README's first steps, run as written (issue 26: its SAMVAD example used a `signer` it never defined):
-// "Try it in two minutes" (the demo, then `agent-bridge call`) and the client example, against a demo
-// started as the README starts it. Only what a test must change is changed: the port (8787 may be taken
-// here) and the data folder; `npx agent-bridge` runs the same CLI from source.
+// "Try it in two minutes" (the demo, then `agent-bridge call`) and the client example of docs/calling.md,
+// against a demo started as the README starts it. Only what a test must change is changed: the port (8787
+// may be taken here) and the data folder; `npx agent-bridge` runs the same CLI from source.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,16 +13,18 @@ import { until } from '../helpers/polling.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const CALLING = readFileSync(join(ROOT, 'docs/calling.md'), 'utf8');
 const base = tempDir('agent-bridge-readme-');
 const env = { AGENT_BRIDGE_DATA_DIR: base, HOME: base };
 let demo: ChildAgent;
 let port: number;
 
-/** The fenced blocks of one section of the README. */
-function blocks(section: string, language: string): string[] {
-  const start = README.indexOf(`\n## ${section}\n`);
-  expect(start, `the README has a "${section}" section`).toBeGreaterThan(0);
-  const text = README.slice(start, README.indexOf('\n## ', start + 1));
+/** The fenced blocks of one section of a page (the README unless named). */
+function blocks(section: string, language: string, page = README): string[] {
+  const start = page.indexOf(`\n## ${section}\n`);
+  expect(start, `the page has a "${section}" section`).toBeGreaterThan(0);
+  const end = page.indexOf('\n## ', start + 1);
+  const text = page.slice(start, end === -1 ? undefined : end);
   return [...text.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((m) => m[1]!);
 }
 
@@ -69,8 +71,8 @@ describe("the README's first steps", () => {
     expect(result.stderr).toMatch(/\nReply verified: signed by agent:\/\/127\.0\.0\.1:\d+ with its key k-/);
   });
 
-  it('the client example runs as shown: its signer is defined, its reply verified', async () => {
-    const [example] = blocks('Calling the agent', 'ts');
+  it('the client example of docs/calling.md runs as shown: its signer is defined, its reply verified', async () => {
+    const [example] = blocks('From code', 'ts', CALLING);
     expect(example).toContain('const client = new AgentClient({ id: demo, signer, devHttp: true });');
     const dir = mkdtempSync(join(tmpdir(), 'readme-example-'));
     try {

@@ -112,10 +112,12 @@ describe('restrictedAgentSnippet, into other rosters', () => {
   });
 });
 
-describe("the README's example agent", () => {
+describe("docs/security.md's example agent", () => {
   it("is the console's, for a stock config: parsed, they are the same config", () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const after = readme.slice(readme.indexOf("This is the console's config for a stock local"));
+    const page = readFileSync(new URL('../../docs/security.md', import.meta.url), 'utf8');
+    const at = page.indexOf("This is the console's config for a stock local");
+    expect(at, 'docs/security.md introduces the config').toBeGreaterThan(0);
+    const after = page.slice(at);
     const block = /```json5\n([\s\S]*?)\n\s*```/.exec(after)?.[1];
     expect(block, 'the json5 block after "This is the console\'s config"').toBeDefined();
     expect(parse(block!)).toEqual(parse(restrictedAgentSnippet('public')));

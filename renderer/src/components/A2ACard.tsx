@@ -14,6 +14,7 @@ export function A2ACard({ a2a }: { a2a: StatusResponse['a2a'] }) {
     <Card
       title="A2A"
       testId="a2a-card"
+      help={{ to: 'docs/a2a.md', topic: 'the A2A network' }}
       aside={
         a2a.keys === null ? (
           <Badge tone="warn">keys unknown</Badge>

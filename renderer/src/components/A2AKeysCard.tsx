@@ -93,6 +93,7 @@ export function A2AKeysCard({ api, version, policy, traffic }: A2AKeysCardProps)
     <Card
       title="A2A keys"
       testId="a2a-keys"
+      help={{ to: 'docs/a2a.md#give-an-a2a-agent-a-key', topic: 'A2A keys' }}
       aside={<Badge tone={active > 0 ? 'info' : 'neutral'}>{`${active} in use`}</Badge>}
     >
       <p className="muted small">

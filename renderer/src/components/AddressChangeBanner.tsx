@@ -3,6 +3,7 @@ import type { StatusResponse } from '../api/contract';
 import { useAction } from '../hooks/useAction';
 import { formatDateTime } from '../lib/format';
 import { pageHref } from '../pages/types';
+import { HelpLink } from './HelpLink';
 import { ErrorNotice, Notice } from './States';
 
 interface AddressChangeBannerProps {
@@ -80,6 +81,10 @@ export function AddressChangeBanner({ api, tunnel, registry, onDismissed }: Addr
         >
           {dismiss.busy ? 'Dismissing…' : 'Dismiss'}
         </button>
+        <HelpLink
+          to="docs/tunnels.md#the-address-is-the-agents-id"
+          topic="why the address is the agent's id"
+        />
       </div>
       {dismiss.error ? <ErrorNotice error={dismiss.error} title="Not dismissed" /> : null}
     </Notice>

@@ -111,6 +111,7 @@ export function CallsOutCard({ api, onSaved }: { api: ApiClient; onSaved: () => 
     <Card
       title="Calls out: whom your agent may call"
       testId="calls-out"
+      help={{ to: 'docs/mcp.md#who-your-agent-may-call', topic: 'calls out' }}
       aside={<Badge tone={saved.outbound === 'off' ? 'neutral' : 'info'}>{saved.outbound}</Badge>}
     >
       <p className="muted small">

@@ -1,4 +1,6 @@
 import { useId, type ReactNode } from 'react';
+import type { HelpReference } from '../help/docs';
+import { HelpLink } from './HelpLink';
 
 interface CardProps {
   title: string;
@@ -7,16 +9,23 @@ interface CardProps {
   children: ReactNode;
   testId?: string;
   className?: string;
+  /** The help page that answers this card's question, and what about (the link's name). */
+  help?: { to: HelpReference; topic: string };
 }
 
 /** A titled section; its title names it for assistive technology (a region landmark). */
-export function Card({ title, aside, children, testId, className }: CardProps) {
+export function Card({ title, aside, children, testId, className, help }: CardProps) {
   const titleId = useId();
   return (
     <section className={`card ${className ?? ''}`} data-testid={testId} aria-labelledby={titleId}>
       <header className="card-header">
         <h2 id={titleId}>{title}</h2>
-        {aside ? <div className="card-aside">{aside}</div> : null}
+        {aside || help ? (
+          <div className="card-aside">
+            {aside}
+            {help ? <HelpLink to={help.to} topic={help.topic} /> : null}
+          </div>
+        ) : null}
       </header>
       <div className="card-body">{children}</div>
     </section>

@@ -23,7 +23,11 @@ export function ConsoleTokenCard({ api, replaceToken, replaced = false }: Consol
     return token;
   });
   return (
-    <Card title="Console access" testId="console-token-card">
+    <Card
+      title="Console access"
+      testId="console-token-card"
+      help={{ to: 'docs/console.md#open-it', topic: 'the console token' }}
+    >
       <p className="muted">
         The console token opens this console. It stays the same when the agent restarts, so open tabs and
         saved links keep working. Replace it if it may have been seen (a shared screen, a log): every earlier

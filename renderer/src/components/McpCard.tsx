@@ -115,6 +115,7 @@ export function McpCard({ api, mcp, mcpView, onChange }: McpCardProps) {
     <Card
       title="Your agent calls other agents"
       testId="mcp-card"
+      help={{ to: 'docs/mcp.md#connect-openclaw', topic: 'connecting OpenClaw to the MCP tools' }}
       className="wide"
       aside={
         <span data-testid="mcp-state" data-listed={String(mcp.listedInGatewayConfig ?? 'unknown')}>

@@ -3,6 +3,7 @@ import type { ApiClient } from '../api/client';
 import type { SettingsUpdateResponse, TunnelPresetView } from '../api/contract';
 import { useAction } from '../hooks/useAction';
 import { ErrorNotice, Notice } from './States';
+import { HelpLink } from './HelpLink';
 import { RichText } from './Text';
 
 interface TunnelPresetsProps {
@@ -48,7 +49,8 @@ export function TunnelPresets({ api, presets, onApplied }: TunnelPresetsProps) {
       <h3>A stable address</h3>
       <p className="muted small">
         localtunnel hands out another address when its server forgets yours, and your agent&apos;s id changes
-        with it. With one of these, it keeps its address for good.
+        with it. With one of these, it keeps its address for good.{' '}
+        <HelpLink to="docs/tunnels.md#an-address-that-never-changes" topic="what each preset needs" />
       </p>
       <div className="form-field select">
         <label htmlFor={`${id}-preset`}>Preset</label>

@@ -196,6 +196,7 @@ export function Access({ api, data }: PageProps) {
             <Card
               title="Waiting for your approval"
               testId="pending-senders"
+              help={{ to: 'docs/security.md#your-consent-for-new-senders', topic: 'approving senders' }}
               aside={<Badge tone={view.pending.length > 0 ? 'warn' : 'neutral'}>{view.pending.length}</Badge>}
             >
               <p className="muted small" data-testid="access-limits">
@@ -584,7 +585,14 @@ function PolicyCard({ api, policy, onSaved }: PolicyCardProps) {
   });
   const changed = selected !== policy;
   return (
-    <Card title="Who may reach your gateway agent" testId="access-policy">
+    <Card
+      title="Who may reach your gateway agent"
+      testId="access-policy"
+      help={{
+        to: 'docs/security.md#your-consent-for-new-senders',
+        topic: 'pairing, the allowlist and open access',
+      }}
+    >
       <form
         className="policy-form"
         data-policy={policy}

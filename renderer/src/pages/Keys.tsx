@@ -49,6 +49,7 @@ export function Keys({ api, data }: PageProps) {
       {done ? <Notice tone="success" message={done} testId="keys-result" /> : null}
       <Card
         title="Signing keys"
+        help={{ to: 'docs/security.md#your-agents-signing-keys', topic: 'signing keys' }}
         aside={
           <button
             type="button"

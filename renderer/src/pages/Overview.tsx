@@ -59,7 +59,11 @@ export function Overview({ api, data }: PageProps) {
         <RegistryCard registry={status.registry} tunnel={status.tunnel} />
         <TrafficCard traffic={status.traffic} />
         <McpCard api={api} mcp={status.mcp} mcpView={mcpView} onChange={refreshStatus} />
-        <Card title="Self-test" testId="selftest">
+        <Card
+          title="Self-test"
+          testId="selftest"
+          help={{ to: 'docs/troubleshooting.md#is-it-working-the-self-test', topic: 'the self-test' }}
+        >
           <SelfTestPanel api={api} onDone={refreshStatus} />
         </Card>
       </div>
@@ -151,6 +155,7 @@ function IdentityCard({ agent }: { agent: StatusResponse['agent'] }) {
     <Card
       title="Agent"
       testId="agent-identity"
+      help={{ to: 'docs/calling.md', topic: 'calling the agent' }}
       aside={
         <Badge tone={agent.health === 'ok' ? 'ok' : 'warn'}>
           {agent.health === 'ok' ? 'Healthy' : 'Degraded'}
@@ -226,6 +231,7 @@ function TunnelCard(props: {
     <Card
       title="Tunnel"
       testId="tunnel-state"
+      help={{ to: 'docs/tunnels.md', topic: 'tunnels and a stable address' }}
       aside={<Badge tone={glance.tone}>{glance.label}</Badge>}
       className={`state-${tunnel.status}`}
     >
@@ -332,6 +338,7 @@ function GatewayCard(props: { api: ApiClient; gateway: GatewayView; onChange: ()
     <Card
       title="Gateway"
       testId="gateway-state"
+      help={{ to: 'docs/security.md#a-restricted-agent-for-callers', topic: 'the agent callers reach' }}
       className={alarm ? 'wide' : undefined}
       aside={<Badge tone={glance.tone}>{glance.label}</Badge>}
     >
@@ -458,7 +465,12 @@ function toolsLabel(verdict: ToolExposureView['verdict']): string {
 function RegistryCard({ registry, tunnel }: Pick<StatusResponse, 'registry' | 'tunnel'>) {
   const glance = registryGlance(registry);
   return (
-    <Card title="Registry" testId="registry-state" aside={<Badge tone={glance.tone}>{glance.label}</Badge>}>
+    <Card
+      title="Registry"
+      testId="registry-state"
+      aside={<Badge tone={glance.tone}>{glance.label}</Badge>}
+      help={{ to: 'docs/registry.md', topic: 'the registry' }}
+    >
       <div data-state={registry.status} className="state-body">
         {registry.status === 'registered' ? (
           <dl className="fields">
@@ -507,6 +519,7 @@ function TrafficCard({ traffic }: { traffic: StatusResponse['traffic'] }) {
     <Card
       title="Traffic"
       testId="traffic-summary"
+      help={{ to: 'docs/console.md#traffic', topic: 'traffic' }}
       aside={
         <a className="button small ghost" href={pageHref('traffic')}>
           Open log

@@ -38,6 +38,7 @@ export function Registry({ api, data }: PageProps) {
       <Card
         title="Registration"
         testId="registry-state"
+        help={{ to: 'docs/registry.md', topic: 'the registry' }}
         aside={
           <Badge tone={register.busy ? 'info' : glance.tone}>
             {register.busy ? 'Registering…' : glance.label}

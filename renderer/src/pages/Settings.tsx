@@ -11,6 +11,7 @@ import { Badge } from '../components/Badge';
 import { ConsoleTokenCard } from '../components/ConsoleTokenCard';
 import { agentName, GatewayAgentNotices } from '../components/GatewayAgent';
 import { ErrorNotice, Loading, Notice } from '../components/States';
+import { HelpLink } from '../components/HelpLink';
 import { SectionNav } from '../components/SectionNav';
 import { RichText } from '../components/Text';
 import { TunnelPresets } from '../components/TunnelPresets';
@@ -195,7 +196,10 @@ export function SettingsForm({ api, loaded, onSaved, status }: SettingsFormProps
               <h2>{section.title}</h2>
             </legend>
             <div className="card-body">
-              {section.description ? <p className="muted">{section.description}</p> : null}
+              <p className="muted section-intro">
+                {section.description ? `${section.description} ` : null}
+                <HelpLink to={section.help} topic={`${section.title} settings`} />
+              </p>
               {section.id === 'gateway' && status ? (
                 <GatewayAgentNotices agent={status.gateway.agent} api={api} onChecked={onSaved} />
               ) : null}

@@ -3,6 +3,7 @@
  * set a save sends (only what changed; secrets only when a new value was typed; never a read-only setting).
  */
 import type { FieldError } from '../api/client';
+import type { HelpReference } from '../help/docs';
 import type { SettingSourceView } from '../api/contract';
 
 export type FieldKind = 'text' | 'url' | 'number' | 'select' | 'list' | 'textarea' | 'boolean';
@@ -39,6 +40,8 @@ export interface SettingSection {
   id: string;
   title: string;
   description?: string;
+  /** Where docs/settings.md lists this section's settings, flags and defaults. */
+  help: HelpReference;
   fields: SettingField[];
 }
 
@@ -46,6 +49,7 @@ export const SECTIONS: SettingSection[] = [
   {
     id: 'gateway',
     title: 'Gateway',
+    help: 'docs/settings.md#gateway',
     description: 'Your OpenClaw gateway: every chat message is forwarded to it.',
     fields: [
       {
@@ -103,6 +107,7 @@ export const SECTIONS: SettingSection[] = [
   {
     id: 'tunnel',
     title: 'Tunnel',
+    help: 'docs/settings.md#tunnel',
     description: 'How the agent gets its public HTTPS address.',
     fields: [
       {
@@ -150,6 +155,7 @@ export const SECTIONS: SettingSection[] = [
   {
     id: 'card',
     title: 'Agent card',
+    help: 'docs/settings.md#agent-card',
     description: 'What other agents and the registry see.',
     fields: [
       { name: 'agentName', label: 'Name', kind: 'text' },
@@ -168,6 +174,7 @@ export const SECTIONS: SettingSection[] = [
   {
     id: 'registry',
     title: 'Registry',
+    help: 'docs/settings.md#registry',
     description: 'Where Register (on the Registry page) lists this agent, so other agents find it by name.',
     fields: [
       {
@@ -181,6 +188,7 @@ export const SECTIONS: SettingSection[] = [
   {
     id: 'access',
     title: 'Access',
+    help: 'docs/settings.md#access',
     description: 'Who may call the chat skill. Approve and deny senders on the Access page.',
     fields: [
       {
@@ -238,6 +246,7 @@ export const SECTIONS: SettingSection[] = [
   {
     id: 'outbound',
     title: 'Calls out',
+    help: 'docs/settings.md#calls-out',
     description:
       'What your own agent may call through the bridge (its MCP tools): SAMVAD calls are signed as this agent and every signed reply verified; A2A calls carry the credential you keep for that agent (Access > Calls out).',
     fields: [
@@ -293,6 +302,8 @@ export const SECTIONS: SettingSection[] = [
   {
     id: 'limits',
     title: 'Rate limits',
+    description: 'How often callers may call, and how many gateway tokens each may spend a day.',
+    help: 'docs/settings.md#rate-limits',
     fields: [
       { name: 'rpm', label: 'Requests per minute (all callers)', kind: 'number' },
       { name: 'perSender', label: 'Requests per minute per sender', kind: 'number' },
@@ -302,6 +313,8 @@ export const SECTIONS: SettingSection[] = [
   {
     id: 'privacy',
     title: 'Privacy',
+    description: 'What the traffic log keeps of each call.',
+    help: 'docs/settings.md#privacy',
     fields: [
       {
         name: 'keepMessageContents',
@@ -314,6 +327,7 @@ export const SECTIONS: SettingSection[] = [
   {
     id: 'machine',
     title: 'This machine',
+    help: 'docs/settings.md#this-machine',
     description:
       'Where the agent listens, how long it keeps tasks, how it stops; and what only the machine sets.',
     fields: [

@@ -1,13 +1,14 @@
-// The README's settings table is what an operator reads before any --help (issue 16: it said the tunnel
-// defaults to `none` while the code and --help say localtunnel). It is checked against the schema and the
-// flags here, row by row, so it cannot drift again.
+// The settings tables of docs/settings.md are what an operator reads before any --help (issue 16: the
+// README's table said the tunnel defaults to `none` while the code and --help say localtunnel). They are
+// checked against the schema and the flags here, row by row, so they cannot drift again. One table per
+// section of the console's Settings page; together they hold every setting once.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { flagOf } from '../../src/settings/flags.js';
 import { DEFAULT_SETTINGS, SETTING_NAMES, type SettingName } from '../../src/settings/schema.js';
 
-const README = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+const SETTINGS_DOC = readFileSync(join(import.meta.dirname, '../../docs/settings.md'), 'utf8');
 
 interface Row {
   setting: string;
@@ -16,18 +17,19 @@ interface Row {
   default: string;
 }
 
-/** The rows of the table under "## Settings", by setting name (the first column's `name`). */
+/** The rows of every table whose first column is "setting", by setting name (the first column's `name`). */
 function settingsTable(): Map<string, Row> {
-  const start = README.indexOf('\n## Settings\n');
-  const section = README.slice(start, README.indexOf('\n## ', start + 1));
-  const lines = section.split('\n').filter((line) => line.startsWith('|'));
+  const tables = SETTINGS_DOC.split(/\n(?!\|)/)
+    .map((block) => block.split('\n').filter((line) => line.startsWith('|')))
+    .filter((lines) => /^\|\s*setting\s*\|/.test(lines[0] ?? ''));
+  expect(tables.length, 'docs/settings.md has settings tables').toBeGreaterThan(0);
   const rows = new Map<string, Row>();
-  for (const line of lines.slice(2)) {
+  for (const line of tables.flatMap((lines) => lines.slice(2))) {
     const [setting = '', flag = '', env = '', fallback = ''] = line
       .split('|')
       .slice(1, -1)
       .map((cell) => cell.trim());
-    if (rows.has(setting)) throw new Error(`the README's settings table has ${setting} twice`);
+    if (rows.has(setting)) throw new Error(`docs/settings.md has ${setting} twice`);
     rows.set(setting, { setting, flag, env, default: fallback });
   }
   return rows;
@@ -38,7 +40,7 @@ function codes(cell: string): string[] {
   return [...cell.matchAll(/`([^`]+)`/g)].map((match) => match[1]!);
 }
 
-/** What a default cell says, as the value it stands for (units as the README writes them). */
+/** What a default cell says, as the value it stands for (units as the docs write them). */
 function readDefault(name: SettingName, cell: string): unknown {
   const fallback = (DEFAULT_SETTINGS as Record<string, unknown>)[name];
   if (cell === 'none') return Array.isArray(fallback) ? [] : typeof fallback === 'object' ? {} : undefined;
@@ -59,7 +61,7 @@ function readDefault(name: SettingName, cell: string): unknown {
   return cell;
 }
 
-describe("the README's settings table", () => {
+describe('the settings tables of docs/settings.md', () => {
   const rows = settingsTable();
 
   it('has one row for every setting, and no row for a setting that does not exist', () => {
