@@ -66,6 +66,8 @@ export function createChatSkill(options: ChatSkillOptions): Skill<ChatResult> {
     },
     modes: ['sync', 'async', 'stream'],
     trust: options.trust ?? 'public',
+    // Public: anyone the access policy admits, but for a caller whose approval is scoped to other skills.
+    audience: 'public',
     ...(options.trust === 'trusted-peers' ? { allowedPeers: options.allowedPeers ?? [] } : {}),
     streamStyle: 'named',
     budgetEstimate(payload, promptFloor) {

@@ -176,6 +176,17 @@ export interface ApprovedSenderView {
   source: 'operator' | 'allowed-peers';
   approvedAt?: string;
   name?: string;
+  /** The skills the approval opens, exactly (a named skill included); absent: every public and approved skill. */
+  skills?: string[];
+}
+
+/**
+ * POST /api/access/approve: `sender`, and `skills` to scope the approval to exactly those skills (absent:
+ * every public and approved skill). Approving an approved sender again changes its scope, nothing else.
+ */
+export interface AccessApproveRequest {
+  sender: string;
+  skills?: string[];
 }
 
 /** GET /api/access */
@@ -216,6 +227,11 @@ export interface A2AKeyView {
   calls: number;
   revokedAt?: string;
   status: 'active' | 'expired' | 'revoked';
+  /**
+   * The skills the key opens, exactly (a named skill included); absent: every public and approved skill
+   * (src/protocol/skills.ts, SkillAudience).
+   */
+  skills?: string[];
 }
 
 /** GET /api/a2a/keys (newest first). */
@@ -232,6 +248,8 @@ export interface A2AKeyIssueRequest {
   /** ISO 8601, in the future; none: the key never expires. */
   expiresAt?: string;
   limits?: A2AKeyLimits;
+  /** The skill ids the key opens, exactly; none: every public and approved skill. */
+  skills?: string[];
 }
 
 /** POST /api/a2a/keys answer (201): the only answer that ever holds the key itself. */
