@@ -17,6 +17,8 @@ import type { GatewayTarget } from './gateway-target.js';
 export interface GatewayWatchOptions {
   gateway(): ResolvedGateway;
   target: GatewayTarget;
+  /** The published skills' agents (skill-targets.ts): checked again with each probe. */
+  skills?: { refresh(): Promise<void> };
   now?: () => number;
   onTransition(transition: GatewayTransition): void;
 }
@@ -82,7 +84,7 @@ export class GatewayWatch {
   called(outcome: GatewayOutcome): void {
     if (!outcome.ok) {
       const { problem } = outcome.error;
-      if (problem === 'aborted' || problem === 'agent-exposed' || problem === 'agent-unverified') return;
+      if (['aborted', 'agent-exposed', 'agent-unverified', 'skill-unavailable'].includes(problem)) return;
       // The cached agent list was stale: look again (the next probe would too).
       if (problem === 'agent-unknown') this.options.target.noteUnknownAgent();
     }
@@ -95,6 +97,7 @@ export class GatewayWatch {
     this.running = undefined;
     this.report(this.machine.configure(this.options.gateway().status));
     const checked = this.options.target.reset();
+    void this.options.skills?.refresh();
     if (this.asksHealth) void this.probeNow();
     else void checked.then(() => this.report(this.machine.probed(this.findings(undefined))));
   }
@@ -106,6 +109,7 @@ export class GatewayWatch {
     const [health] = await Promise.all([
       this.asksHealth ? probeGateway(resolved.config) : undefined,
       this.options.target.refresh(),
+      this.options.skills?.refresh(),
     ]);
     // Settings changed meanwhile: this probe was of the old gateway.
     if (generation !== this.generation) return this.snapshot;

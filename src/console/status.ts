@@ -75,6 +75,7 @@ export function buildStatus({
     access: app.access.summary(),
     mcp,
     state,
+    skills: app.published.summary(),
   };
 }
 
