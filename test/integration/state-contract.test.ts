@@ -775,7 +775,12 @@ function deaf(records: A2AKeyRecords): A2AKeyRecords {
 describe.each(homes)('A2A keys in %s', (_name, make) => {
   it('keeps a key as issued, under an id nothing else takes', async () => {
     const keys = await (await make()).a2aKeys();
-    const key = storedKey('0123456789ab', { expiresAt: 1_800_000_000_000, limits: { requestsPerMinute: 5 } });
+    // Its scope too: the skills it opens (issue 27).
+    const key = storedKey('0123456789ab', {
+      expiresAt: 1_800_000_000_000,
+      limits: { requestsPerMinute: 5 },
+      skills: ['research', 'summary'],
+    });
     expect(await keys.add(key)).toBe(true);
     expect(await keys.add(storedKey('0123456789ab', { name: 'Another' }))).toBe(false);
     expect(await keys.get('0123456789ab')).toEqual(key);
