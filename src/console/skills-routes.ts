@@ -1,7 +1,7 @@
 import type { Router } from '@koa/router';
 import type { AgentBridgeApp } from '../app.js';
 import type { SkillsResponse } from '../protocol/console-api.js';
-import { acceptSkill, addSkill, editSkill, removeSkill } from '../skills/skill-edits.js';
+import { acceptSkill, addSkill, editSkill, removeSkill, type TargetNow } from '../skills/skill-edits.js';
 import type { ApiDeps } from './api-deps.js';
 import { readJson } from './body.js';
 import { reply } from './reply.js';
@@ -15,7 +15,7 @@ import { reply } from './reply.js';
 export function skillsRoutes(router: Router, deps: ApiDeps): void {
   const { app } = deps;
   const skills = () => app.currentSettings.skills;
-  const targetNow = app.published.targetNow;
+  const targetNow: TargetNow = (skill) => app.published.targetNow(skill);
   const save = (next: AgentBridgeApp['currentSettings']['skills']): SkillsResponse => {
     deps.settings.saveSkills(next);
     return app.published.response();
