@@ -20,7 +20,8 @@ import type { SkillSetting, ToolClass } from '../../src/protocol/skills.js';
 import { openSettingsStore } from '../../src/settings/store.js';
 import { startGatewayDouble, type GatewayDouble, type RecordedRequest } from '../fixtures/gateway-double.js';
 import { a2aClient } from '../helpers/a2a-agent.js';
-import { asTask, send } from '../helpers/a2a-messages.js';
+import { asTask, collect, describeEvent, send } from '../helpers/a2a-messages.js';
+import { parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3/client';
 import { agentPool, tempDir, type TestAgent } from '../helpers/agents.js';
 import { PATHS, envelope, post, sign, type Reply } from '../helpers/envelopes.js';
 import { until } from '../helpers/polling.js';
@@ -234,6 +235,12 @@ describe('several skills, each on its own agent (item 1)', () => {
     const filtered = await api<{ entries: { skill?: string }[] }>('/api/traffic?skill=research&protocol=a2a');
     expect(filtered.json.entries.length).toBeGreaterThan(0);
     expect(filtered.json.entries.every((entry) => entry.skill === 'research')).toBe(true);
+    // Streamed too, token by token, on the skill's agent.
+    const client = await skillClient('research', key.secret);
+    const streamed = (await collect(client.sendMessageStream(send('stream it')))).map(describeEvent);
+    expect(streamed.at(-1)).toBe('status:completed');
+    expect(streamed).toContain('artifact:=echo: stream it|last');
+    expect(models().at(-1)).toBe('openclaw/research');
   });
 
   it('lists every published skill on both cards, which validate against their schemas', async () => {
@@ -273,6 +280,14 @@ describe('several skills, each on its own agent (item 1)', () => {
     expect([...new Set(research.supportedInterfaces.map((i) => i.url))]).toEqual([
       `${agent.url}/a2a/skills/research/jsonrpc`,
       `${agent.url}/a2a/skills/research/rest`,
+    ]);
+    // A v0.3 caller (no A2A-Version) reads the skill's card in v0.3 terms, its JSON-RPC interface first.
+    const legacy = (await (
+      await fetch(`${agent.url}/a2a/skills/research/.well-known/agent-card.json`)
+    ).json()) as Record<string, unknown>;
+    const { supportedInterfaces: _v1, ...v03 } = legacy;
+    expect(parseLegacyAgentCard(v03).supportedInterfaces).toEqual([
+      expect.objectContaining({ url: `${agent.url}/a2a/skills/research/jsonrpc`, protocolVersion: '0.3' }),
     ]);
     // The SDK's own client picks the skill's JSON-RPC and HTTP+JSON interfaces from it.
     const key = await issue('Card reader', ['research']);
