@@ -98,14 +98,17 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
    */
   async authenticate(request: A2ARequestInfo): Promise<A2AKeyCaller> {
     const caller = await this.keyGate.authenticate(request);
-    const skill = this.options.skills?.get(request.skill ?? DEFAULT_SKILL);
+    const { skills } = this.options;
+    // Without published skills there is the default one, on the `gateway` turn.
+    if (!skills && request.skill === undefined) return caller;
+    const id = request.skill ?? DEFAULT_SKILL;
+    const skill = skills?.get(id);
     if (!skill) {
       // Paused or removed since the door found it: as SAMVAD says of an unknown skill.
-      if (request.skill === undefined && !this.options.skills) return caller;
       throw new ProtocolError(
         'SKILL_NOT_FOUND',
         404,
-        `No skill "${request.skill ?? DEFAULT_SKILL}" is published here; the agent's card lists its skills.`,
+        `No skill "${id}" is published here; the agent's card lists its skills.`,
         { step: 'skill' },
       );
     }
