@@ -528,6 +528,13 @@ describe('the Skills API (item 5)', () => {
       limits: { tokensPerDay: 500 },
     });
     expect((await api('/api/skills/summary', { method: 'PUT', body: { id: 'other' } })).status).toBe(400);
+    // An acceptance is made by the accept route, of the tools as they are: never written in by an edit.
+    const forged = { accepted: { tools: ['exec'], at: new Date().toISOString() } };
+    const sneaked = await api<ApiError>('/api/skills/shell', { method: 'PUT', body: forged });
+    expect(sneaked.status).toBe(400);
+    expect(sneaked.json.error.fields).toEqual([
+      { field: 'accepted', message: 'is set by POST /api/skills/<id>/accept' },
+    ]);
     expect((await api('/api/skills/chat', { method: 'PUT', body: { paused: true } })).status).toBe(409);
     expect((await api('/api/skills/nope', { method: 'DELETE' })).status).toBe(404);
     const removed = await api<SkillsResponse>('/api/skills/summary', { method: 'DELETE' });
