@@ -4,6 +4,7 @@ import type { CallbackEvent, EnvelopeEvent } from './agent/events.js';
 import type { IntakeOptions } from './agent/intake.js';
 import type { ListenerLimits } from './agent/listener.js';
 import type { Skill } from './agent/skill.js';
+import type { ClassifyAgentTools } from './bridge/exposure-class.js';
 import type { GatewayCallEvent } from './bridge/gateway-link.js';
 import type { GatewayTransition } from './bridge/gateway-state.js';
 import type { AgentCard } from './protocol/index.js';
@@ -27,6 +28,11 @@ export interface AppOptions {
   env?: NodeJS.ProcessEnv;
   /** Extra skills registered beside `chat` (tests use their own to cover the generic core). */
   extraSkills?: Skill[];
+  /**
+   * The classifier of the published skills' agents (bridge/tool-class.ts, `classifyAgentTools`); none: the
+   * stand-in on today's exposure check (bridge/exposure-class.ts). Tests pass their own.
+   */
+  classifyAgentTools?: ClassifyAgentTools;
   /** Test seams for callbacks (e.g. loopback targets); production uses the defaults. */
   callbacks?: Partial<CallbackOptions>;
   /** How often the gateway's health is probed (GET /health); 0 turns the periodic probe off. */
@@ -63,6 +69,8 @@ export interface AppEvents {
   access: [AccessChange];
   /** The agent callers reach on the gateway: existence and tool policy (GatewayTarget). */
   gatewayAgent: [GatewayAgentView];
+  /** What a published skill's agent is seen to be changed (skill-targets.ts): the Skills page reloads. */
+  skills: [];
   /** Shared state's health (Redis up or down); never emitted with the data dir. */
   state: [StateHealth];
 }

@@ -1,8 +1,7 @@
 import { EventEmitter } from 'node:events';
-import { AccessControl } from './access/access-control.js';
-import { A2AKeys } from './access/a2a-keys.js';
+import { appAccess, type A2AKeys, type AccessControl } from './access/app-access.js';
 import { screenPayload } from './access/injection-screen.js';
-import { replicatedAccess, sharedAccessSave } from './access/shared-access.js';
+import { replicatedAccess } from './access/shared-access.js';
 import { OwnCard } from './agent/own-card.js';
 import { PeerKeyResolver } from './agent/peer-keys.js';
 import { AgentServer } from './agent/server.js';
@@ -21,10 +20,10 @@ import { Registrar, type Registration } from './registry/registration.js';
 import { replicatedRegistration, sharedRegistrationSave } from './registry/shared-registration.js';
 import { runSelfTest, type SelfTestReport } from './self-test.js';
 import type { Settings } from './settings/schema.js';
-import { A2AKeyFile } from './state/a2a-key-store.js';
 import type { StateHealth } from './state/redis-connection.js';
 import { ReplicaSync } from './state/replica-sync.js';
 import { SharedState } from './state/shared-state.js';
+import { PublishedSkills } from './skills/published-skills.js';
 import { PublicAddress } from './tunnel/public-address.js';
 import type { TunnelState } from './tunnel/state.js';
 import packageJson from '../package.json' with { type: 'json' };
@@ -40,7 +39,10 @@ export const AGENT_VERSION: string = packageJson.version;
  */
 export class AgentBridgeApp extends EventEmitter<AppEvents> {
   readonly keys: KeyStore;
+  /** SAMVAD's skills: chat, the published skills (kept in step by `published`), a test's own. */
   readonly skills = new SkillRegistry();
+  /** The skills the operator published, chat first: the cards, both doors and the Skills page read them. */
+  readonly published: PublishedSkills;
   readonly server: AgentServer;
   readonly registrar: Registrar;
   /** The operator's consent for new senders (policy, approvals, held requests). */
@@ -83,6 +85,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       onTransition: (transition) => this.emit('gateway', transition),
       onAgent: (view) => this.emit('gatewayAgent', view),
       onCall: (event) => this.emit('gatewayCall', event),
+      classify: options.classifyAgentTools,
+      onSkills: () => this.emit('skills'),
     });
     this.gatewayTarget = this.gateway.target;
     this.gatewayWatch = this.gateway.watch;
@@ -113,8 +117,14 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       onUrl: () => this.ownCard.invalidate(),
     });
     const shared = (this.shared = SharedState.fromSettings(settings, options));
-    this.skills.register(this.gateway.chatSkill(settings));
-    for (const skill of options.extraSkills ?? []) this.skills.register(skill);
+    this.published = new PublishedSkills({
+      settings,
+      gateway: this.gateway,
+      registry: this.skills,
+      publicUrl: () => this.publicAddress.publicUrl,
+      now,
+      extra: options.extraSkills,
+    });
     const isOwnId = (id: string) => id === this.card().id;
     const peerKeys = (this.peerKeys = new PeerKeyResolver({
       pinned: settings().trustedPeerKeys,
@@ -134,32 +144,22 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       onState: (state) => this.emit('registry', state),
       shared: shared && sharedRegistrationSave(shared.registration),
     });
-    // A decision made while Redis does not answer would hold at this replica only: refused, made again later.
-    const unwritable = () => shared?.unwritable();
-    this.access = new AccessControl({
+    ({ access: this.access, a2aKeys: this.a2aKeys } = appAccess({
       dataDir,
-      policy: () => this.settings.access,
-      allowedPeers: () => this.settings.allowedPeers,
+      settings,
       isOwnId,
       describe: (sender) => peerKeys.describe(sender),
-      expiryHours: () => this.settings.pendingExpiryHours,
       heldTasks: {
         run: (ids) => this.server.runHeld(ids),
         fail: (ids, message) => this.server.failHeld(ids, message),
         list: () => this.server.heldTasks(),
       },
-      unwritable,
-      shared: shared && sharedAccessSave(shared.access),
+      shared,
+      skills: () => this.published.ids(),
       onChange: (change) => this.emit('access', change),
       now,
-      ...options.accessLimits,
-    });
-    this.a2aKeys = new A2AKeys({
-      records: shared?.a2aKeys ?? new A2AKeyFile(dataDir),
-      unavailable: unwritable,
-      onChange: () => this.emit('access', { kind: 'changed' }),
-      now,
-    });
+      limits: options.accessLimits,
+    }));
     this.server = new AgentServer({
       dataDir,
       card,
@@ -245,10 +245,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     this.gateway.settingsChanged(change, before);
     this.peerKeys.setPinned(this.settings.trustedPeerKeys);
     this.peerKeys.setDevHttpPeers(this.settings.devHttpPeers);
-    this.skills.update('chat', {
-      trust: this.settings.chatTrust,
-      allowedPeers: this.settings.chatTrust === 'trusted-peers' ? this.settings.allowedPeers : undefined,
-    });
+    this.published.sync();
     this.keys.setCardTTL(this.settings.cardTTL);
     if (['access', 'allowedPeers'].some((name) => name in change)) this.emit('access', { kind: 'changed' });
     this.ownCard.invalidate();

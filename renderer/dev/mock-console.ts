@@ -33,6 +33,7 @@ import type {
   TrafficMinute,
 } from '../../src/protocol/console-api.js';
 import { PIPELINE_STEPS } from '../../src/protocol/console-api.js';
+import { mockSkills } from './mock-skills.js';
 import type { RefusalStep } from '../../src/protocol/errors.js';
 
 export const DEV_TOKEN = 'dev-token';
@@ -499,7 +500,16 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
       approvedAt: new Date(started - 3 * 86_400_000).toISOString(),
       name: 'Acme helper',
     },
+    {
+      sender: 'agent://research.example.org',
+      source: 'operator',
+      approvedAt: new Date(started - 6 * 86_400_000).toISOString(),
+      name: 'Paper finder',
+      skills: ['research'],
+    },
   ];
+  // The skills the operator published (chat, research, a code runner, a host skill, a paused one).
+  const skillsMock = mockSkills(scenario, () => Number(settings.perSender));
   // Two keys in use (the status counts them) and a revoked one whose holder still calls (Traffic).
   const a2aKeysView = (): A2AKeysResponse => {
     const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
@@ -513,6 +523,7 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
           lastUsedAt: iso(-3000),
           calls: 1834,
           status: 'active',
+          skills: ['research', 'code-runner'],
         },
         {
           ...view('51d0e8c2b7a4', 'Weather agent'),
@@ -648,6 +659,7 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
       },
       state: { backend: 'data-dir', up: true },
       a2a: { cardUrl: 'https://quiet-otter.loca.lt/.well-known/agent-card.json', keys: 2 },
+      skills: skillsMock.status(),
     };
   };
 
@@ -839,9 +851,18 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
     if (route === 'GET /api/access') return json(res, 200, accessView());
     if (route === 'GET /api/a2a/keys') return json(res, 200, a2aKeysView());
     if (route === 'GET /api/outbound/credentials') return json(res, 200, { credentials: [] });
+    const skillsRoute = /^(GET|POST|PUT|DELETE) \/api\/skills(\/|$)/.test(route);
+    if (skillsRoute) {
+      const answer = skillsMock.handle(route, req.method === 'GET' ? {} : await body(req));
+      if (answer) {
+        if (req.method !== 'GET') stateChanged('skills');
+        return json(res, answer.code, answer.body);
+      }
+    }
     const decision = /^POST \/api\/access\/(approve|deny|revoke)$/.exec(route);
     if (decision) {
-      const sender = (await body(req)).sender;
+      const request = await body(req);
+      const sender = request.sender;
       if (typeof sender !== 'string' || !/^agent:\/\/[^\s/]+$/.test(sender)) {
         return fail(
           res,
@@ -854,9 +875,14 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
       let tasks = 0;
       if (decision[1] === 'approve') {
         if (waiting >= 0) tasks = pending.splice(waiting, 1)[0]?.heldTasks ?? 0;
-        if (!approved.some((a) => a.sender === sender)) {
-          approved.unshift({ sender, source: 'operator', approvedAt: new Date().toISOString() });
-        }
+        // Approving again changes the scope: exactly the skills sent, or every public and approved one.
+        const scope = Array.isArray(request.skills) ? { skills: request.skills as string[] } : {};
+        const at = approved.findIndex((a) => a.sender === sender);
+        if (at >= 0) {
+          const { skills: _old, ...kept } = approved[at]!;
+          approved[at] = { ...kept, ...scope };
+        } else
+          approved.unshift({ sender, source: 'operator', approvedAt: new Date().toISOString(), ...scope });
       } else if (decision[1] === 'deny') {
         if (waiting < 0) {
           return fail(

@@ -9,6 +9,18 @@ export const A2A_PATHS = {
   rest: '/a2a/rest',
 } as const;
 
+/** Where the published skills but the default one answer: each its own card and transports (README "A2A skills"). */
+export const SKILLS_PATH = '/a2a/skills/';
+
+/**
+ * A published skill's own A2A paths: its card under its base (so the SDK's `createFromUrl` on the base, with
+ * a trailing slash, finds it), and its JSON-RPC and HTTP+JSON interfaces beside it.
+ */
+export function skillPaths(id: string): { base: string; card: string; jsonRpc: string; rest: string } {
+  const base = `${SKILLS_PATH}${id}`;
+  return { base, card: `${base}${A2A_PATHS.card}`, jsonRpc: `${base}/jsonrpc`, rest: `${base}/rest` };
+}
+
 /** Whether an `A2A-Version` value asks for v0.3 (`0.3` or `0.3.x`), served through the SDK's compat layer. */
 export function isLegacyVersion(version: string | string[] | undefined): boolean {
   const value = Array.isArray(version) ? version[0] : version;
@@ -38,6 +50,8 @@ export interface A2ACardInput {
   skills: A2ASkillInput[];
   /** The `open` policy: callers without a key are admitted too (with per-address limits). */
   keylessAllowed: boolean;
+  /** The interfaces' paths: the agent's own (the default skill) unless a skill's card names its own. */
+  paths?: { jsonRpc: string; rest: string };
 }
 
 /**
@@ -55,7 +69,8 @@ export function buildA2ACard(input: A2ACardInput): AgentCard {
     tenant: '',
     protocolVersion: A2A_PROTOCOL_VERSION,
   });
-  const interfaces = [v1(A2A_PATHS.jsonRpc, 'JSONRPC'), v1(A2A_PATHS.rest, 'HTTP+JSON')];
+  const paths = input.paths ?? A2A_PATHS;
+  const interfaces = [v1(paths.jsonRpc, 'JSONRPC'), v1(paths.rest, 'HTTP+JSON')];
   const keyed = { schemes: { [KEY_SCHEME]: { list: [] } } };
   return {
     name: input.name,

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createA2ATasks, type A2ATasks, type A2ATasksOptions } from './a2a-tasks.js';
-import type { A2ACardInput } from './agent-card.js';
+import { skillPaths, type A2ACardInput } from './agent-card.js';
+import type { SkillDirectory, SkillRuntime } from '../calls/skill-runtime.js';
+import { DEFAULT_SKILL } from '../protocol/skill-ids.js';
 import type { CardRouteOptions } from './card-route.js';
 import { A2AFrontDoor } from './front-door.js';
 import type { A2AKeyCaller } from './key-gate.js';
@@ -19,6 +21,8 @@ import type { RedisConnection } from '../state/redis-connection.js';
 export interface A2ADoorOptions extends Omit<CardRouteOptions, 'card'> {
   /** The card's inputs as they are now (public URL, names; `keylessAllowed` under the `open` policy). */
   card(): A2ACardInput;
+  /** A published skill's own card (front-door.ts `skillCard`). */
+  skillCard?(id: string): A2ACardInput | undefined;
   /** The conversations minted for keyless callers come from the tasks' store. */
   calls: Omit<A2ACallsOptions, 'mintedContexts'>;
   tasks: A2ATasksOptions;
@@ -52,6 +56,7 @@ export function createA2ADoor(options: A2ADoorOptions): A2ADoor {
   const frontDoor = new A2AFrontDoor<A2AKeyCaller>({
     ...tasks.door,
     card: options.card,
+    ...(options.skillCard ? { skillCard: options.skillCard } : {}),
     signer: options.signer,
     publicKeys: options.publicKeys,
     cardTTLSeconds: options.cardTTLSeconds,
@@ -76,11 +81,17 @@ export function createA2ADoor(options: A2ADoorOptions): A2ADoor {
   };
 }
 
-/** The A2A card's inputs from what the SAMVAD card is built from: one agent, one name, one chat skill. */
+type CardSettings = { agentName: string; agentDescription: string; access: string };
+
+/**
+ * The agent's A2A card from what the SAMVAD card is built from: one agent, one name, and every published
+ * skill. Its interfaces reach the default skill; each other skill's entry says where its own card is, whose
+ * interfaces reach that skill (README "A2A skills": the SDK's client picks a card, not a skill).
+ */
 export function a2aCardInput(
   url: string,
-  settings: { agentName: string; agentDescription: string; access: string },
-  skills: { definitions(): { id: string; name: string; description: string }[] },
+  settings: CardSettings,
+  skills: Pick<SkillDirectory, 'published'>,
   version: string,
 ): A2ACardInput {
   return {
@@ -89,11 +100,42 @@ export function a2aCardInput(
     description: settings.agentDescription,
     version,
     documentationUrl: `${url}/agent/intro`,
-    skills: skills
-      .definitions()
-      .filter((skill) => skill.id === 'chat')
-      .map(({ id, name, description }) => ({ id, name, description })),
+    skills: skills.published().map((skill) => ({
+      id: skill.id,
+      name: skill.name,
+      description:
+        skill.id === DEFAULT_SKILL
+          ? skill.description
+          : `${skill.description} (A2A: this skill has its own agent card, ${url}${skillPaths(skill.id).card}, whose interfaces reach it; this card's reach "${DEFAULT_SKILL}".)`,
+      examples: [...skill.examples],
+    })),
     keylessAllowed: settings.access === 'open',
+  };
+}
+
+/**
+ * A published skill's own A2A card (`/a2a/skills/<id>/.well-known/agent-card.json`): that skill alone, and
+ * interfaces that reach it. Keyless callers (the `open` policy) are offered a public skill's only. The
+ * default skill has one too, beside the agent's card, so every skill is picked the same way.
+ */
+export function skillCardInput(
+  url: string,
+  settings: CardSettings,
+  skill: SkillRuntime,
+  version: string,
+): A2ACardInput {
+  const paths = skillPaths(skill.id);
+  return {
+    baseUrl: url,
+    name: `${settings.agentName}: ${skill.name}`,
+    description: skill.description,
+    version,
+    documentationUrl: `${url}/agent/intro`,
+    skills: [
+      { id: skill.id, name: skill.name, description: skill.description, examples: [...skill.examples] },
+    ],
+    keylessAllowed: settings.access === 'open' && skill.audience === 'public',
+    paths: { jsonRpc: paths.jsonRpc, rest: paths.rest },
   };
 }
 
@@ -101,7 +143,8 @@ export function a2aCardInput(
 export interface AppParts {
   readonly agentUrl: string;
   readonly currentSettings: Settings;
-  skills: { definitions(): { id: string; name: string; description: string }[] };
+  /** The published skills: the cards list them, and each call runs on its door's. */
+  readonly published: SkillDirectory;
   keys: { readonly signer: ReturnType<CardRouteOptions['signer']>; publicKeys(): PublicKeyEntry[] };
   a2aKeys: A2ACallsOptions['keys'];
   access: { store: { deniedUntil(caller: string): number | undefined } };
@@ -129,7 +172,11 @@ export interface AppWiring {
 export function createAppA2ADoor(app: AppParts, wiring: AppWiring): A2ADoor {
   const settings = () => app.currentSettings;
   return createA2ADoor({
-    card: () => a2aCardInput(app.agentUrl, settings(), app.skills, wiring.version),
+    card: () => a2aCardInput(app.agentUrl, settings(), app.published, wiring.version),
+    skillCard: (id) => {
+      const skill = app.published.get(id);
+      return skill && skillCardInput(app.agentUrl, settings(), skill, wiring.version);
+    },
     signer: () => app.keys.signer,
     publicKeys: () => app.keys.publicKeys(),
     cardTTLSeconds: () => settings().cardTTL,
@@ -139,6 +186,7 @@ export function createAppA2ADoor(app: AppParts, wiring: AppWiring): A2ADoor {
       limits: app.server.limits,
       settings,
       screen: screenPayload,
+      skills: app.published,
       declinedUntil: (caller) => app.access.store.deniedUntil(caller),
       gateway: wiring.gateway,
       callerInstructions: () => settings().callerInstructions,

@@ -9,7 +9,7 @@ import {
 import { isLegacyJsonRpcMethod, isV1JsonRpcMethod, legacyJsonRpcToV1Method } from '@a2a-js/sdk/compat/v0_3';
 import type { EnvelopeEvent } from '../agent/events.js';
 import { A2A_METHOD_STEPS, A2A_STEPS, type A2AStep } from '../protocol/console-api.js';
-import { ProtocolError, type Mode } from '../protocol/index.js';
+import { DEFAULT_SKILL, ProtocolError, type Mode } from '../protocol/index.js';
 import { KnownCallerRefused, type A2ACaller } from './chat-core.js';
 
 /**
@@ -21,6 +21,8 @@ export interface A2ACallRecord {
   started: number;
   path: string;
   transport: 'jsonrpc' | 'rest';
+  /** The skill whose door it came through (`/a2a/skills/<id>`); none: the default skill's (chat). */
+  skill?: string;
   version?: '1.0' | '0.3';
   method?: string;
   caller?: A2ACaller;
@@ -49,7 +51,7 @@ export function passStep(call: A2ACallRecord | undefined, step: A2AStep): void {
   if (call && !call.passed.includes(step)) call.passed.push(step);
 }
 
-/** The methods that send a message, the chat skill's calls. */
+/** The methods that send a message: a skill's calls. */
 const SEND_METHODS = new Set(['SendMessage', 'SendStreamingMessage']);
 
 /** The v1.0 name of a JSON-RPC method (a v0.3 one mapped to it); undefined for anything unknown. */
@@ -120,8 +122,8 @@ export function trafficEvent(call: A2ACallRecord, status: number, bytesOut: numb
   if (call.method && event.a2a) event.a2a.method = call.method;
   if (failedAt && event.a2a) event.a2a.failedAt = failedAt;
   if (call.screened) event.screen = call.screened;
-  // Only a message runs the chat skill: reading, listing or canceling a task runs none.
-  if (call.method !== undefined && SEND_METHODS.has(call.method)) event.skill = 'chat';
+  // Only a message runs a skill (its door's): reading, listing or canceling a task runs none.
+  if (call.method !== undefined && SEND_METHODS.has(call.method)) event.skill = call.skill ?? DEFAULT_SKILL;
   if (call.caller?.name) event.callerName = call.caller.name;
   // A revoked or expired key that matched its record: the log names it (sender, name), marked.
   if (error instanceof KnownCallerRefused) {

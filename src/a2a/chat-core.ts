@@ -46,6 +46,8 @@ export interface A2ARequestInfo {
   remoteAddress: string | undefined;
   /** `POST /a2a/jsonrpc SendMessage` style, for traffic and refusal logs. */
   method: string;
+  /** The published skill whose door it came through (`/a2a/skills/<id>`); absent: the default skill's. */
+  skill?: string;
 }
 
 /** One chat turn: the caller's text in a conversation. */

@@ -6,7 +6,14 @@ import {
   type TaskStore,
 } from '@a2a-js/sdk/server';
 import type { SseOptions } from '../agent/sse.js';
-import { A2A_PATHS, buildA2ACard, isLegacyVersion } from './agent-card.js';
+import {
+  A2A_PATHS,
+  SKILLS_PATH,
+  buildA2ACard,
+  isLegacyVersion,
+  skillPaths,
+  type A2ACardInput,
+} from './agent-card.js';
 import { CardRoute, type CardRouteOptions } from './card-route.js';
 import type { A2ACaller, A2AGate, ChatCore } from './chat-core.js';
 import { ChatExecutor } from './chat-executor.js';
@@ -50,7 +57,22 @@ export interface A2AFrontDoorOptions<C extends A2ACaller> extends CardRouteOptio
   onError?(error: unknown): void;
   /** Each JSON-RPC or HTTP+JSON request once answered (refusals included): the operator's traffic entry. */
   onCall?(event: EnvelopeEvent): void;
+  /**
+   * The card of a published skill but the default one (its own door under `/a2a/skills/<id>`: README "A2A
+   * skills"), or undefined for a skill that is unknown, paused or not published: its paths answer 404.
+   */
+  skillCard?(id: string): A2ACardInput | undefined;
 }
+
+/** A door's paths: the agent's own (the default skill), or a published skill's. */
+interface DoorPaths {
+  jsonRpc: string;
+  rest: string;
+  /** The skill whose door it is; undefined: the default skill's. */
+  skill?: string;
+}
+
+const MAIN_DOOR: DoorPaths = { jsonRpc: A2A_PATHS.jsonRpc, rest: A2A_PATHS.rest };
 
 /**
  * The A2A front door on the agent port: the card, its JWKS, JSON-RPC (v1.0, and v0.3 through the SDK's
@@ -61,6 +83,8 @@ export interface A2AFrontDoorOptions<C extends A2ACaller> extends CardRouteOptio
 export class A2AFrontDoor<C extends A2ACaller> {
   readonly executor: ChatExecutor<C>;
   private readonly cards: CardRoute;
+  /** Each published skill's own card, signed once per change of it (a skill removed drops its route). */
+  private readonly skillCards = new Map<string, CardRoute>();
   private readonly jsonRpc: JsonRpcRoute;
   private readonly rest: RestRoute;
   private readonly handler: GatedHandler<C>;
@@ -100,7 +124,8 @@ export class A2AFrontDoor<C extends A2ACaller> {
       path === A2A_PATHS.jwks ||
       path === A2A_PATHS.jsonRpc ||
       path === A2A_PATHS.rest ||
-      path.startsWith(`${A2A_PATHS.rest}/`)
+      path.startsWith(`${A2A_PATHS.rest}/`) ||
+      (this.options.skillCard !== undefined && path.startsWith(SKILLS_PATH))
     );
   }
 
@@ -144,10 +169,67 @@ export class A2AFrontDoor<C extends A2ACaller> {
       if (method !== 'GET' && method !== 'HEAD') return notAllowed(req, res, 'GET, HEAD');
       return path === A2A_PATHS.card ? this.cards.serveCard(req, res) : this.cards.serveJwks(req, res);
     }
-    if (path === A2A_PATHS.jsonRpc) {
+    if (path.startsWith(SKILLS_PATH)) return this.skillDoor(req, res, url);
+    return this.door(req, res, url, MAIN_DOOR);
+  }
+
+  /**
+   * `/a2a/skills/<id>/...`: the door of a published skill, as the agent's own but for its card and that
+   * every request on it is for that skill. A skill that is unknown, paused or not published has no door:
+   * 404, its card included (SKILL_NOT_FOUND in SAMVAD's words).
+   */
+  private async skillDoor(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const path = url.pathname;
+    const id = path.slice(SKILLS_PATH.length).split('/', 1)[0] ?? '';
+    const input = this.options.skillCard?.(id);
+    if (!input) {
+      closeUnread(req, res);
+      return sendJson(res, 404, {
+        error: `No skill "${id.slice(0, 64)}" is published here; the agent's card at ${A2A_PATHS.card} lists its skills.`,
+      });
+    }
+    const paths = skillPaths(id);
+    if (path === paths.card) {
+      const method = req.method ?? 'GET';
+      if (method !== 'GET' && method !== 'HEAD') return notAllowed(req, res, 'GET, HEAD');
+      return this.skillCardRoute(id, input).serveCard(req, res);
+    }
+    if (path === paths.jsonRpc || path === paths.rest || path.startsWith(`${paths.rest}/`)) {
+      return this.door(req, res, url, { jsonRpc: paths.jsonRpc, rest: paths.rest, skill: id });
+    }
+    closeUnread(req, res);
+    return sendJson(res, 404, {
+      error: `No A2A operation at ${path.slice(0, 120)}; see ${paths.card} for skill "${id}".`,
+    });
+  }
+
+  /** The skill's card route, made once per skill; the routes of skills no longer published are dropped. */
+  private skillCardRoute(id: string, input: A2ACardInput): CardRoute {
+    let route = this.skillCards.get(id);
+    if (!route) {
+      for (const known of this.skillCards.keys()) {
+        if (!this.options.skillCard?.(known)) this.skillCards.delete(known);
+      }
+      route = new CardRoute({ ...this.options, card: () => this.options.skillCard?.(id) ?? input });
+      this.skillCards.set(id, route);
+    }
+    return route;
+  }
+
+  /** A door's JSON-RPC and HTTP+JSON transports: the caller authenticated for its skill, then the SDK. */
+  private async door(req: IncomingMessage, res: ServerResponse, url: URL, door: DoorPaths): Promise<void> {
+    const path = url.pathname;
+    const method = req.method ?? 'GET';
+    const skill = door.skill === undefined ? {} : { skill: door.skill };
+    if (path === door.jsonRpc) {
       if (method !== 'POST') return notAllowed(req, res, 'POST');
-      const call = this.track(req, res, path, 'jsonrpc');
-      const info = { headers: req.headers, remoteAddress: req.socket.remoteAddress, method: `POST ${path}` };
+      const call = this.track(req, res, path, 'jsonrpc', door.skill);
+      const info = {
+        headers: req.headers,
+        remoteAddress: req.socket.remoteAddress,
+        method: `POST ${path}`,
+        ...skill,
+      };
       let caller: C;
       let body: unknown;
       try {
@@ -169,16 +251,17 @@ export class A2AFrontDoor<C extends A2ACaller> {
       }
       return this.jsonRpc.serve(req, res, caller, body, call);
     }
-    const sub = path.slice(A2A_PATHS.rest.length);
+    const sub = path.slice(door.rest.length);
     const route = this.rest.match(method, sub);
     if ('allow' in route) {
       if (route.allow.length > 0) return notAllowed(req, res, route.allow.join(', '));
       closeUnread(req, res);
+      const card = door.skill === undefined ? A2A_PATHS.card : skillPaths(door.skill).card;
       return sendJson(res, 404, {
-        error: `No A2A HTTP+JSON operation at ${path.slice(0, 120)}; see ${A2A_PATHS.card} (v0.3 callers: use the JSON-RPC interface).`,
+        error: `No A2A HTTP+JSON operation at ${path.slice(0, 120)}; see ${card} (v0.3 callers: use the JSON-RPC interface).`,
       });
     }
-    const call = this.track(req, res, path, 'rest');
+    const call = this.track(req, res, path, 'rest', door.skill);
     if (call) call.method = route.name;
     let caller: C;
     let body: unknown = {};
@@ -187,6 +270,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
         headers: req.headers,
         remoteAddress: req.socket.remoteAddress,
         method: `${method} ${path}`,
+        ...skill,
       });
       if (call) call.caller = caller;
       passStep(call, 'key');
@@ -210,6 +294,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
     res: ServerResponse,
     path: string,
     transport: A2ACallRecord['transport'],
+    skill: string | undefined,
   ): A2ACallRecord | undefined {
     const onCall = this.options.onCall;
     if (!onCall) return undefined;
@@ -221,6 +306,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
       bytesIn: 0,
       passed: [],
     };
+    if (skill !== undefined) call.skill = skill;
     const socket = req.socket;
     const before = socket.bytesWritten;
     res.once('close', () => {

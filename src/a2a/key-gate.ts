@@ -12,6 +12,8 @@ export interface A2AKeyCaller extends A2ACaller {
   readonly issuedAt?: string;
   /** The key's own limits; each one not set (all, for a keyless caller) is the per-sender default. */
   readonly limits: A2AKeyLimits;
+  /** The skills its key opens, exactly; absent: every public and approved skill (none for a keyless caller). */
+  readonly skills?: readonly string[];
 }
 
 export interface A2AKeyGateOptions {
@@ -57,6 +59,7 @@ export class A2AKeyGate implements Pick<A2AGate<A2AKeyCaller>, 'authenticate'> {
       keyId: key.id,
       issuedAt: new Date(key.createdAt).toISOString(),
       limits: { ...key.limits },
+      ...(key.skills ? { skills: [...key.skills] } : {}),
     };
   }
 }

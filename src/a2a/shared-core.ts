@@ -11,6 +11,7 @@ import type {
 import { checkConversation, type MintedContexts } from './conversations.js';
 import { A2AKeyGate, type A2AKeyCaller, type A2AKeyGateOptions } from './key-gate.js';
 import type { CallerInfo } from '../agent/skill.js';
+import { skillSession } from '../bridge/chat-skill.js';
 import { systemMessage } from '../bridge/framing.js';
 import {
   callerRefusal,
@@ -18,9 +19,11 @@ import {
   turnEstimate,
   type GatewayTurnOptions,
 } from '../bridge/gateway-turn.js';
-import { ProtocolError } from '../protocol/index.js';
+import { DEFAULT_SKILL, ProtocolError } from '../protocol/index.js';
 import type { CallLimits } from '../state/call-limits.js';
 import { chargeUsage, checkLimits, screenCall, type PayloadScreen } from '../calls/admission.js';
+import { audienceRefusal, callerLimits, skillAccount, type SkillGrant } from '../calls/skill-access.js';
+import type { SkillDirectory, SkillRuntime } from '../calls/skill-runtime.js';
 
 export interface A2ACallsOptions extends A2AKeyGateOptions {
   /** The request limits, daily token budget and prompt floor SAMVAD callers pass too (data dir or Redis). */
@@ -31,6 +34,11 @@ export interface A2ACallsOptions extends A2AKeyGateOptions {
   declinedUntil?(caller: string): number | undefined;
   /** The gateway, the restricted-agent rule and the gateway's outcomes: SAMVAD's chat skill's own. */
   gateway: GatewayTurnOptions;
+  /**
+   * The published skills, each on its own agent under its own rules (src/skills): a request is for its
+   * door's skill. None: the default skill alone, on `gateway`.
+   */
+  skills?: SkillDirectory;
   /** The conversations minted here for keyless callers, as the task records bind them (conversations.ts). */
   mintedContexts: MintedContexts;
   /** The operator's instructions for callers, framed into every turn. */
@@ -44,6 +52,8 @@ export interface A2ACallsOptions extends A2AKeyGateOptions {
 interface Admission {
   reserved: number;
   reservedAt: number;
+  /** Where its tokens count: the caller's account with the skill. */
+  account: string;
   screened?: { rule: string };
   /** Gives the reservation back if no run claims it (the SDK refused the turn after admission). */
   unclaimed: NodeJS.Timeout;
@@ -52,23 +62,65 @@ interface Admission {
 /** How long an admitted turn's reservation waits for its run to start before it is given back. */
 const CLAIM_WITHIN_MS = 30_000;
 
+/** A caller as authenticated at one skill's door: the skill it may call, every turn of the request runs. */
+type SkillCaller = A2AKeyCaller & { readonly skill?: SkillRuntime };
+
 /**
- * The A2A front door's gate and chat core on the caller core SAMVAD's pipeline uses: the operator's denials,
- * limits (a key's own, or the per-sender setting), daily token budget with reservations, injection screen,
- * restricted-agent rule, framing and gateway turn. The key is the operator's consent (issued by them,
- * revocable at once), so a key holder never waits on the pairing list. A key is the caller's identity everywhere (`a2a-key:<id>`;
- * keyless callers under `open`: `a2a-anon:<address>`).
+ * The A2A front door's gate and chat core on the caller core SAMVAD's pipeline uses, per skill (its door's):
+ * the skill's audience, the operator's denials, limits (the stricter of the skill's and the key's own, or
+ * the per-sender setting) and daily token budget with reservations on the caller's account with the skill,
+ * injection screen, the skill's serving rule, framing and gateway turn on its agent. The key is the
+ * operator's consent (issued by them, revocable at once), so a key holder never waits on the pairing list. A
+ * key is the caller's identity everywhere (`a2a-key:<id>`; keyless callers under `open`: `a2a-anon:<address>`).
  */
 export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
   private readonly keyGate: A2AKeyGate;
   private readonly admitted = new WeakMap<A2AKeyCaller, Admission>();
+  /** The default skill when no directory is given (the front door's tests): chat on the `gateway` turn. */
+  private readonly defaultSkill: SkillRuntime;
 
   constructor(private readonly options: A2ACallsOptions) {
     this.keyGate = new A2AKeyGate(options);
+    this.defaultSkill = options.skills?.get(DEFAULT_SKILL) ?? {
+      id: DEFAULT_SKILL,
+      name: 'Chat',
+      description: '',
+      examples: [],
+      audience: 'public',
+      gateway: options.gateway,
+    };
   }
 
-  authenticate(request: A2ARequestInfo): Promise<A2AKeyCaller> {
-    return this.keyGate.authenticate(request);
+  /**
+   * Who calls, and whether the skill of the door is theirs to call (its audience: a key scoped to other
+   * skills, a keyless caller at an approved one, is refused here with AUTH_FAILED 403, before anything of
+   * the request is read or counted).
+   */
+  async authenticate(request: A2ARequestInfo): Promise<A2AKeyCaller> {
+    const caller = await this.keyGate.authenticate(request);
+    const { skills } = this.options;
+    // Without published skills there is the default one, on the `gateway` turn.
+    if (!skills && request.skill === undefined) return caller;
+    const id = request.skill ?? DEFAULT_SKILL;
+    const skill = skills?.get(id);
+    if (!skill) {
+      // Paused or removed since the door found it: as SAMVAD says of an unknown skill.
+      throw new ProtocolError(
+        'SKILL_NOT_FOUND',
+        404,
+        `No skill "${id}" is published here; the agent's card lists its skills.`,
+        { step: 'skill' },
+      );
+    }
+    const grant: SkillGrant = {
+      approved: caller.keyId !== undefined,
+      ...(caller.skills ? { skills: caller.skills } : {}),
+      open: this.options.policy() === 'open',
+    };
+    const refusal = audienceRefusal(skill, grant, 'access');
+    if (refusal) throw refusal;
+    const admitted: SkillCaller = { ...caller, skill };
+    return admitted;
   }
 
   /**
@@ -87,21 +139,28 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
       });
     }
     this.refuseDeclined(caller);
-    const problem = options.gateway.targetProblem?.();
+    const skill = this.skillOf(caller);
+    const problem = skill.gateway.targetProblem?.();
     if (problem) throw callerRefusal(problem);
     const settings = options.settings();
-    const tokensPerDay = caller.limits.tokensPerDay ?? settings.tokensPerDay;
+    const { account, limits } = this.counted(caller, skill);
+    const tokensPerDay = limits.tokensPerDay ?? settings.tokensPerDay;
     const reserved = tokensPerDay > 0 ? turnEstimate(turn.message, options.limits.promptFloor()) : 0;
     const reservedAt = now();
-    await checkLimits(options.limits, {
-      sender: caller.id,
-      nonceExpiresAt: 0,
-      tokensPerDay,
-      perSender: caller.limits.requestsPerMinute,
-      reserve: reserved,
-    });
+    await checkLimits(
+      options.limits,
+      {
+        sender: caller.id,
+        ...(account === caller.id ? {} : { account }),
+        nonceExpiresAt: 0,
+        tokensPerDay,
+        perSender: limits.requestsPerMinute,
+        reserve: reserved,
+      },
+      skill.id,
+    );
     const release = () => {
-      if (reserved > 0) options.limits.release(caller.id, reserved, reservedAt);
+      if (reserved > 0) options.limits.release(account, reserved, reservedAt);
     };
     notes?.passed('limits');
     let screened: { rule: string } | undefined;
@@ -124,19 +183,26 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
       release();
     }, CLAIM_WITHIN_MS);
     unclaimed.unref();
-    this.admitted.set(caller, { reserved, reservedAt, screened, unclaimed });
+    this.admitted.set(caller, { reserved, reservedAt, screened, unclaimed, account });
   }
 
-  /** The operator's denial, then the request limits (its key's own, or the per-sender setting). */
+  /** The operator's denial, then the request limits (on the caller's account with the door's skill). */
   async admitRequest(caller: A2AKeyCaller): Promise<void> {
     this.refuseDeclined(caller);
-    await checkLimits(this.options.limits, {
-      sender: caller.id,
-      nonceExpiresAt: 0,
-      // No budget: it spends none, so a caller that spent its day may still set configs and follow tasks.
-      tokensPerDay: 0,
-      perSender: caller.limits.requestsPerMinute,
-    });
+    const skill = this.skillOf(caller);
+    const { account, limits } = this.counted(caller, skill);
+    await checkLimits(
+      this.options.limits,
+      {
+        sender: caller.id,
+        ...(account === caller.id ? {} : { account }),
+        nonceExpiresAt: 0,
+        // No budget: it spends none, so a caller that spent its day may still set configs and follow tasks.
+        tokensPerDay: 0,
+        perSender: limits.requestsPerMinute,
+      },
+      skill.id,
+    );
   }
 
   async run(caller: A2AKeyCaller, turn: ChatTurn, control: ChatControl): Promise<ChatReply> {
@@ -154,27 +220,48 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
       a2a: caller.issuedAt === undefined ? {} : { keyIssuedAt: caller.issuedAt },
     };
     if (admission?.screened) info.screened = admission.screened;
+    const skill = this.skillOf(caller);
+    const account = admission?.account ?? this.counted(caller, skill).account;
+    const usage = options.skills?.usage;
+    usage?.turn(skill.id);
     try {
-      const reply = await runGatewayTurn(options.gateway, {
+      const reply = await runGatewayTurn(skill.gateway, {
         message: turn.message,
         system: systemMessage({
           caller: info,
           channel: turn.contextId,
           instructions: options.callerInstructions(),
+          ...(skill.framing ? { skill: skill.framing } : {}),
         }),
         // The caller's id is in the session: two callers using one contextId never share a conversation.
         // Keyless callers share an address: theirs are contextIds minted here, one each (conversations.ts).
-        user: `${caller.id}#${turn.contextId}`,
+        user: skillSession(caller.id, turn.contextId, skill.id),
         signal: control.signal,
         onDelta: control.onDelta,
-        reportUsage: (tokens, prompt) => chargeUsage(options.limits, caller.id, tokens, prompt),
+        reportUsage: (tokens, prompt) => {
+          usage?.tokens(skill.id, tokens);
+          chargeUsage(options.limits, account, tokens, prompt);
+        },
         promptFloor: options.limits.promptFloor(),
       });
       return reply.usage ? { reply: reply.reply, usage: reply.usage } : { reply: reply.reply };
     } finally {
       if (admission && admission.reserved > 0)
-        options.limits.release(caller.id, admission.reserved, admission.reservedAt);
+        options.limits.release(account, admission.reserved, admission.reservedAt);
     }
+  }
+
+  /** The skill the caller came for (its door's); the default one, on the chat gateway, without skills. */
+  private skillOf(caller: A2AKeyCaller): SkillRuntime {
+    return (caller as SkillCaller).skill ?? this.defaultSkill;
+  }
+
+  /** Where the caller's calls to the skill count, under which limits (calls/skill-access.ts). */
+  private counted(caller: A2AKeyCaller, skill: SkillRuntime) {
+    return {
+      account: skillAccount(caller.id, skill.id),
+      limits: skill.limits ? callerLimits(skill.limits, caller.limits) : caller.limits,
+    };
   }
 
   private refuseDeclined(caller: A2AKeyCaller): void {

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { printable } from '../lib/text.js';
 import type { A2AKeyLimits, A2AKeyView } from '../protocol/console-api.js';
 import { ProtocolError } from '../protocol/index.js';
+import { skillScope } from './skill-scope.js';
 import type { A2AKeyEntry, A2AKeyRecords, StoredA2AKey, UsageBatch } from '../state/a2a-key-store.js';
 import type { Awaitable } from '../state/tasks.js';
 
@@ -79,6 +80,8 @@ export interface A2AKeysOptions {
   cacheMs?: number;
   /** How often usage (calls, last use) is written: counted in memory meanwhile. Default 5 s. */
   usageFlushMs?: number;
+  /** The skills there are (chat and the skills setting, paused ones too): a scope names only these. */
+  skills?(): string[];
 }
 
 /**
@@ -122,7 +125,7 @@ export class A2AKeys {
    * the CLI's flags alike). Returns its view and the key itself, which nothing ever shows again.
    */
   async issue(input: unknown): Promise<{ key: A2AKeyView; secret: string }> {
-    const request = validIssue(input, this.now());
+    const request = validIssue(input, this.now(), this.options.skills?.());
     this.checkAvailable('Not issued');
     const now = this.now();
     const entries = await this.store('read', () => this.records.list());
@@ -357,6 +360,7 @@ function keyView(entry: A2AKeyEntry, now: number): A2AKeyView {
     calls: entry.calls,
     ...(entry.revokedAt === undefined ? {} : { revokedAt: iso(entry.revokedAt) }),
     status: keyStatus(entry, now),
+    ...(entry.skills ? { skills: [...entry.skills] } : {}),
   };
 }
 
@@ -392,23 +396,23 @@ function sameHash(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
-type IssueRequest = Pick<StoredA2AKey, 'name' | 'expiresAt' | 'limits'>;
+type IssueRequest = Pick<StoredA2AKey, 'name' | 'expiresAt' | 'limits' | 'skills'>;
 type FieldProblem = { field: string; message: string };
 
 /** The operator's request, checked whole: every field's problem at once, each saying what it takes. */
-function validIssue(input: unknown, now: number): IssueRequest {
+function validIssue(input: unknown, now: number, skills: string[] | undefined): IssueRequest {
   if (!input || typeof input !== 'object' || Array.isArray(input)) {
     throw new A2AKeyError(
       400,
       'The body must be a JSON object.',
-      'Send {"name": "the agent it is for"}, with "expiresAt" and "limits" if you want them.',
+      'Send {"name": "the agent it is for"}, with "expiresAt", "limits" and "skills" if you want them.',
     );
   }
   const body = input as Record<string, unknown>;
   const problems: FieldProblem[] = [];
   for (const field of Object.keys(body)) {
-    if (!['name', 'expiresAt', 'limits'].includes(field))
-      problems.push({ field, message: 'is not a key setting: use name, expiresAt and limits' });
+    if (!['name', 'expiresAt', 'limits', 'skills'].includes(field))
+      problems.push({ field, message: 'is not a key setting: use name, expiresAt, limits and skills' });
   }
   const name = typeof body.name === 'string' ? body.name.trim() : '';
   if (!name || name.length > MAX_NAME_LENGTH || printable(name) !== name || /[\u2028\u2029]/.test(name)) {
@@ -459,6 +463,8 @@ function validIssue(input: unknown, now: number): IssueRequest {
       }
     }
   }
+  const scope = skillScope(body.skills, skills);
+  if (typeof scope === 'string') problems.push({ field: 'skills', message: scope });
   if (problems.length > 0) {
     throw new A2AKeyError(
       400,
@@ -467,5 +473,10 @@ function validIssue(input: unknown, now: number): IssueRequest {
       problems,
     );
   }
-  return { name, ...(expiresAt === undefined ? {} : { expiresAt }), limits };
+  return {
+    name,
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+    limits,
+    ...(Array.isArray(scope) ? { skills: scope } : {}),
+  };
 }

@@ -5,6 +5,7 @@ import type {
   PendingSenderView,
   StatusResponse,
 } from '../protocol/console-api.js';
+import { skillScope } from './skill-scope.js';
 import { AccessGate } from './access-gate.js';
 import { AccessStore, type AccessFile, type AccessStoreOptions, type PendingRecord } from './access-store.js';
 
@@ -47,6 +48,8 @@ export interface AccessControlOptions {
    * decision made then would hold at this replica only, so it is refused and made again later.
    */
   unwritable?(): string | undefined;
+  /** The skills there are (chat and the skills setting): an approval's scope names only these. */
+  skills?(): string[];
 }
 
 const AGENT_ID = /^agent:\/\/([A-Za-z0-9.-]+(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?)$/;
@@ -115,6 +118,7 @@ export class AccessControl {
             source: 'operator' as const,
             approvedAt: new Date(record.approvedAt).toISOString(),
             ...(record.name ? { name: record.name } : {}),
+            ...(record.skills ? { skills: [...record.skills] } : {}),
           })),
         ...allowed.map((sender) => ({ sender, source: 'allowed-peers' as const })),
       ],
@@ -159,12 +163,23 @@ export class AccessControl {
     return this.options.allowedPeers().some((peer) => normalizeAgentId(peer) === sender);
   }
 
-  /** Approves a sender (waiting or not: the operator may approve an id ahead of its first call). */
-  approve(id: string): number {
+  /**
+   * Approves a sender (waiting or not: the operator may approve an id ahead of its first call), for exactly
+   * `skills` when given (else every public and approved skill); again, to change that scope.
+   */
+  approve(id: string, skills?: unknown): number {
     checkId(id);
+    const scope = skillScope(skills, this.options.skills?.());
+    if (typeof scope === 'string') {
+      throw new AccessError(
+        400,
+        `Not approved: skills ${scope}.`,
+        'Send {"sender": "agent://...", "skills": ["research"]}, or leave "skills" out.',
+      );
+    }
     this.checkWritable();
     const sender = normalizeAgentId(id);
-    const tasks = this.store.approve(sender, this.options.describe(sender)?.activeKeys ?? []);
+    const tasks = this.store.approve(sender, this.options.describe(sender)?.activeKeys ?? [], scope);
     this.runHeld(tasks);
     this.options.onChange?.({ kind: 'changed' });
     return tasks.length;

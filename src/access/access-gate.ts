@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AccessCheck, AccessRequest, AccessVerdict, SigningKeys } from '../agent/access-check.js';
+import type { SkillGrant } from '../calls/skill-access.js';
 import { oneLine } from '../lib/text.js';
 import type { AccessPolicy, AdmissionRule } from '../protocol/console-api.js';
 import { ProtocolError, normalizeAgentId } from '../protocol/index.js';
@@ -89,6 +90,18 @@ export class AccessGate implements AccessCheck {
   release(sender: string, taskId: string): void {
     this.options.store.release(sender, taskId);
     this.options.onChange?.();
+  }
+
+  grant(request: AccessRequest): SkillGrant {
+    const open = this.options.policy() === 'open';
+    const { sender } = request;
+    if (request.unsigned) return { approved: false, open };
+    if (this.options.isOwnId(sender)) return { approved: true, open };
+    if (this.options.allowedPeers().some((peer) => normalizeAgentId(peer) === sender))
+      return { approved: true, open };
+    const approval = this.options.store.approvedRecord(sender);
+    if (!approval || !isBound(approval, request.signedWith)) return { approved: false, open };
+    return approval.skills ? { approved: true, skills: approval.skills, open } : { approved: true, open };
   }
 
   admitsNow(sender: string, signedWith: SigningKeys): boolean {

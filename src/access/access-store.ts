@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { CorruptFileError, readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
-import { normalizeAgentId } from '../protocol/index.js';
+import { isSkillId, normalizeAgentId } from '../protocol/index.js';
 
 /** A sender the operator approved in the console. */
 export interface ApprovedRecord {
@@ -15,6 +15,11 @@ export interface ApprovedRecord {
    * of earlier releases hold the keys the card listed then: they count as bound. None: the first key binds.
    */
   keys?: string[];
+  /**
+   * The skills the approval opens, exactly (a `named` skill included: calls/skill-access.ts); absent: every
+   * public and approved skill.
+   */
+  skills?: string[];
 }
 
 /** A verified sender waiting for the operator's decision (policy `pairing`). */
@@ -261,17 +266,22 @@ export class AccessStore {
   }
 
   /**
-   * Approves a sender, bound to the keys its request announced (else `keys`: its card's active keys now,
-   * when known; none binds the first key that signs). Returns the tasks it had waiting.
+   * Approves a sender, bound to the keys its request announced (else, approved already, the keys its approval
+   * is bound to; else `keys`: its card's active keys now, when known; none binds the first key that signs),
+   * for `skills` (none: every public and approved skill). Approving an approved sender again changes its
+   * scope and keeps its keys. Returns the tasks it had waiting.
    */
-  approve(sender: string, keys: string[] = []): string[] {
+  approve(sender: string, keys: string[] = [], skills?: string[]): string[] {
     const pending = this.pendingBySender.get(sender);
+    const approved = this.approvedBySender.get(sender);
     this.pendingBySender.delete(sender);
     this.deniedBySender.delete(sender);
-    const record: ApprovedRecord = { sender, approvedAt: this.now() };
-    if (pending?.name) record.name = pending.name;
-    const bound = pending?.keys ?? keys;
+    const record: ApprovedRecord = { sender, approvedAt: approved?.approvedAt ?? this.now() };
+    const name = pending?.name ?? approved?.name;
+    if (name) record.name = name;
+    const bound = pending?.keys ?? approved?.keys ?? keys;
     if (bound.length > 0) record.keys = bound.slice(0, MAX_KEYS);
+    if (skills) record.skills = [...skills];
     this.approvedBySender.set(sender, record);
     this.save(sender);
     return pending?.heldTasks ?? [];
@@ -367,8 +377,14 @@ function validAccessFile(saved: Partial<AccessFile> | undefined): AccessFile {
   // any part of one).
   const keys = (r: { keys?: unknown }) =>
     r.keys === undefined || (Array.isArray(r.keys) && r.keys.every((key) => typeof key === 'string'));
+  // A scope that is not a list of skill ids would open what the operator did not name: no approval then.
+  const skills = (r: { skills?: unknown }) =>
+    r.skills === undefined || (Array.isArray(r.skills) && r.skills.every(isSkillId));
   return {
-    approved: list<ApprovedRecord>(saved?.approved, (r) => typeof r.sender === 'string' && keys(r)),
+    approved: list<ApprovedRecord>(
+      saved?.approved,
+      (r) => typeof r.sender === 'string' && keys(r) && skills(r),
+    ),
     pending: list<PendingRecord>(
       saved?.pending,
       (r) =>

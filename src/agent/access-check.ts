@@ -1,3 +1,4 @@
+import type { SkillGrant } from '../calls/skill-access.js';
 import type { AdmissionRule } from '../protocol/console-api.js';
 import type { Mode } from '../protocol/index.js';
 
@@ -56,6 +57,11 @@ export interface AccessCheck {
   admit(request: AccessRequest, rule: AdmissionRule | undefined): AccessVerdict;
   /** Gives back a held-task slot reserved by `admit` when the task could not be created. */
   release(sender: string, taskId: string): void;
+  /**
+   * What the operator granted the caller, in memory (step 4, the skill's audience): its approval, bound to
+   * the keys that signed (an allowed peer and our own id count as approved), and that approval's scope.
+   */
+  grant(request: AccessRequest): SkillGrant;
   /**
    * Whether a call of `sender` signed with these keys is admitted now without asking: a held task runs on
    * approval only then (an approval binds the keys its request announced, not those of whoever held a

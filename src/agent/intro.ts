@@ -22,7 +22,10 @@ export function introMarkdown(card: AgentCard): string {
     if (skill.trust === 'authenticated')
       lines.push('- Send `auth: {"scheme": "bearer", "token": "..."}` with a token from the operator.');
     if (skill.trust === 'trusted-peers')
-      lines.push(`- Allowed peers: ${(skill.allowedPeers ?? []).join(', ') || 'none yet'}`);
+      // None listed: a skill open to the senders the operator approved, whom the card does not publish.
+      lines.push(
+        `- Allowed peers: ${(skill.allowedPeers ?? []).join(', ') || "those this agent's operator approved for it (ask the operator for access)"}`,
+      );
     lines.push('- Input schema:', '', '```json', JSON.stringify(skill.inputSchema, null, 2), '```', '');
   }
   lines.push(

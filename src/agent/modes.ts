@@ -10,6 +10,8 @@ import {
   type Mode,
 } from '../protocol/index.js';
 import { chargeUsage } from '../calls/admission.js';
+import { audienceRefusal, skillAccount } from '../calls/skill-access.js';
+import { DEFAULT_SKILL } from '../protocol/skill-ids.js';
 import { randomHex } from '../lib/random-hex.js';
 import { readRawBody } from './body.js';
 import { ticketFor } from './intake.js';
@@ -287,6 +289,20 @@ export async function runHeldTask(runtime: AgentRuntime, task: StoredTask): Prom
     );
     return;
   }
+  // Approved for some skills only, it may not run one the approval does not open (calls/skill-access.ts).
+  const { audience, id: skill } = entry.skill;
+  const grant = runtime.pipeline.access?.grant({
+    sender: task.sender,
+    unsigned: false,
+    mode: 'async',
+    payload: {},
+    signedWith,
+  });
+  const refusal = audience && grant && audienceRefusal({ id: skill, audience }, grant, 'trust');
+  if (refusal) {
+    await failHeldTask(runtime, task, refusal.message);
+    return;
+  }
   const accepted: Accepted = {
     envelope,
     sender: task.sender,
@@ -294,6 +310,7 @@ export async function runHeldTask(runtime: AgentRuntime, task: StoredTask): Prom
     admittedBy: 'approved',
     ...callerFields(held),
   };
+  if (skill !== DEFAULT_SKILL) accepted.account = skillAccount(task.sender, skill);
   runTask(runtime, accepted, task).catch((error: unknown) =>
     console.error(`Task ${task.taskId}: ${(error as Error).message}`),
   );
@@ -459,16 +476,17 @@ function preview(
   };
 }
 
-/** Usage charged to the sender (the caller core's, as for A2A callers). */
+/** Usage charged to the sender's account with the skill (the caller core's, as for A2A callers). */
 function usageReporter(runtime: AgentRuntime, accepted: Accepted) {
-  return (tokens: number, prompt?: number) =>
-    chargeUsage(runtime.pipeline.limits, accepted.sender, tokens, prompt);
+  const account = accepted.account ?? accepted.sender;
+  return (tokens: number, prompt?: number) => chargeUsage(runtime.pipeline.limits, account, tokens, prompt);
 }
 
 /** The call is over, its usage charged: what step 5 reserved for it is given back (once). */
 function releaseReservation(runtime: AgentRuntime, accepted: Accepted): void {
   if (!accepted.reserved) return;
-  runtime.pipeline.limits.release(accepted.sender, accepted.reserved, accepted.reservedAt ?? 0);
+  const account = accepted.account ?? accepted.sender;
+  runtime.pipeline.limits.release(account, accepted.reserved, accepted.reservedAt ?? 0);
   accepted.reserved = 0;
 }
 

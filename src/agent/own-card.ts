@@ -1,4 +1,5 @@
 import { buildCard, type AgentCard, type PublicKeyEntry, type SkillDef } from '../protocol/index.js';
+import type { SkillAudience } from '../protocol/skills.js';
 
 /** The settings the card shows. */
 export interface CardSettings {
@@ -17,7 +18,7 @@ export interface OwnCardOptions {
   settings(): CardSettings;
   /** The gateway model callers reach. */
   model(): string;
-  skills: { definitions(): SkillDef[] };
+  skills: { definitions(): (SkillDef & { audience?: SkillAudience })[] };
   /** The signing keys, newest first; a change of them rebuilds the card. */
   keys: { publicKeys(): PublicKeyEntry[]; onChange(listener: () => void): unknown };
   version: string;
@@ -54,7 +55,7 @@ export class OwnCard {
       description: settings.agentDescription,
       specializations: settings.specializations,
       models: [{ provider: 'openclaw', model: this.options.model() }],
-      skills: this.options.skills.definitions(),
+      skills: this.options.skills.definitions().map(cardSkill),
       publicKeys: this.options.keys.publicKeys().slice(0, MAX_CARD_KEYS),
       rateLimit: {
         requestsPerMinute: settings.rpm,
@@ -72,4 +73,14 @@ export class OwnCard {
   invalidate(): void {
     this.cached = undefined;
   }
+}
+
+/**
+ * A skill as the card shows it. SAMVAD's trust tiers have no word for "senders the operator approved": a
+ * skill open to approved or named callers only is `trusted-peers`, with no peers listed (who the operator
+ * approved is theirs to know, not the card's); the pipeline checks its audience (calls/skill-access.ts).
+ */
+function cardSkill(skill: SkillDef & { audience?: SkillAudience }): SkillDef {
+  if (skill.audience === undefined || skill.audience === 'public') return skill;
+  return { ...skill, trust: 'trusted-peers', allowedPeers: [] };
 }

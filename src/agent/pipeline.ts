@@ -26,6 +26,8 @@ import { describeSchemaError, type RegisteredSkill, type SkillRegistry } from '.
 import { UNSIGNED_CALLER } from './skill.js';
 import type { CallLimits } from '../state/call-limits.js';
 import { checkLimits, screenCall, type PayloadScreen } from '../calls/admission.js';
+import { audienceRefusal, skillAccount, type SkillGrant } from '../calls/skill-access.js';
+import { DEFAULT_SKILL } from '../protocol/skill-ids.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const validateEnvelope = addFormats(new Ajv({ allErrors: false, strict: false })).compile<Envelope>(
@@ -117,6 +119,8 @@ export interface Accepted {
   /** Tokens held against the sender's budget at step 5 (released when the call ends), and when. */
   reserved?: number;
   reservedAt?: number;
+  /** Where its rate and tokens count: the sender's account with this skill (skillAccount); none: the sender's. */
+  account?: string;
 }
 
 /**
@@ -231,10 +235,12 @@ export async function receive(
     passStep(trace, 'delegation');
   }
 
-  // 4. Trust tier (an unknown skill is reported at step 7).
+  // 4. Trust tier, and the skill's audience: who the operator opened it to (an unknown skill is reported
+  // at step 7). Refused here, a call costs no limit and keeps its nonce.
   const entry = deps.skills.get(envelope.skill);
   if (entry) {
     checkTrust(entry, envelope, sender, settings.bearerTokens);
+    checkAudience(deps, entry, request);
     passStep(trace, 'trust');
   }
 
@@ -242,17 +248,24 @@ export async function receive(
   // genuine and within limits (one step for the state they share, one round trip when it is on Redis). A
   // sender not yet decided on is charged to the strangers' bucket, never to the agent-wide one.
   // The call's estimated cost is reserved in the same step (concurrent calls cannot all pass the budget).
-  const reserve = reservation(deps, settings, entry, envelope.payload);
+  // A skill's calls count on the sender's account with it, under the skill's own limits.
+  const limits = callLimits(settings, entry, sender);
+  const reserve = reservation(deps, limits.tokensPerDay, entry, envelope.payload);
   const reservedAt = now();
-  await checkLimits(deps.limits, {
-    sender,
-    nonce: envelope.nonce,
-    nonceExpiresAt: sentAt + MAX_AGE_MS + 1000,
-    tokensPerDay: settings.tokensPerDay,
-    stranger: rule === undefined,
-    reserve,
-  });
+  await checkLimits(
+    deps.limits,
+    {
+      sender,
+      nonce: envelope.nonce,
+      nonceExpiresAt: sentAt + MAX_AGE_MS + 1000,
+      stranger: rule === undefined,
+      reserve,
+      ...limits,
+    },
+    entry?.skill.id,
+  );
   passStep(trace, 'rate-limit', 'nonce');
+  const account = limits.account ?? sender;
 
   try {
     // 7. Skill, mode and input (the injection screen is part of the input check).
@@ -263,11 +276,44 @@ export async function receive(
     // 8. Access: the operator's consent. Only verified senders within their limits get this far.
     const delegated = grant ? { onBehalfOf: grant.issuer, delegationScope: grant.scope } : {};
     const accepted = admit(deps, { envelope, sender, entry: checked, ...delegated }, request, rule, trace);
+    if (limits.account) accepted.account = limits.account;
     return keepReservation(deps, accepted, reserve, reservedAt);
   } catch (error) {
-    if (reserve > 0) deps.limits.release(sender, reserve, reservedAt);
+    if (reserve > 0) deps.limits.release(account, reserve, reservedAt);
     throw error;
   }
+}
+
+/** The skill's audience (calls/skill-access.ts): refused with AUTH_FAILED 403 when the caller is outside it. */
+function checkAudience(deps: PipelineDeps, entry: RegisteredSkill, request: AccessRequest): void {
+  const { audience, id } = entry.skill;
+  if (!audience) return;
+  const grant = deps.access ? deps.access.grant(request) : EVERYONE;
+  const refusal = audienceRefusal({ id, audience }, grant, 'trust');
+  if (refusal) throw refusal;
+}
+
+/** Without an access check, every verified sender is let in (`open`), none of them approved. */
+const EVERYONE: SkillGrant = { approved: false, open: true };
+
+/**
+ * Where the call counts and under which limits: the sender's own account and the per-sender settings for
+ * the default skill (and an unknown one, refused at step 7); its account with the skill, under the skill's
+ * own limits where it sets them, for the others.
+ */
+function callLimits(
+  settings: PipelineSettings,
+  entry: RegisteredSkill | undefined,
+  sender: string,
+): { tokensPerDay: number; perSender?: number; account?: string } {
+  const skill = entry?.skill;
+  if (!skill || skill.id === DEFAULT_SKILL) return { tokensPerDay: settings.tokensPerDay };
+  const own = skill.limits ?? {};
+  return {
+    tokensPerDay: own.tokensPerDay ?? settings.tokensPerDay,
+    ...(own.requestsPerMinute === undefined ? {} : { perSender: own.requestsPerMinute }),
+    account: skillAccount(sender, skill.id),
+  };
 }
 
 /**
@@ -276,7 +322,7 @@ export async function receive(
  */
 function keepReservation(deps: PipelineDeps, accepted: Accepted, reserve: number, at: number): Accepted {
   if (reserve === 0) return accepted;
-  if (accepted.held) deps.limits.release(accepted.sender, reserve, at);
+  if (accepted.held) deps.limits.release(accepted.account ?? accepted.sender, reserve, at);
   else {
     accepted.reserved = reserve;
     accepted.reservedAt = at;
@@ -287,12 +333,12 @@ function keepReservation(deps: PipelineDeps, accepted: Accepted, reserve: number
 /** What a call to this skill may cost, held against the sender's daily budget (0: nothing to hold). */
 function reservation(
   deps: PipelineDeps,
-  settings: PipelineSettings,
+  tokensPerDay: number,
   entry: RegisteredSkill | undefined,
   payload: Record<string, unknown>,
 ): number {
   const estimate = entry?.skill.budgetEstimate;
-  if (settings.tokensPerDay <= 0 || !estimate) return 0;
+  if (tokensPerDay <= 0 || !estimate) return 0;
   return Math.max(0, Math.ceil(estimate(payload, deps.limits.promptFloor())));
 }
 
@@ -513,20 +559,23 @@ async function acceptUnsigned(
   const skillId = typeof body.skill === 'string' ? body.skill : undefined;
   trace.skill = skillId;
   const entry = skillId === undefined ? undefined : deps.skills.get(skillId);
-  if (entry && entry.skill.trust !== 'public') {
+  if (entry && (entry.skill.trust !== 'public' || (entry.skill.audience ?? 'public') !== 'public')) {
     throw authFailed(
       `Skill "${skillId}" is not public: unsigned calls are refused; send a signed envelope.`,
       'trust',
     );
   }
-  if (entry) passStep(trace, 'trust');
+  const sender = `${UNSIGNED_CALLER}${input.remoteAddress}`;
+  if (entry) {
+    checkAudience(deps, entry, { sender, unsigned: true, mode: input.mode, payload: {} });
+    passStep(trace, 'trust');
+  }
   if (body.delegationToken != null) {
     throw authFailed(
       'A delegation token needs a signed envelope: its "sub" must match the verified sender. Sign the envelope, or leave delegationToken out.',
       'delegation',
     );
   }
-  const sender = `${UNSIGNED_CALLER}${input.remoteAddress}`;
   trace.sender = sender;
   const payload = body.payload;
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
@@ -542,9 +591,11 @@ async function acceptUnsigned(
   };
   const rule = deps.access ? deps.access.precheck(request) : 'unsigned-open';
   const settings = deps.settings();
-  const reserve = reservation(deps, settings, entry, payload as Record<string, unknown>);
-  await checkLimits(deps.limits, { sender, nonceExpiresAt: 0, tokensPerDay: settings.tokensPerDay, reserve });
+  const limits = callLimits(settings, entry, sender);
+  const reserve = reservation(deps, limits.tokensPerDay, entry, payload as Record<string, unknown>);
+  await checkLimits(deps.limits, { sender, nonceExpiresAt: 0, reserve, ...limits }, entry?.skill.id);
   passStep(trace, 'rate-limit');
+  const account = limits.account ?? sender;
   const traceId = typeof body.traceId === 'string' ? body.traceId : randomBytes(8).toString('hex');
   trace.traceId = traceId;
   const envelope: Envelope = {
@@ -562,14 +613,11 @@ async function acceptUnsigned(
     const checked = checkInput(entry, envelope, input.mode, trace);
     screenInput(deps, settings, envelope.payload, trace);
     passStep(trace, 'input');
-    return keepReservation(
-      deps,
-      admit(deps, { envelope, sender, entry: checked }, request, rule, trace),
-      reserve,
-      now,
-    );
+    const accepted = admit(deps, { envelope, sender, entry: checked }, request, rule, trace);
+    if (limits.account) accepted.account = limits.account;
+    return keepReservation(deps, accepted, reserve, now);
   } catch (error) {
-    if (reserve > 0) deps.limits.release(sender, reserve, now);
+    if (reserve > 0) deps.limits.release(account, reserve, now);
     throw error;
   }
 }

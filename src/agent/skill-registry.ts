@@ -20,6 +20,11 @@ export class SkillRegistry {
     this.skills.set(skill.id, { skill, validate: this.ajv.compile(skill.inputSchema) });
   }
 
+  /** A published skill removed or paused: unknown from now on (SKILL_NOT_FOUND), gone from the card. */
+  unregister(id: string): void {
+    this.skills.delete(id);
+  }
+
   get(id: string): RegisteredSkill | undefined {
     return this.skills.get(id);
   }

@@ -1,5 +1,6 @@
 import type { AdmissionRule } from '../protocol/console-api.js';
 import type { Envelope, Mode, SkillDef, Trust } from '../protocol/index.js';
+import type { SkillAudience, SkillLimits } from '../protocol/skills.js';
 
 /** How a keyless A2A caller's id begins (`a2a-anon:<address>`, the `open` policy), where made and read. */
 export const KEYLESS_A2A_CALLER = 'a2a-anon:';
@@ -56,6 +57,13 @@ export interface SkillContext {
  */
 export interface Skill<R = unknown> extends SkillDef {
   streamStyle?: 'generic' | 'named';
+  /**
+   * Who may call it (protocol/skills.ts), checked at step 4 beside the trust tier (calls/skill-access.ts);
+   * none: every caller the trust tier and the access policy admit.
+   */
+  audience?: SkillAudience;
+  /** Each caller's own limits on it, counted on its account with the skill (skillAccount); none: the sender's. */
+  limits?: SkillLimits;
   /**
    * What a call may cost in tokens, held against its sender's daily budget while it runs (then replaced by
    * what it reported): concurrent calls cannot all pass a budget none of them is charged to yet. None: the

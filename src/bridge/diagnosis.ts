@@ -20,6 +20,7 @@ export type GatewayProblem =
   | 'agent-unknown'
   | 'agent-exposed'
   | 'agent-unverified'
+  | 'skill-unavailable'
   | 'starting';
 
 /** Facts known where the problem was seen; every field is optional. */
@@ -194,6 +195,11 @@ const PROBLEMS: Record<GatewayProblem, ProblemText> = {
       'Run `openclaw config validate` where the gateway runs and fix what it reports (the gateway reloads a ' +
       'valid file by itself), then press Check again in the console.',
     callerMessage: "The operator's agent is not set up to take calls from other agents yet.",
+  },
+  'skill-unavailable': {
+    diagnosis: (_w, c) => `A skill on agent "${c.agentId ?? '?'}" does not serve${suffix(c.detail, ': ')}.`,
+    fix: () => 'The Skills page says why and what to do (GET /api/skills).',
+    callerMessage: 'This skill is not available right now; its operator can see why.',
   },
   starting: {
     diagnosis: (w) => `The gateway${w} is still starting (its plugin runtime is not ready yet).`,

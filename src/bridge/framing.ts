@@ -19,6 +19,15 @@ export interface Framing {
   channel: string;
   /** The operator's own instructions for callers (settings). */
   instructions: string;
+  /** The skill called, when it is not the default one (`chat` is framed as it always was). */
+  skill?: FramedSkill;
+}
+
+/** A published skill as its agent is told of it: the operator's own words for it (settings). */
+export interface FramedSkill {
+  id: string;
+  name: string;
+  description: string;
 }
 
 /**
@@ -27,12 +36,12 @@ export interface Framing {
  * own; the caller's message itself never appears here (it is the user message alone).
  */
 export function systemMessage(framing: Framing): SystemMessage {
-  const { caller, channel, instructions } = framing;
+  const { caller, channel, instructions, skill } = framing;
   // Delegated or flagged calls are rare and say more: framed afresh each time.
   const parts =
     caller.onBehalfOf !== undefined || caller.screened !== undefined
-      ? frame(caller, instructions)
-      : keptFrame(caller, instructions);
+      ? frame(caller, instructions, skill)
+      : keptFrame(caller, instructions, skill);
   const line = conversation(caller, channel);
   return {
     text: parts.head + line + parts.tail,
@@ -63,25 +72,37 @@ interface FrameParts {
  * caller that sends no contextId starts a new one each time): the parts around the conversation line are
  * kept per sender, bounded. Every input of `frame` that is not compared here must take the other path.
  */
-function keptFrame(caller: CallerInfo, instructions: string): FrameParts {
-  const kept = framed.get(caller.id);
+function keptFrame(caller: CallerInfo, instructions: string, skill: FramedSkill | undefined): FrameParts {
+  // One frame per caller and skill (a skill id holds no line break, a caller id neither).
+  const key = skill ? `${caller.id}\n${skill.id}` : caller.id;
+  const kept = framed.get(key);
   if (
     kept !== undefined &&
     kept.name === caller.name &&
     kept.trust === caller.trust &&
     kept.admittedBy === caller.admittedBy &&
-    kept.instructions === instructions
+    kept.instructions === instructions &&
+    kept.skill?.name === skill?.name &&
+    kept.skill?.description === skill?.description
   )
     return kept.parts;
-  const parts = frame(caller, instructions);
+  const parts = frame(caller, instructions, skill);
   if (framed.size >= MAX_FRAMED) framed.clear();
   const { name, trust, admittedBy } = caller;
-  framed.set(caller.id, { name, trust, admittedBy, instructions, parts });
+  framed.set(key, {
+    name,
+    trust,
+    admittedBy,
+    instructions,
+    parts,
+    ...(skill ? { skill: { ...skill } } : {}),
+  });
   return parts;
 }
 
 interface Framed extends Pick<CallerInfo, 'name' | 'trust' | 'admittedBy'> {
   instructions: string;
+  skill?: FramedSkill;
   parts: FrameParts;
 }
 
@@ -95,8 +116,9 @@ function conversation(caller: CallerInfo, channel: string): string {
     : `Conversation: ${JSON.stringify(channel)} (one conversation per caller and name).`;
 }
 
-function frame(caller: CallerInfo, instructions: string): FrameParts {
+function frame(caller: CallerInfo, instructions: string, skill: FramedSkill | undefined): FrameParts {
   const lines = caller.a2a ? headA2A(caller, caller.a2a) : headSamvad(caller);
+  if (skill) lines.push(skillLine(skill));
   const head = `${lines.join('\n')}\n`;
   const tail = `\n${closing(caller, instructions).join('\n')}`;
   return { head, tail, headJson: JSON.stringify(head).slice(0, -1), tailJson: JSON.stringify(tail).slice(1) };
@@ -141,6 +163,14 @@ function headA2A(caller: CallerInfo, a2a: NonNullable<CallerInfo['a2a']>): strin
       ? `Caller: a keyless A2A caller (identity not verified), address ${JSON.stringify(keyless ? caller.id.slice(KEYLESS_A2A_CALLER.length) : caller.id)}; admitted because the operator accepts callers without a key (access policy "open").`
       : `Caller: A2A caller ${JSON.stringify(caller.name ?? '')}, key issued by you on ${issued.slice(0, 10)} (${JSON.stringify(caller.id)}). The key proves only that this caller holds it: it is not your owner.`,
   ];
+}
+
+/** Which skill was called: the operator's name and words for it (quoted: they may span lines). */
+function skillLine(skill: FramedSkill): string {
+  return (
+    `Skill called: ${JSON.stringify(skill.name)} (id ${JSON.stringify(skill.id)}), one of the skills your ` +
+    `owner published for callers; your owner describes it to them as: ${JSON.stringify(skill.description)}.`
+  );
 }
 
 function closing(caller: CallerInfo, instructions: string): string[] {

@@ -1,12 +1,18 @@
 import type { AcceptedExposedAgent, GatewayAgentView } from '../protocol/console-api.js';
-import { createChatSkill, type ChatResult, type GatewayOutcome } from './chat-skill.js';
+import type { SkillSetting } from '../protocol/skills.js';
+import { createChatSkill, type ChatResult, type GatewayOutcome, type SkillUsageSink } from './chat-skill.js';
 import type { Skill } from '../agent/skill.js';
-import type { GatewayProblem } from './diagnosis.js';
+import type { GatewayError, GatewayProblem } from './diagnosis.js';
+import type { ClassifyAgentTools } from './exposure-class.js';
+import { SkillTargets } from './skill-targets.js';
 import { openclawConfigPath, resolveGatewayConfig, type ResolvedGateway } from './gateway-config.js';
 import type { GatewayTransition } from './gateway-state.js';
 import { GatewayTarget, agentModel } from './gateway-target.js';
 import type { GatewayTurnOptions } from './gateway-turn.js';
 import { GatewayWatch } from './gateway-watch.js';
+
+/** A skill's own refusals: what they say is the skill's, not the gateway's (its state is not told). */
+const SKILL_PROBLEMS: GatewayProblem[] = ['skill-unavailable', 'agent-missing', 'agent-unverified'];
 
 /** The settings that say which gateway, and which agent on it, callers reach. */
 export interface GatewaySettings {
@@ -16,6 +22,8 @@ export interface GatewaySettings {
   gatewayAgent: string;
   gatewayTimeoutMs?: number;
   acceptedExposedAgent?: AcceptedExposedAgent;
+  /** The skills published beside chat: their agents are checked too (skill-targets.ts). */
+  skills?: SkillSetting[];
 }
 
 /** The settings the chat skill reads. */
@@ -43,6 +51,10 @@ export interface GatewayLinkOptions {
   onAgent(view: GatewayAgentView): void;
   /** Every chat call's outcome. */
   onCall(event: GatewayCallEvent): void;
+  /** The classifier of the skills' agents (tool-class.ts); until it is merged, the exposure check's class. */
+  classify?: ClassifyAgentTools;
+  /** What a skill's agent is seen to be changed. */
+  onSkills?(): void;
 }
 
 /**
@@ -52,6 +64,8 @@ export interface GatewayLinkOptions {
  */
 export class GatewayLink {
   readonly target: GatewayTarget;
+  /** The agents of the published skills, checked with the chat agent's. */
+  readonly skillTargets: SkillTargets;
   readonly watch: GatewayWatch;
   /** One gateway turn for both front doors: the restricted-agent rule, the call, its outcome. */
   readonly turn: GatewayTurnOptions;
@@ -68,9 +82,23 @@ export class GatewayLink {
       now: options.now,
       onChange: options.onAgent,
     });
+    this.skillTargets = new SkillTargets({
+      gateway: () => this.resolved,
+      configPath: () => openclawConfigPath(options.env),
+      // The chat agent's check asks for the list anyway: one GET /v1/models serves both.
+      listing: async () => {
+        await this.target.refresh();
+        return this.target.lastListing;
+      },
+      skills: () => options.settings().skills ?? [],
+      classify: options.classify,
+      now: options.now,
+      onChange: () => options.onSkills?.(),
+    });
     this.watch = new GatewayWatch({
       gateway: () => this.resolved,
       target: this.target,
+      skills: this.skillTargets,
       now: options.now,
       onTransition: options.onTransition,
     });
@@ -82,7 +110,7 @@ export class GatewayLink {
   }
 
   /** The `chat` skill SAMVAD callers reach, on this gateway's turn (A2A's core runs the same turn). */
-  chatSkill(settings: () => ChatSkillSettings): Skill<ChatResult> {
+  chatSkill(settings: () => ChatSkillSettings, usage?: SkillUsageSink): Skill<ChatResult> {
     const { chatTrust, allowedPeers } = settings();
     return createChatSkill({
       ...this.turn,
@@ -90,7 +118,34 @@ export class GatewayLink {
       callerInstructions: () => settings().callerInstructions,
       trust: chatTrust,
       allowedPeers,
+      ...(usage ? { usage } : {}),
     });
+  }
+
+  /**
+   * The gateway turn of a skill on `agent`: the same gateway, `model: openclaw/<agent>`, refused while
+   * `problem` says so (its serving rule). Its outcomes tell the gateway's state what they say of the gateway,
+   * not of the skill: an agent it does not know makes the skills' check look again, not the chat agent's.
+   */
+  skillTurn(agent: string, problem: () => GatewayError | undefined): GatewayTurnOptions {
+    const model = agentModel(agent);
+    let from: ResolvedGateway | undefined;
+    let resolved: ResolvedGateway | undefined;
+    return {
+      gateway: () => {
+        if (from !== this.resolved || !resolved) {
+          from = this.resolved;
+          resolved = { ...from, config: { ...from.config, model } };
+        }
+        return resolved;
+      },
+      targetProblem: problem,
+      onGatewayOutcome: (outcome) => {
+        const kind = outcome.ok ? undefined : outcome.error.problem;
+        if (kind === 'agent-unknown') this.skillTargets.noteUnknownAgent();
+        else if (!kind || !SKILL_PROBLEMS.includes(kind)) this.called(outcome);
+      },
+    };
   }
 
   /** The gateway as the settings resolve now. */
@@ -109,6 +164,7 @@ export class GatewayLink {
     const names = ['gatewayUrl', 'gatewayToken', 'gatewayModel', 'gatewayAgent'] as const;
     if (names.some((name) => name in change && change[name] !== before[name])) this.watch.configure();
     if ('acceptedExposedAgent' in change) this.target.acceptanceChanged();
+    if ('skills' in change) void this.skillTargets.refresh();
   }
 
   /** A chat call's outcome: the state follows it, and metrics count it. */

@@ -277,13 +277,8 @@ export function runningVerdict(
   declared: string[],
   listed: string[],
 ): ToolExposureView {
-  const notRunning = declared.filter((id) => !listed.includes(id));
-  const notInFile = listed.filter((id) => !declared.includes(id));
-  if (notRunning.length === 0 && notInFile.length === 0) return tools;
-  const differences = [
-    ...(notRunning.length > 0 ? [`the file has ${quoted(notRunning)}, which the gateway does not run`] : []),
-    ...(notInFile.length > 0 ? [`the gateway runs ${quoted(notInFile)}, which the file lacks`] : []),
-  ].join('; ');
+  const differences = notLoaded(declared, listed);
+  if (differences === undefined) return tools;
   return {
     verdict: 'unknown',
     notLoaded: differences,
@@ -291,11 +286,25 @@ export function runningVerdict(
   };
 }
 
+/**
+ * How the agents the config file declares differ from those the gateway lists (`listed`: without OpenClaw's
+ * `default` alias), or undefined when they are the same: then the file is what the gateway runs.
+ */
+export function notLoaded(declared: string[], listed: string[]): string | undefined {
+  const notRunning = declared.filter((id) => !listed.includes(id));
+  const notInFile = listed.filter((id) => !declared.includes(id));
+  if (notRunning.length === 0 && notInFile.length === 0) return undefined;
+  return [
+    ...(notRunning.length > 0 ? [`the file has ${quoted(notRunning)}, which the gateway does not run`] : []),
+    ...(notInFile.length > 0 ? [`the gateway runs ${quoted(notInFile)}, which the file lacks`] : []),
+  ].join('; ');
+}
+
 function quoted(ids: string[]): string {
   return ids.map((id) => `"${id}"`).join(', ');
 }
 
-function sameTools(a: readonly string[], b: readonly string[]): boolean {
+export function sameTools(a: readonly string[], b: readonly string[]): boolean {
   const left = [...new Set(a)].sort();
   const right = [...new Set(b)].sort();
   return left.length === right.length && left.every((tool, i) => tool === right[i]);

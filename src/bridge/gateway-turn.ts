@@ -113,7 +113,14 @@ export async function runGatewayTurn(
 }
 
 /** Not configured, no agent callers may reach (targetProblem), or still starting: not serving (503). */
-const UNAVAILABLE = ['not-configured', 'agent-missing', 'agent-exposed', 'agent-unverified', 'starting'];
+const UNAVAILABLE = [
+  'not-configured',
+  'agent-missing',
+  'agent-exposed',
+  'agent-unverified',
+  'skill-unavailable',
+  'starting',
+];
 
 /** A gateway problem as the caller hears it: the diagnosis stays with the operator (`cause`). */
 export function callerRefusal(error: GatewayError): ProtocolError {

@@ -17,6 +17,8 @@ import type { GatewayTarget } from './gateway-target.js';
 export interface GatewayWatchOptions {
   gateway(): ResolvedGateway;
   target: GatewayTarget;
+  /** The published skills' agents (skill-targets.ts): checked again with each probe. */
+  skills?: { refresh(): Promise<void> };
   now?: () => number;
   onTransition(transition: GatewayTransition): void;
 }
@@ -91,7 +93,7 @@ export class GatewayWatch {
   called(outcome: GatewayOutcome): void {
     if (!outcome.ok) {
       const { problem } = outcome.error;
-      if (problem === 'aborted' || problem === 'agent-exposed' || problem === 'agent-unverified') return;
+      if (['aborted', 'agent-exposed', 'agent-unverified', 'skill-unavailable'].includes(problem)) return;
       // The cached agent list was stale: look again (the next probe would too).
       if (problem === 'agent-unknown') this.options.target.noteUnknownAgent();
     }
@@ -104,6 +106,7 @@ export class GatewayWatch {
     this.running = undefined;
     this.report(this.machine.configure(this.options.gateway().status));
     const checked = this.options.target.reset();
+    void this.options.skills?.refresh();
     if (this.asksHealth) void this.probeNow();
     else void checked.then(() => this.report(this.machine.probed(this.findings(undefined))));
   }
@@ -121,6 +124,7 @@ export class GatewayWatch {
     const [health] = await Promise.all([
       this.asksHealth ? track('GET /health', probeGateway(resolved.config)) : undefined,
       track('GET /v1/models', this.options.target.refresh()),
+      this.options.skills?.refresh(),
     ]).finally(() => {
       if (this.underWay === probe) this.underWay = undefined;
     });

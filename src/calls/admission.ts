@@ -16,13 +16,15 @@ export type PayloadScreen = (payload: unknown) => { rule: string } | undefined;
  * Counts the call against the limits (and reserves `call.reserve` tokens of its sender's budget); throws
  * the refusal, with the wait before a retry, when one of them says no.
  */
-export async function checkLimits(limits: CallLimits, call: CallCheck): Promise<void> {
+export async function checkLimits(limits: CallLimits, call: CallCheck, skill?: string): Promise<void> {
   const pending = limits.check(call);
   // The data-dir version answers at once: no promise to wait for on the single-process path.
   const verdict: CallVerdict = pending instanceof Promise ? await pending : pending;
   if (verdict.ok) return;
   const { sender } = call;
   const wait = verdict.waitSeconds;
+  // A skill's own account (CallCheck.account) is named with its skill: the others may still be called.
+  const on = call.account !== undefined && skill !== undefined ? ` for skill "${skill}"` : '';
   switch (verdict.refusal) {
     case 'global':
       throw new ProtocolError(
@@ -42,21 +44,23 @@ export async function checkLimits(limits: CallLimits, call: CallCheck): Promise<
       throw new ProtocolError(
         'RATE_LIMITED',
         429,
-        `${sender} is over its per-sender limit of requests per minute; retry in ${wait} s.`,
+        on
+          ? `${sender} is over its limit of requests per minute${on}; retry in ${wait} s.`
+          : `${sender} is over its per-sender limit of requests per minute; retry in ${wait} s.`,
         { step: 'rate-limit', retryAfterSeconds: wait },
       );
     case 'budget':
       throw new ProtocolError(
         'TOKEN_BUDGET_EXCEEDED',
         429,
-        `${sender} has used its ${call.tokensPerDay} tokens for today; the budget resets at UTC midnight (in ${wait} s).`,
+        `${sender} has used its ${call.tokensPerDay} tokens for today${on}; the budget resets at UTC midnight (in ${wait} s).`,
         { step: 'rate-limit', retryAfterSeconds: wait },
       );
     case 'budget-held':
       throw new ProtocolError(
         'TOKEN_BUDGET_EXCEEDED',
         429,
-        `${sender} has calls in progress that may use the rest of its ${call.tokensPerDay} tokens for today; retry in ${wait} s, once they have ended.`,
+        `${sender} has calls in progress that may use the rest of its ${call.tokensPerDay} tokens for today${on}; retry in ${wait} s, once they have ended.`,
         { step: 'rate-limit', retryAfterSeconds: wait },
       );
     case 'full':
@@ -100,10 +104,10 @@ export function screenCall(
 }
 
 /**
- * Tokens a turn cost its caller, charged to its daily budget; a prompt size the gateway reported may lower
- * the prompt floor (what every turn costs before the caller's words).
+ * Tokens a turn cost its caller, charged to its daily budget (its account with the skill); a prompt size the
+ * gateway reported may lower the prompt floor (what every turn costs before the caller's words).
  */
-export function chargeUsage(limits: CallLimits, sender: string, tokens: number, prompt?: number): void {
-  limits.addTokens(sender, tokens);
+export function chargeUsage(limits: CallLimits, account: string, tokens: number, prompt?: number): void {
+  limits.addTokens(account, tokens);
   if (prompt !== undefined) limits.notePrompt(prompt);
 }

@@ -9,6 +9,7 @@ import type {
   A2AKeyView,
   ApiError,
 } from '../protocol/console-api.js';
+import { DEFAULT_SKILL } from '../protocol/skill-ids.js';
 import { openSettingsStore } from '../settings/store.js';
 import { A2AKeyFile } from '../state/a2a-key-store.js';
 import { RedisA2AKeyRecords } from '../state/redis-a2a-key-store.js';
@@ -145,11 +146,14 @@ class ConsoleKeys implements KeysClient {
 class NotRunning extends Error {}
 
 async function openStore(dataDir: string, redisUrlFlag: string | undefined): Promise<KeysClient> {
-  const redisUrl = redisUrlFlag ?? openSettingsStore(dataDir).get().redisUrl;
+  const saved = openSettingsStore(dataDir).get();
+  const redisUrl = redisUrlFlag ?? saved.redisUrl;
+  // A scope names the skills the agent on this data dir has (its saved settings): a typo is refused.
+  const skills = () => [DEFAULT_SKILL, ...saved.skills.map((skill) => skill.id)];
   if (!redisUrl) {
     const records = new A2AKeyFile(dataDir);
     return directKeys(
-      new A2AKeys({ records }),
+      new A2AKeys({ records, skills }),
       `in ${records.path} (no agent answered on this data dir; one started later reads it)`,
     );
   }
@@ -158,6 +162,7 @@ async function openStore(dataDir: string, redisUrlFlag: string | undefined): Pro
   const keys = new A2AKeys({
     records: new RedisA2AKeyRecords(connection),
     unavailable: () => connection.health().problem,
+    skills,
   });
   const where = `in Redis at ${maskedRedisUrl(redisUrl)} (no agent answered on this data dir): every replica applies it within a second`;
   return directKeys(keys, where, () => connection.disconnect());

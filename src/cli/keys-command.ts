@@ -11,8 +11,8 @@ A2A keys are what agents on the A2A network present to call yours: each one send
 request as "Authorization: Bearer abk_...". A key is its own caller (a2a-key:<id>) in access lists,
 rate limits, the daily token budget and Traffic.
 
-  list                       every key: id, name, status, created, last used, calls, expiry, limits
-  issue --name NAME [--expires WHEN] [--rpm N] [--tokens-per-day N]
+  list                       every key: id, name, status, created, last used, calls, expiry, limits, skills
+  issue --name NAME [--expires WHEN] [--rpm N] [--tokens-per-day N] [--skills A,B]
                              a new key, printed once: only a hash of it is kept
   revoke ID                  refuses the key from the next request on (ID from the list, or the key itself)
 
@@ -22,6 +22,8 @@ Flags:
                              time); default: never
   --rpm N                    the key's own requests per minute (default: the per-sender limit)
   --tokens-per-day N         the key's own daily token budget (default: the agent's --tokens-per-day)
+  --skills A,B               the skills the key opens, exactly (a named skill included); default: every
+                             public and approved skill
   --json                     print JSON, for scripts
   --data-dir DIR             the agent's data dir (env: AGENT_BRIDGE_DATA_DIR; default: the per-user
                              app-data folder)
@@ -39,6 +41,7 @@ const OPTIONS = {
   expires: { type: 'string' },
   rpm: { type: 'string' },
   'tokens-per-day': { type: 'string' },
+  skills: { type: 'string' },
   json: { type: 'boolean' },
   'data-dir': { type: 'string' },
   'redis-url': { type: 'string' },
@@ -55,6 +58,7 @@ const FLAG_OF: Record<string, string> = {
   expiresAt: '--expires',
   'limits.requestsPerMinute': '--rpm',
   'limits.tokensPerDay': '--tokens-per-day',
+  skills: '--skills',
 };
 
 /** `agent-bridge keys ...`: prints to stdout (what it did to stderr); throws an Error that says what to do. */
@@ -89,7 +93,7 @@ export async function runKeysCommand(argv: string[], env: NodeJS.ProcessEnv = pr
     if (given.length > 0 && action !== command)
       throw new Error(`--${given[0]} applies to "keys ${command}" only. Run: agent-bridge keys --help`);
   };
-  onlyFor(['name', 'expires', 'rpm', 'tokens-per-day'], 'issue');
+  onlyFor(['name', 'expires', 'rpm', 'tokens-per-day', 'skills'], 'issue');
   // A leaked key pasted whole is revoked by its id: the key itself is never sent anywhere.
   const id = action === 'revoke' ? (keyIdOf(rest[0] ?? '') ?? rest[0] ?? '') : '';
   const request = action === 'issue' ? issueRequest(values) : undefined;
@@ -123,7 +127,13 @@ export async function runKeysCommand(argv: string[], env: NodeJS.ProcessEnv = pr
   }
 }
 
-function issueRequest(values: { name?: string; expires?: string; rpm?: string; 'tokens-per-day'?: string }) {
+function issueRequest(values: {
+  name?: string;
+  expires?: string;
+  rpm?: string;
+  'tokens-per-day'?: string;
+  skills?: string;
+}) {
   if (values.name === undefined) {
     throw new Error('Name the agent the key is for: agent-bridge keys issue --name "Research agent".');
   }
@@ -132,10 +142,16 @@ function issueRequest(values: { name?: string; expires?: string; rpm?: string; '
   const number = (text: string) => (/^\d+$/.test(text) ? Number(text) : text);
   if (values.rpm !== undefined) limits.requestsPerMinute = number(values.rpm);
   if (values['tokens-per-day'] !== undefined) limits.tokensPerDay = number(values['tokens-per-day']);
+  // `--skills research,summary`: the ids as typed (empty entries dropped); the keys say what they take.
+  const skills = values.skills
+    ?.split(',')
+    .map((id) => id.trim())
+    .filter(Boolean);
   return {
     name: values.name,
     ...(values.expires === undefined ? {} : { expiresAt: expiryOf(values.expires) }),
     ...(Object.keys(limits).length > 0 ? { limits } : {}),
+    ...(skills === undefined ? {} : { skills }),
   };
 }
 
@@ -157,6 +173,7 @@ function issuedText(key: A2AKeyView, secret: string): string {
     `id ${key.id}`,
     key.expiresAt ? `expires ${when(key.expiresAt)}` : 'never expires',
     ...(Object.keys(key.limits).length > 0 ? [`own limits: ${limitsText(key.limits)}`] : []),
+    key.skills ? `opens only ${key.skills.join(', ')}` : 'opens every public and approved skill',
   ];
   return [
     `Issued an A2A key for "${printable(key.name)}" (${terms.join('; ')}):`,
@@ -181,8 +198,9 @@ function listText(keys: A2AKeyView[]): string {
     String(key.calls),
     key.expiresAt ? when(key.expiresAt) : 'never',
     Object.keys(key.limits).length > 0 ? limitsText(key.limits) : 'defaults',
+    key.skills ? key.skills.join(',') : 'public+approved',
   ]);
-  const header = ['ID', 'NAME', 'STATUS', 'CREATED', 'LAST USED', 'CALLS', 'EXPIRES', 'LIMITS'];
+  const header = ['ID', 'NAME', 'STATUS', 'CREATED', 'LAST USED', 'CALLS', 'EXPIRES', 'LIMITS', 'SKILLS'];
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => row[column]!.length)),
   );

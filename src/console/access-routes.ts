@@ -1,19 +1,21 @@
 import type { Router } from '@koa/router';
 import type { AgentBridgeApp } from '../app.js';
-import type { AccessChangeResponse, AccessResponse } from '../protocol/console-api.js';
+import type { AccessApproveRequest, AccessChangeResponse, AccessResponse } from '../protocol/console-api.js';
 import type { ApiDeps } from './api-deps.js';
 import { readJson } from './body.js';
 import { ConsoleError } from './errors.js';
 import { reply } from './reply.js';
 
 /**
- * GET /api/access and POST /api/access/{approve,deny,revoke} with `{"sender": "agent://..."}`. A request
+ * GET /api/access and POST /api/access/{approve,deny,revoke} with `{"sender": "agent://..."}` (approve: and
+ * `"skills": [...]` to open exactly those skills; again, to change them). A request
  * the access lists refuse (AccessError: its status, message and fix) is answered by error-reply.ts.
  */
 export function accessRoutes(router: Router, { app }: ApiDeps): void {
-  const change = (action: (sender: string) => number) =>
+  const change = (action: (sender: string, body: unknown) => number) =>
     reply(async (ctx): Promise<AccessChangeResponse> => {
-      const tasks = action(senderOf(await readJson(ctx)));
+      const body = await readJson(ctx);
+      const tasks = action(senderOf(body), body);
       return { ...app.access.view(), tasks };
     });
 
@@ -23,7 +25,7 @@ export function accessRoutes(router: Router, { app }: ApiDeps): void {
   );
   router.post(
     '/api/access/approve',
-    change((sender) => app.access.approve(sender)),
+    change((sender, body) => app.access.approve(sender, (body as AccessApproveRequest).skills)),
   );
   router.post(
     '/api/access/deny',

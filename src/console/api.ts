@@ -9,6 +9,7 @@ import { credentialRoutes } from './credential-routes.js';
 import { gatewayRoutes } from './gateway-routes.js';
 import { ConsoleError } from './errors.js';
 import { settingsRoutes } from './settings-routes.js';
+import { skillsRoutes } from './skills-routes.js';
 import { trafficRoutes } from './traffic-routes.js';
 
 /**
@@ -25,6 +26,7 @@ export function consoleApi(deps: ApiDeps): (ctx: Context) => Promise<void> {
   trafficRoutes(router, deps);
   accessRoutes(router, deps);
   a2aKeyRoutes(router, deps);
+  skillsRoutes(router, deps);
   settingsRoutes(router, deps);
   credentialRoutes(router, deps);
 

@@ -130,6 +130,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleHand
     on(app, 'outbound', (event) => log.add(event)),
     on(app, 'gateway', () => events.state('gateway')),
     on(app, 'gatewayAgent', () => events.state('gateway')),
+    on(app, 'skills', () => events.state('skills')),
     on(app, 'tunnel', (state) => {
       lastTunnel = state;
       events.state('tunnel');

@@ -2,6 +2,7 @@ import type { Context, Next } from 'koa';
 import { AccessError } from '../access/access-control.js';
 import { A2AKeyError } from '../access/a2a-keys.js';
 import { KeyStoreError } from '../keys/keystore.js';
+import { SkillEditError } from '../skills/skill-edits.js';
 import { RegistryError } from '../registry/registry-client.js';
 import { ConsoleError } from './errors.js';
 
@@ -37,6 +38,9 @@ export function forOperator(error: unknown): ConsoleError | undefined {
   if (error instanceof AccessError) return new ConsoleError(error.status, error.message, error.fix);
   // Key messages name fields, ids and store problems, never a key or its hash.
   if (error instanceof A2AKeyError)
+    return new ConsoleError(error.status, error.message, error.fix, error.fields);
+  // Skill messages name skills, agents, tools and fields: the operator's own configuration.
+  if (error instanceof SkillEditError)
     return new ConsoleError(error.status, error.message, error.fix, error.fields);
   // The registry (or the path to it) failed, not the console: 502, with the registrar's own fix.
   if (error instanceof RegistryError) return new ConsoleError(502, error.message, error.fix);

@@ -136,7 +136,16 @@ export class ConsoleSettings {
     const { request, problems } = this.withoutEchoes(body as Record<string, unknown>);
     this.refuseReadOnly(request);
     this.refuseDemoHeld(request);
+    if (Object.hasOwn(request, 'skills')) problems.push(SKILLS_HERE);
     return this.apply(request, problems);
+  }
+
+  /**
+   * The `skills` setting as the Skills routes changed it (skills-routes.ts): they check each skill against
+   * its agent's tools, which a PUT of the settings would not.
+   */
+  saveSkills(skills: Settings['skills']): SettingsUpdateResponse {
+    return this.apply({ skills });
   }
 
   /**
@@ -232,7 +241,7 @@ export class ConsoleSettings {
   } {
     const request = { ...body };
     const current = this.app.currentSettings;
-    for (const name of CONSOLE_READ_ONLY_SETTINGS) {
+    for (const name of [...CONSOLE_READ_ONLY_SETTINGS, 'skills'] as const) {
       if (Object.hasOwn(request, name) && unchanged(request[name], current[name], name)) delete request[name];
     }
     const url = request.gatewayUrl;
@@ -344,6 +353,12 @@ export class ConsoleSettings {
     }
   }
 }
+
+const SKILLS_HERE: FieldProblem = {
+  field: 'skills',
+  message:
+    "skills: change skills on the Skills page (POST, PUT and DELETE /api/skills), which checks each one against its agent's tools",
+};
 
 const FALLBACK_TOKEN_NEEDS_FALLBACK_URL =
   'gatewayToken: clearing it uses the token from the environment or the OpenClaw config, which is only sent ' +

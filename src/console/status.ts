@@ -76,6 +76,7 @@ export function buildStatus({
     mcp,
     state,
     ...(app.demo ? { demo: true as const } : {}),
+    skills: app.published.summary(),
   };
 }
 

@@ -3,6 +3,7 @@
  * and constants, so the renderer can import them without importing the core.
  */
 import type { ErrorCode, RefusalStep } from './errors.js';
+import type { SkillAudience, SkillLimits, SkillSetting, ToolClass, ToolClassView } from './skills.js';
 import type { AgentCard, Mode } from './types.js';
 
 /** The receive pipeline's steps in order (PROTOCOL.md §4): a refusal at one means every earlier one passed. */
@@ -176,6 +177,17 @@ export interface ApprovedSenderView {
   source: 'operator' | 'allowed-peers';
   approvedAt?: string;
   name?: string;
+  /** The skills the approval opens, exactly (a named skill included); absent: every public and approved skill. */
+  skills?: string[];
+}
+
+/**
+ * POST /api/access/approve: `sender`, and `skills` to scope the approval to exactly those skills (absent:
+ * every public and approved skill). Approving an approved sender again changes its scope, nothing else.
+ */
+export interface AccessApproveRequest {
+  sender: string;
+  skills?: string[];
 }
 
 /** GET /api/access */
@@ -216,6 +228,11 @@ export interface A2AKeyView {
   calls: number;
   revokedAt?: string;
   status: 'active' | 'expired' | 'revoked';
+  /**
+   * The skills the key opens, exactly (a named skill included); absent: every public and approved skill
+   * (src/protocol/skills.ts, SkillAudience).
+   */
+  skills?: string[];
 }
 
 /** GET /api/a2a/keys (newest first). */
@@ -232,6 +249,8 @@ export interface A2AKeyIssueRequest {
   /** ISO 8601, in the future; none: the key never expires. */
   expiresAt?: string;
   limits?: A2AKeyLimits;
+  /** The skill ids the key opens, exactly; none: every public and approved skill. */
+  skills?: string[];
 }
 
 /** POST /api/a2a/keys answer (201): the only answer that ever holds the key itself. */
@@ -507,6 +526,96 @@ export interface McpResponse {
   updateCommand: string;
 }
 
+/** A skill's OpenClaw agent as the bridge checked it: listed by the gateway (GET /v1/models) or not. */
+export interface SkillAgentCheck {
+  /** The OpenClaw agent id. */
+  agent: string;
+  /** What is sent as `model`: `openclaw/<agent>`. */
+  model: string;
+  /** `checking` until the gateway's agent list was first asked; `unknown` when it could not be. */
+  check: 'present' | 'missing' | 'unknown' | 'checking';
+  checkedAt?: string;
+  /** Agents the gateway lists (without `openclaw/`), when known. */
+  available?: string[];
+  /** Why the check could not decide, when `unknown`. */
+  detail?: string;
+  /** The config file is not what the gateway runs (how they differ): the skill does not serve meanwhile. */
+  notLoaded?: string;
+}
+
+/**
+ * Why a skill does not serve now: paused; its agent is missing, or its config file is not what the gateway
+ * runs; its tools are wider than its audience may reach (WIDEST_CLASS); it reaches the host and the operator
+ * has not accepted it with exactly these tools (or did, with others).
+ */
+export type SkillNotServing =
+  'paused' | 'agent-missing' | 'unverified' | 'audience' | 'acceptance-needed' | 'tools-changed';
+
+export type SkillServing =
+  { serving: true } | { serving: false; reason: SkillNotServing; message: string; fix: string };
+
+/** One skill on the Skills page: its setting, its agent, its tools, whether it serves, its use today. */
+export interface SkillView {
+  setting: SkillSetting;
+  /** `chat`: built in, on the `gatewayAgent` setting; changed in Settings, never removed. */
+  builtIn: boolean;
+  agent: SkillAgentCheck;
+  /** Its agent's tool class, the tools behind it, and why (src/bridge/tool-class.ts). */
+  tools: ToolClassView;
+  /** The widest class its audience may reach (WIDEST_CLASS). */
+  widest: ToolClass;
+  /**
+   * A `host` skill only: served once the operator accepted it with exactly its tools now (`accepted`);
+   * before that (`needed`), or after its tools changed (`changed`: the tools accepted then), not.
+   */
+  acceptance?:
+    | { state: 'accepted'; at: string }
+    | { state: 'needed' }
+    | { state: 'changed'; tools: string[]; at: string };
+  serving: SkillServing;
+  /** Per caller, as they apply: its own limits, else the per-sender settings. */
+  limits: Required<SkillLimits>;
+  /** Turns run and tokens they cost since UTC midnight, counted at this replica since it started. */
+  today: { calls: number; tokens: number };
+  /**
+   * Where A2A callers pick it: its own card (chat: the agent's card), null while the agent has no public
+   * address. SAMVAD callers name it in the envelope's `skill`.
+   */
+  a2aCardUrl: string | null;
+}
+
+/** GET /api/skills (chat first, then the skills setting's order), and every answer that changes them. */
+export interface SkillsResponse {
+  skills: SkillView[];
+  /** The per-sender limits a skill without its own gets. */
+  defaults: Required<SkillLimits>;
+}
+
+/**
+ * POST /api/skills: a new skill. `examples`, `limits`, `paused` and `sandboxNetwork` may be left out (none,
+ * the per-sender defaults, published, no network). Refused (409) when its agent's tools are wider than its
+ * audience may reach.
+ */
+export interface SkillAddRequest {
+  id: string;
+  name: string;
+  description: string;
+  examples?: string[];
+  agent: string;
+  audience: SkillAudience;
+  limits?: SkillLimits;
+  paused?: boolean;
+  sandboxNetwork?: boolean;
+}
+
+/** PUT /api/skills/:id: the fields to change (`paused: true` pauses it); its id and acceptance are not. */
+export type SkillEditRequest = Partial<Omit<SkillAddRequest, 'id'>>;
+
+/** POST /api/skills/:id/accept: the tools the operator saw and accepts (exactly the skill's tools now). */
+export interface SkillAcceptRequest {
+  tools: string[];
+}
+
 /** GET /api/status */
 export interface StatusResponse {
   agent: {
@@ -553,11 +662,14 @@ export interface StatusResponse {
   a2a: { cardUrl: string | null; keys: number | null; keysProblem?: string };
   /** Present in a demo run (`serve --demo`): a stand-in gateway answers, no model (the console says so). */
   demo?: true;
+  /** Published skills (not paused), chat included; how many are public; how many do not serve now. */
+  skills: { published: number; public: number; notServing: number };
 }
 
 /** GET /api/events (SSE): `event: envelope` with a TrafficEntry; `event: state` when anything in the status changed. */
 export interface StateEvent {
-  kind: 'agent' | 'gateway' | 'tunnel' | 'registry' | 'keys' | 'settings' | 'access' | 'mcp' | 'state';
+  kind:
+    'agent' | 'gateway' | 'tunnel' | 'registry' | 'keys' | 'settings' | 'access' | 'mcp' | 'state' | 'skills';
 }
 
 /** GET /api/events: `event: access` when a new sender asks (policy `pairing`). */

@@ -9,3 +9,4 @@ export * from './signer.js';
 export * from './types.js';
 export * from './console-api.js';
 export * from './skills.js';
+export * from './skill-ids.js';

@@ -2,8 +2,9 @@ import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Schema } from 'conf';
 import type { AccessPolicy, AcceptedExposedAgent } from '../protocol/console-api.js';
-import type { Trust } from '../protocol/index.js';
+import type { SkillSetting, Trust } from '../protocol/index.js';
 import { normalizeSettingIds } from './agent-ids.js';
+import { SKILLS_RULE, skillsProblems, skillsSchema } from './skill-settings.js';
 
 export type TunnelMode = 'localtunnel' | 'command' | 'none';
 export type InjectionScreenMode = 'flag' | 'refuse' | 'off';
@@ -32,6 +33,8 @@ export type Settings = {
   gatewayAgent: string;
   /** An agent that exposes host tools, accepted by the operator for callers with exactly these tools. */
   acceptedExposedAgent?: AcceptedExposedAgent;
+  /** The skills published beside `chat`, each on its own OpenClaw agent (skill-settings.ts). */
+  skills: SkillSetting[];
   gatewayTimeoutMs: number;
   /** Who may reach the gateway: OpenClaw's own DM policy words. */
   access: AccessPolicy;
@@ -112,6 +115,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<Settings, OptionalSetting>> = {
   host: '127.0.0.1',
   consolePort: 8788,
   gatewayAgent: 'public',
+  skills: [],
   gatewayTimeoutMs: 120_000,
   access: 'pairing',
   pendingExpiryHours: 24,
@@ -233,6 +237,7 @@ const FIELDS: { [K in SettingName]-?: Field } = {
     },
     rule: 'must be {agent, tools, at}: the agent accepted for callers, its tool names and when (set it with the Accept button on the Overview)',
   },
+  skills: { schema: skillsSchema as unknown as ValueSchema, rule: SKILLS_RULE },
   gatewayTimeoutMs: integer(100, 3_600_000, 'milliseconds'),
   access: oneOf('pairing', 'allowlist', 'open'),
   pendingExpiryHours: integer(1, 720, 'hours'),
@@ -356,20 +361,24 @@ export function validateSettings(partial: unknown): SettingsValidation {
     return { ok: false, errors: [{ field: '', message: 'settings must be a JSON object' }] };
   }
   const defined = Object.fromEntries(Object.entries(partial).filter(([, value]) => value !== undefined));
-  if (validatePartial(defined)) {
+  // The skills' own words name the skill and its field; they also hold rules across skills (unique ids).
+  const skills = 'skills' in defined ? skillsProblems(defined.skills) : [];
+  if (validatePartial(defined) && skills.length === 0) {
     const { value, errors } = normalizeSettingIds(structuredClone(defined) as Partial<Settings>);
     return errors.length > 0 ? { ok: false, errors } : { ok: true, value };
   }
-  const errors = new Map<string, string>();
+  const errors: SettingsFieldError[] = skills.map((message) => ({ field: 'skills', message }));
+  const named = new Set(errors.map((error) => error.field));
   for (const error of validatePartial.errors ?? []) {
     const field = fieldOf(error);
-    if (errors.has(field)) continue;
-    errors.set(
+    if (named.has(field)) continue;
+    named.add(field);
+    errors.push({
       field,
-      isSettingName(field) ? `${field}: ${settingRule(field)}` : `${field}: is not a known setting`,
-    );
+      message: isSettingName(field) ? `${field}: ${settingRule(field)}` : `${field}: is not a known setting`,
+    });
   }
-  return { ok: false, errors: [...errors].map(([field, message]) => ({ field, message })) };
+  return { ok: false, errors };
 }
 
 function fieldOf(error: ErrorObject): string {

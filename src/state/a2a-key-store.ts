@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CorruptFileError, errorCode, readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
 import type { A2AKeyLimits } from '../protocol/console-api.js';
+import { isSkillId } from '../protocol/skill-ids.js';
 import type { Awaitable } from './tasks.js';
 
 /** An A2A key as kept: never the key itself, only its SHA-256 (src/access/a2a-keys.ts says why that is enough). */
@@ -15,6 +16,11 @@ export interface StoredA2AKey {
   expiresAt?: number;
   revokedAt?: number;
   limits: A2AKeyLimits;
+  /**
+   * The skills the key opens, exactly (calls/skill-access.ts); absent: every public and approved skill. A
+   * key that names a skill opens it even when the skill is `named`.
+   */
+  skills?: string[];
 }
 
 export interface A2AKeyUsage {
@@ -90,7 +96,11 @@ export class A2AKeyFile implements A2AKeyRecords {
 
   list(): A2AKeyEntry[] {
     this.refresh();
-    return [...this.keys.values()].map((entry) => ({ ...entry, limits: { ...entry.limits } }));
+    return [...this.keys.values()].map((entry) => ({
+      ...entry,
+      limits: { ...entry.limits },
+      ...(entry.skills ? { skills: [...entry.skills] } : {}),
+    }));
   }
 
   revoke(id: string, at: number): StoredA2AKey | undefined {
@@ -181,6 +191,8 @@ export function validStoredKey(value: unknown): StoredA2AKey | undefined {
   if (r.revokedAt !== undefined && !isTime(r.revokedAt)) return undefined;
   const limits = validLimits(r.limits);
   if (!limits) return undefined;
+  // A scope that is not a list of skill ids would open what the operator did not name: the key is refused.
+  if (r.skills !== undefined && !(Array.isArray(r.skills) && r.skills.every(isSkillId))) return undefined;
   return {
     id: r.id,
     name: r.name,
@@ -189,6 +201,7 @@ export function validStoredKey(value: unknown): StoredA2AKey | undefined {
     ...(r.expiresAt === undefined ? {} : { expiresAt: r.expiresAt as number }),
     ...(r.revokedAt === undefined ? {} : { revokedAt: r.revokedAt as number }),
     limits,
+    ...(r.skills === undefined ? {} : { skills: [...(r.skills as string[])] }),
   };
 }
 
@@ -206,7 +219,7 @@ function validLimits(value: unknown): A2AKeyLimits | undefined {
 
 function withoutUsage(entry: A2AKeyEntry): StoredA2AKey {
   const { calls: _calls, lastUsedAt: _lastUsedAt, ...key } = entry;
-  return { ...key, limits: { ...key.limits } };
+  return { ...key, limits: { ...key.limits }, ...(key.skills ? { skills: [...key.skills] } : {}) };
 }
 
 const isTime = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;

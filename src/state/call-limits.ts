@@ -5,6 +5,12 @@ import { TokenLedger } from './token-ledger.js';
 /** One verified call, at the pipeline's limits and nonce steps. */
 export interface CallCheck {
   sender: string;
+  /**
+   * Where its requests per minute and daily tokens are counted: a caller's account with one skill
+   * (calls/skill-access.ts `skillAccount`); absent: the sender's own, as for the default skill. The nonce
+   * stays the sender's: a sender's nonces are unique whatever skill it calls (PROTOCOL.md §4, step 6).
+   */
+  account?: string;
   /** Absent for the unsigned calls some SDKs make (they carry no nonce). */
   nonce?: string;
   /** When the nonce may be forgotten: its envelope's timestamp has left the acceptance window by then. */
@@ -46,13 +52,16 @@ export type CallVerdict = { ok: true } | { ok: false; refusal: CallRefusal; wait
  */
 export interface CallLimits {
   check(call: CallCheck): CallVerdict | Promise<CallVerdict>;
-  /** Tokens a sender spent (as the gateway reported them, or estimated from the reply's size). */
-  addTokens(sender: string, tokens: number): void;
   /**
-   * A call is over (its usage added): the `tokens` its check reserved at `reservedAt` are given back. A
-   * reservation of a UTC day that has ended went with that day's budget.
+   * Tokens an account spent (as the gateway reported them, or estimated from the reply's size): the
+   * check's `account`, or its sender when it had none.
    */
-  release(sender: string, tokens: number, reservedAt: number): void;
+  addTokens(account: string, tokens: number): void;
+  /**
+   * A call is over (its usage added): the `tokens` its check reserved at `reservedAt` for `account` are
+   * given back. A reservation of a UTC day that has ended went with that day's budget.
+   */
+  release(account: string, tokens: number, reservedAt: number): void;
   /**
    * The smallest prompt the gateway reported for a turn (the agent's system prompt and tools, which every
    * turn costs before the caller's words): 0 until one is known. Kept with the budgets (in the data dir, or
@@ -100,30 +109,31 @@ export class LocalCallLimits implements CallLimits {
     const sharedWait = shared.wait('*');
     if (sharedWait > 0)
       return { ok: false, refusal: call.stranger ? 'strangers' : 'global', waitSeconds: sharedWait };
-    const senderWait = this.senderLimit.wait(call.sender, call.perSender);
+    const account = call.account ?? call.sender;
+    const senderWait = this.senderLimit.wait(account, call.perSender);
     if (senderWait > 0) return { ok: false, refusal: 'sender', waitSeconds: senderWait };
-    if (call.tokensPerDay > 0 && this.ledger.committed(call.sender) >= call.tokensPerDay) {
-      if (this.ledger.spent(call.sender) >= call.tokensPerDay)
+    if (call.tokensPerDay > 0 && this.ledger.committed(account) >= call.tokensPerDay) {
+      if (this.ledger.spent(account) >= call.tokensPerDay)
         return { ok: false, refusal: 'budget', waitSeconds: this.ledger.secondsUntilReset() };
       return { ok: false, refusal: 'budget-held', waitSeconds: HELD_BUDGET_WAIT_S };
     }
     shared.take('*');
-    this.senderLimit.take(call.sender, call.perSender);
+    this.senderLimit.take(account, call.perSender);
     if (nonce) {
       if (this.nonces.full) return { ok: false, refusal: 'full', waitSeconds: 5 };
       if (!this.nonces.record(nonce, call.nonceExpiresAt))
         return { ok: false, refusal: 'replay', waitSeconds: 0 };
     }
-    if (call.reserve) this.ledger.reserve(call.sender, call.reserve);
+    if (call.reserve) this.ledger.reserve(account, call.reserve);
     return OK;
   }
 
-  addTokens(sender: string, tokens: number): void {
-    this.ledger.add(sender, tokens);
+  addTokens(account: string, tokens: number): void {
+    this.ledger.add(account, tokens);
   }
 
-  release(sender: string, tokens: number, reservedAt: number): void {
-    this.ledger.release(sender, tokens, reservedAt);
+  release(account: string, tokens: number, reservedAt: number): void {
+    this.ledger.release(account, tokens, reservedAt);
   }
 
   promptFloor(): number {

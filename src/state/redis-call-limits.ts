@@ -121,7 +121,7 @@ export class RedisCallLimits implements CallLimits {
   /** The shared floor as the last check read it, or lower as this replica saw (written at once: rare). */
   private floor = 0;
   /**
-   * Senders past half their budget at their last check (bounded, oldest out): the end of their calls is
+   * Accounts past half their budget at their last check (bounded, oldest out): the end of their calls is
    * written at once, so that a reservation waiting for the next batch cannot refuse their next call.
    */
   private readonly near = new Map<string, true>();
@@ -146,13 +146,15 @@ export class RedisCallLimits implements CallLimits {
     const now = this.now();
     // A stranger's call is charged to a bucket of its own: the same script, another key and rate.
     const shared = call.stranger ? strangersPerMinute(this.perMinute) : this.perMinute;
+    // The rate and the budget are the account's (a caller with one skill); the nonce is the sender's.
+    const account = call.account ?? call.sender;
     const keys = [
       SENTINEL,
       HOLD,
       call.stranger ? `${KEY_PREFIX}rate:strangers` : `${KEY_PREFIX}rate:*`,
-      `${KEY_PREFIX}rate:sender:${call.sender}`,
-      budgetKey(now, call.sender),
-      reservedKey(now, call.sender),
+      `${KEY_PREFIX}rate:sender:${account}`,
+      budgetKey(now, account),
+      reservedKey(now, account),
       PROMPT_FLOOR,
       WRITES,
     ];
@@ -182,7 +184,7 @@ export class RedisCallLimits implements CallLimits {
       // The floor another replica learned comes with every call's answer: no round trip of its own.
       const shared = Number(left);
       if (shared > 0 && (this.floor === 0 || shared < this.floor)) this.floor = shared;
-      if (call.tokensPerDay > 0) this.noteNear(call.sender, Number(reply[2]) * 2 >= call.tokensPerDay);
+      if (call.tokensPerDay > 0) this.noteNear(account, Number(reply[2]) * 2 >= call.tokensPerDay);
       return OK;
     }
     const refusal = REFUSALS[code] ?? 'replay';
@@ -201,10 +203,10 @@ export class RedisCallLimits implements CallLimits {
    * Counted in memory and written every 200 ms, one pipeline for every sender: a command per call would cost
    * more than the check itself. The call's reservation holds its place in the budget until then.
    */
-  addTokens(sender: string, tokens: number): void {
+  addTokens(account: string, tokens: number): void {
     if (!(tokens > 0)) return;
     // Keyed by the day of the call, not of the write (a call just before midnight counts for its own day).
-    const key = budgetKey(this.now(), sender);
+    const key = budgetKey(this.now(), account);
     this.unwritten.set(key, (this.unwritten.get(key) ?? 0) + Math.ceil(tokens));
     if (!this.closed) this.flushTimer ??= setTimeout(() => void this.flush(), 200).unref();
   }
@@ -213,12 +215,12 @@ export class RedisCallLimits implements CallLimits {
    * Given back with the next write of the usage (the usage of the same call comes first in it): at once for
    * a sender past half its budget (before its reply leaves), else with the batch.
    */
-  release(sender: string, tokens: number, reservedAt: number): void {
+  release(account: string, tokens: number, reservedAt: number): void {
     if (!(tokens > 0)) return;
-    const key = reservedKey(reservedAt, sender);
+    const key = reservedKey(reservedAt, account);
     this.unreserved.set(key, (this.unreserved.get(key) ?? 0) + Math.ceil(tokens));
     if (this.closed) return;
-    if (this.near.has(sender)) void this.flush();
+    if (this.near.has(account)) void this.flush();
     else this.flushTimer ??= setTimeout(() => void this.flush(), 200).unref();
   }
 

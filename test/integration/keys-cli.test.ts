@@ -72,7 +72,7 @@ describe('agent-bridge keys', () => {
     const agent = await startAgentOn(dir);
     const issued = await keys([
       ...['issue', '--name', 'Research agent', '--expires', '30d', '--rpm', '5'],
-      ...['--tokens-per-day', '20000', '--data-dir', dir],
+      ...['--tokens-per-day', '20000', '--skills', 'chat', '--data-dir', dir],
     ]);
     expect(issued.stderr).toMatch(
       /^Issued through the running agent's console \(http:\/\/127\.0\.0\.1:\d+\)/,
@@ -81,22 +81,24 @@ describe('agent-bridge keys', () => {
     const secret = secretOf(issued);
     expect(secret).not.toBe('');
     expect(issued.stdout).toContain('Copy it now: it is not shown again');
+    expect(issued.stdout).toContain('opens only chat');
     expect(issued.stdout).toContain(`  Authorization: Bearer ${secret}`);
     const [key] = await consoleList(dir);
     expect(key).toMatchObject({
       name: 'Research agent',
       status: 'active',
       limits: { requestsPerMinute: 5, tokensPerDay: 20_000 },
+      skills: ['chat'],
     });
     expect(Date.parse(key!.expiresAt!) - Date.now()).toBeGreaterThan(29 * 86_400_000);
 
     const list = await keys(['list', '--data-dir', dir]);
     expect(list.code).toBe(0);
     expect(list.stdout.split('\n')[0]).toMatch(
-      /^ID +NAME +STATUS +CREATED +LAST USED +CALLS +EXPIRES +LIMITS$/,
+      /^ID +NAME +STATUS +CREATED +LAST USED +CALLS +EXPIRES +LIMITS +SKILLS$/,
     );
     expect(list.stdout).toMatch(
-      new RegExp(`^${key!.id} +Research agent +active .* 5 requests/min, 20000 tokens/day$`, 'm'),
+      new RegExp(`^${key!.id} +Research agent +active .* 5 requests/min, 20000 tokens/day +chat$`, 'm'),
     );
     expect(list.stdout).not.toContain(secret);
 
@@ -159,6 +161,12 @@ describe('agent-bridge keys', () => {
         'whole number from 1 to 1,000,000,000; leave it out for the default.\n',
     );
     expect((await keys(['issue', '--data-dir', dir])).stderr).toMatch(/Name the agent the key is for/);
+    // A scope names the skills of the agent on this data dir (its saved settings): chat alone here.
+    expect(
+      (await keys(['issue', '--name', 'x', '--skills', 'chat,research', '--data-dir', dir])).stderr,
+    ).toBe(
+      'agent-bridge: The key was not issued: --skills names "research", which is not a skill of this agent: use chat.\n',
+    );
     expect((await keys(['issue', '--name', 'x', '--expires', 'soon', '--data-dir', dir])).stderr).toMatch(
       /--expires takes a span \(12h, 30d, 2w, 1y\) or a date/,
     );

@@ -222,6 +222,41 @@ describe.each(homes)('call limits in %s', (_name, make) => {
     expect(limits.promptFloor()).toBe(2500);
   });
 
+  it("counts a sender's accounts (one per skill) apart, its nonces as one, and the agent's rate over all", async () => {
+    const limits = await (await make()).limits(5, 2);
+    const on = (account: string | undefined, nonce = fresh(), tokensPerDay = 0) => ({
+      ...call('agent://a.example', nonce, tokensPerDay),
+      ...(account ? { account } : {}),
+    });
+    // Two a minute on each account: the sender's own (the default skill) and its research account.
+    expect(await limits.check(on(undefined))).toEqual({ ok: true });
+    expect(await limits.check(on(undefined))).toEqual({ ok: true });
+    expect(await limits.check(on(undefined))).toMatchObject({ refusal: 'sender' });
+    expect(await limits.check(on('skill:research:agent://a.example', 'shared-nonce'))).toEqual({ ok: true });
+    // A nonce the sender used on one skill is a replay on any other.
+    expect(await limits.check(on(undefined, 'shared-nonce'))).toMatchObject({ refusal: 'replay' });
+    expect(await limits.check(on('skill:research:agent://a.example'))).toEqual({ ok: true });
+    expect(await limits.check(on('skill:research:agent://a.example'))).toMatchObject({ refusal: 'sender' });
+    // The agent-wide rate counted all four: one more from anyone, then none.
+    expect(await limits.check(call('agent://b.example', fresh()))).toEqual({ ok: true });
+    expect(await limits.check(call('agent://c.example', fresh()))).toMatchObject({ refusal: 'global' });
+  });
+
+  it('keeps a budget per account: tokens spent on one skill leave the others whole', async () => {
+    const limits = await (await make()).limits(100, 100);
+    const research = 'skill:research:agent://a.example';
+    const on = (account?: string) => ({
+      ...call('agent://a.example', fresh(), 100),
+      ...(account ? { account } : {}),
+    });
+    expect(await limits.check(on(research))).toEqual({ ok: true });
+    limits.addTokens(research, 100);
+    await until(async () => !(await limits.check(on(research))).ok, 2000, 'the research budget spent');
+    expect(await limits.check(on(research))).toMatchObject({ refusal: 'budget' });
+    expect(await limits.check(on())).toEqual({ ok: true });
+    expect(await limits.check(on('skill:summary:agent://a.example'))).toEqual({ ok: true });
+  });
+
   it('checks unsigned calls (no nonce) against the limits only', async () => {
     const limits = await (await make()).limits(100, 2);
     expect(await limits.check(call('unsigned:127.0.0.1'))).toEqual({ ok: true });
@@ -740,7 +775,12 @@ function deaf(records: A2AKeyRecords): A2AKeyRecords {
 describe.each(homes)('A2A keys in %s', (_name, make) => {
   it('keeps a key as issued, under an id nothing else takes', async () => {
     const keys = await (await make()).a2aKeys();
-    const key = storedKey('0123456789ab', { expiresAt: 1_800_000_000_000, limits: { requestsPerMinute: 5 } });
+    // Its scope too: the skills it opens (issue 27).
+    const key = storedKey('0123456789ab', {
+      expiresAt: 1_800_000_000_000,
+      limits: { requestsPerMinute: 5 },
+      skills: ['research', 'summary'],
+    });
     expect(await keys.add(key)).toBe(true);
     expect(await keys.add(storedKey('0123456789ab', { name: 'Another' }))).toBe(false);
     expect(await keys.get('0123456789ab')).toEqual(key);

@@ -177,6 +177,7 @@ export function status(overrides: Partial<StatusResponse> = {}): StatusResponse 
     },
     state: { backend: 'data-dir', up: true },
     a2a: { cardUrl: 'https://demo.example/.well-known/agent-card.json', keys: 2 },
+    skills: { published: 1, public: 1, notServing: 0 },
     ...overrides,
   };
 }

@@ -132,6 +132,39 @@ describe('issuing a key', () => {
     expect((await keys.issue({ name: 'x'.repeat(100) })).key.name).toHaveLength(100);
   });
 
+  it('scopes a key to the skills named (issue 27): each a skill there is, kept with the key, listed', async () => {
+    const { dir } = setup();
+    const keys = new A2AKeys({ records: new A2AKeyFile(dir), skills: () => ['chat', 'research', 'summary'] });
+    cleanups.push(() => keys.close());
+    const { key, secret } = await keys.issue({ name: 'Scoped', skills: ['research', 'research', 'summary'] });
+    expect(key.skills).toEqual(['research', 'summary']);
+    expect(await keys.verify(secret)).toMatchObject({ ok: true, key: { skills: ['research', 'summary'] } });
+    expect((await keys.list())[0]?.skills).toEqual(['research', 'summary']);
+    // Unscoped: every public and approved skill; the view says nothing of skills.
+    expect((await keys.issue({ name: 'Unscoped' })).key.skills).toBeUndefined();
+    const unknown = await issueError(keys, { name: 'Typo', skills: ['reserch'] });
+    expect(unknown.fields).toEqual([
+      {
+        field: 'skills',
+        message: 'names "reserch", which is not a skill of this agent: use chat, research, summary',
+      },
+    ]);
+    for (const skills of [[], 'research', ['Research'], [42]]) {
+      expect((await issueError(keys, { name: 'Bad', skills })).fields?.[0]?.message).toMatch(
+        /^must be a list of 1 to 50 skill ids/,
+      );
+    }
+  });
+
+  it('refuses a key whose stored scope was hand-edited into something that is not a list of skill ids', async () => {
+    const { keys, file } = setup();
+    const { secret } = await keys.issue({ name: 'Partner', skills: ['research'] });
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as { keys: Record<string, unknown>[] };
+    saved.keys[0]!.skills = 'research,host-shell';
+    writeFileSync(file, JSON.stringify(saved));
+    expect(await keys.verify(secret)).toMatchObject({ refusal: 'unknown' });
+  });
+
   it(`keeps at most ${MAX_ACTIVE_KEYS} keys in use, and drops keys dead for 30 days when it issues`, async () => {
     const { keys, dir, clock, file } = setup();
     const record = (n: number, extra: object = {}) => ({

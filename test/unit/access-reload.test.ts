@@ -71,4 +71,36 @@ describe('reloading shared access lists', () => {
     expect(access.store.isApproved('agent://a.example')).toBe(false);
     access.close();
   });
+
+  it("carries an approval's scope to the other replicas, and drops an approval whose scope is not a list of skills", () => {
+    const here = sharedControl();
+    const there = sharedControl();
+    here.access.approve('agent://a.example', ['research']);
+    here.access.approve('agent://b.example');
+    const written = here.last();
+    expect(written.approved.find((r) => r.sender === 'agent://a.example')?.skills).toEqual(['research']);
+    // Hand-edited in Redis: a scope that is not a list of skill ids would open what nobody named.
+    written.approved.push({ sender: 'agent://c.example', approvedAt: 1, skills: 'research,shell' as never });
+    there.access.reload(written);
+    const request = (sender: string) => ({
+      sender,
+      unsigned: false,
+      mode: 'sync' as const,
+      payload: {},
+      signedWith: { keys: ['k'], pinned: false },
+    });
+    expect(there.access.gate.grant(request('agent://a.example'))).toEqual({
+      approved: true,
+      skills: ['research'],
+      open: false,
+    });
+    expect(there.access.gate.grant(request('agent://b.example'))).toEqual({ approved: true, open: false });
+    expect(there.access.gate.grant(request('agent://c.example'))).toEqual({ approved: false, open: false });
+    expect(Object.fromEntries(there.access.view().approved.map((a) => [a.sender, a.skills]))).toEqual({
+      'agent://a.example': ['research'],
+      'agent://b.example': undefined,
+    });
+    here.access.close();
+    there.access.close();
+  });
 });

@@ -120,4 +120,36 @@ describe('systemMessage', () => {
       ...CLOSING,
     ]);
   });
+
+  const research = { id: 'research', name: 'Research', description: 'Searches the web.\nCites sources.' };
+
+  it("tells a skill's agent which skill was called, by whom, and keeps each skill's framing apart", () => {
+    const framed = (skill = research) => {
+      const message = systemMessage({
+        caller: caller({ name: 'Framed agent' }),
+        channel: 'samvad',
+        instructions: 'Be brief.',
+        skill,
+      });
+      expect(message.json).toBe(JSON.stringify(message.text));
+      return message.text.split('\n');
+    };
+    const lines = framed();
+    expect(lines).toEqual([
+      'You are answering a message from another AI agent on the internet, relayed to you by Agent Bridge over the SAMVAD protocol (message channel "samvad"). Your owner is not the one writing.',
+      'Caller: "agent://framed.example" (identity verified by its signature).',
+      'Name on the caller\'s card (self-declared, not verified): "Framed agent".',
+      'Admitted by: the skill\'s trust tier "public"; access rule "approved" (the operator approved this sender).',
+      'Skill called: "Research" (id "research"), one of the skills your owner published for callers; your owner describes it to them as: "Searches the web.\\nCites sources.".',
+      'Conversation: "samvad" (one conversation per caller and name).',
+      ...CLOSING,
+    ]);
+    // The same caller on another skill, or on chat, is framed for that one; an edited description shows.
+    expect(framed({ ...research, id: 'summary', name: 'Summary' }).join('\n')).toContain(
+      '"Summary" (id "summary")',
+    );
+    expect(frame({ name: 'Framed agent' })).not.toContain('Skill called');
+    expect(framed({ ...research, description: 'Now different.' }).join('\n')).toContain('"Now different."');
+    expect(framed()).toEqual(lines);
+  });
 });

@@ -113,6 +113,58 @@ describe('validateSettings', () => {
     expect(result.ok).toBe(false);
   });
 
+  const research = {
+    id: 'research',
+    name: 'Research',
+    description: 'Searches the web and answers with sources.',
+    examples: ['What changed in Node 22?'],
+    agent: 'research',
+    audience: 'approved',
+    limits: { requestsPerMinute: 5 },
+    paused: false,
+  };
+
+  it('takes skills, and names the skill and the field of each problem (issue 27)', () => {
+    expect(validateSettings({ skills: [research] })).toEqual({ ok: true, value: { skills: [research] } });
+    const result = validateSettings({
+      skills: [
+        { ...research, audience: 'everyone', limits: { tokensPerDay: 0, perHour: 3 } },
+        { ...research, name: 'Two\nlines', examples: ['a', 'b', 'c', 'd', 'e', 'f'] },
+        { ...research, id: 'chat', agent: 'not an agent' },
+        { ...research, id: 'Bad_Id', colour: 'blue' },
+      ],
+    });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.errors.every((error) => error.field === 'skills')).toBe(true);
+    expect(result.errors.map((error) => error.message)).toEqual([
+      'skills[0] "research".audience: must be one of: public, approved, named',
+      'skills[0] "research".limits.tokensPerDay: must be a whole number from 1 to 1,000,000,000; leave it out for the per-sender default',
+      'skills[0] "research".limits.perHour: is not a limit: use requestsPerMinute and tokensPerDay',
+      'skills[1] "research".name: must be one line of 1 to 100 characters (the cards show it)',
+      'skills[1] "research".examples: must be a list of at most 5 sample requests, each one line of 1 to 200 characters',
+      'skills[1] "research".id: is taken by another skill: each skill needs its own id',
+      'skills[2] "chat".id: chat is the built-in skill: choose another id',
+      'skills[2] "chat".agent: must be an OpenClaw agent id: 1 to 64 letters, digits, dots, dashes or underscores (the skill runs on openclaw/<agent>)',
+      expect.stringMatching(/^skills\[3\]\.colour: is not a skill field: use id, name, /),
+      'skills[3].id: must be 1 to 40 lower-case letters, digits or dashes, starting with a letter or digit (it is in the cards and the A2A paths)',
+    ]);
+    expect(validateSettings({ skills: 'research' })).toEqual({
+      ok: false,
+      errors: [{ field: 'skills', message: expect.stringMatching(/^skills: must be a list of skills/) }],
+    });
+  });
+
+  it('keeps skills in the settings store, and refuses a hand-edited bad one by its skill and field', () => {
+    const store = openSettingsStore(dataDir);
+    store.update({ skills: [research] as Settings['skills'] });
+    expect(openSettingsStore(dataDir).get().skills).toEqual([research]);
+    const error = errorOf(() =>
+      store.update({ skills: [{ ...research, audience: 'all' }] as unknown as Settings['skills'] }),
+    );
+    expect(error?.message).toMatch(/skills\[0\] "research"\.audience: must be one of/);
+  });
+
   it('refuses what is not an object', () => {
     expect(validateSettings([1])).toEqual({
       ok: false,

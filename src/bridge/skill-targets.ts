@@ -1,0 +1,183 @@
+// The agents the published skills run on (issue 27, item 1): each one checked as GatewayTarget checks the
+// restricted agent for `chat`: listed by the gateway (GET /v1/models, the one list the chat check asks for
+// anyway), its tools classified from the gateway's config file while that file is what the gateway runs.
+// Calls read the cached answer, never a round trip of their own; it is renewed at start, on each probe and
+// after a change of the skills or the gateway settings.
+import { isLoopbackHost } from '../protocol/index.js';
+import type { SkillAgentCheck } from '../protocol/console-api.js';
+import type { SkillSetting, ToolClassView } from '../protocol/skills.js';
+import { classifyByExposure, type ClassifyAgentTools } from './exposure-class.js';
+import type { AgentListing } from './gateway-agents.js';
+import type { ResolvedGateway } from './gateway-config.js';
+import { agentModel, notLoaded } from './gateway-target.js';
+import { readOpenClawFile } from './openclaw-file.js';
+import { declaredAgents } from './tool-policy.js';
+
+/** What a skill needs checked: the agent it runs on, and whether its sandbox may reach the network. */
+export type SkillAgent = Pick<SkillSetting, 'id' | 'agent' | 'sandboxNetwork'>;
+
+/** A skill's agent as checked: on the gateway, and its tools. */
+export interface SkillTarget {
+  agent: SkillAgentCheck;
+  tools: ToolClassView;
+}
+
+export interface SkillTargetsOptions {
+  gateway(): ResolvedGateway;
+  /** OpenClaw's config file, read for the agents' tool policies when the gateway runs on this machine. */
+  configPath(): string;
+  /** The gateway's agent list, freshly asked (GatewayTarget's: one GET /v1/models for both checks). */
+  listing(): Promise<AgentListing | undefined>;
+  /** The skills published now (paused ones too: the console shows them). */
+  skills(): SkillAgent[];
+  /** The classifier (tool-class.ts); until it is merged, today's exposure check as a class. */
+  classify?: ClassifyAgentTools;
+  now?: () => number;
+  /** What a skill's agent is seen to be changed (the console shows it; calls are served or refused). */
+  onChange?(): void;
+}
+
+/** The config file as last read: parsed, or why not (and nothing at all for a gateway elsewhere). */
+type FileFacts =
+  { ok: true; config: unknown; declared?: string[] } | { ok: false; detail: string } | { remote: true };
+
+export class SkillTargets {
+  private file: FileFacts | undefined;
+  private listing: AgentListing | undefined;
+  private checkedAt: string | undefined;
+  /** Bumped at every new reading of the file or the list: cached answers older than it are stale. */
+  private version = 0;
+  private readonly cache = new Map<string, { key: string; version: number; target: SkillTarget }>();
+  private running: Promise<void> | undefined;
+  private readonly classify: ClassifyAgentTools;
+  private readonly now: () => number;
+
+  constructor(private readonly options: SkillTargetsOptions) {
+    this.classify = options.classify ?? classifyByExposure;
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * The skill's agent as last checked: its tools from the file read then (read now for an agent not
+   * classified yet, so a new skill has its class at once), its presence from the last agent list.
+   */
+  target(skill: SkillAgent): SkillTarget {
+    this.file ??= this.readFile();
+    const key = `${skill.agent}\n${skill.sandboxNetwork === true}`;
+    const cached = this.cache.get(skill.id);
+    if (cached && cached.key === key && cached.version === this.version) return cached.target;
+    const target = this.check(skill);
+    this.cache.set(skill.id, { key, version: this.version, target });
+    return target;
+  }
+
+  /**
+   * The skill's agent with its config file read now (a change the operator makes is judged on the file as
+   * it is): every skill's cached answer is renewed from this reading.
+   */
+  fresh(skill: SkillAgent): SkillTarget {
+    this.file = this.readFile();
+    this.version += 1;
+    return this.target(skill);
+  }
+
+  /** Reads the file and asks the gateway's agent list again; concurrent callers share one check. */
+  refresh(): Promise<void> {
+    this.running ??= this.renew().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  /** A skill's call named an agent the gateway does not know: the cached answer was stale. */
+  noteUnknownAgent(): void {
+    void this.refresh();
+  }
+
+  private async renew(): Promise<void> {
+    const skills = this.options.skills();
+    const before = JSON.stringify(skills.map((skill) => this.target(skill)));
+    // The file first, at once: tools it no longer allows stop serving before the list comes back.
+    this.file = this.readFile();
+    this.version += 1;
+    const listing = skills.length > 0 ? await this.options.listing() : undefined;
+    this.file = this.readFile();
+    this.listing = listing;
+    this.checkedAt = new Date(this.now()).toISOString();
+    this.version += 1;
+    for (const id of this.cache.keys()) if (!skills.some((skill) => skill.id === id)) this.cache.delete(id);
+    const after = JSON.stringify(this.options.skills().map((skill) => this.target(skill)));
+    if (after !== before) this.options.onChange?.();
+  }
+
+  private check(skill: SkillAgent): SkillTarget {
+    const { agent } = skill;
+    const listing = this.listing;
+    const view: SkillAgentCheck = { agent, model: agentModel(agent), check: 'checking' };
+    if (this.checkedAt) {
+      view.checkedAt = this.checkedAt;
+      if (listing?.ok) {
+        view.check = listing.agents.includes(agent) ? 'present' : 'missing';
+        view.available = listing.agents.filter((id) => id !== 'default');
+      } else {
+        // Unknown lets calls go, as for chat: the gateway itself refuses an agent it does not have.
+        view.check = 'unknown';
+        view.detail =
+          listing?.detail ??
+          'the gateway was not asked for its agents (it is not configured, or an explicit model is set)';
+      }
+    }
+    const file = this.file ?? { remote: true };
+    if ('remote' in file) {
+      return {
+        agent: view,
+        tools: host(
+          `The gateway runs on another machine, so the tools of agent "${agent}" cannot be read from here: check them there.`,
+        ),
+      };
+    }
+    if (!file.ok)
+      return { agent: view, tools: host(`${file.detail}, so the tools of agent "${agent}" cannot be read.`) };
+    // The file counts only while it is what the gateway runs: its agents must be the ones the gateway lists.
+    const differences =
+      file.declared && view.available && listing?.ok ? notLoaded(file.declared, view.available) : undefined;
+    if (differences) {
+      view.notLoaded = differences;
+      return {
+        agent: view,
+        tools: host(
+          `OpenClaw has not loaded its config file (${differences}), so the tools of agent "${agent}" cannot be read from it.`,
+        ),
+      };
+    }
+    return { agent: view, tools: this.classified(file.config, skill) };
+  }
+
+  private classified(config: unknown, skill: SkillAgent): ToolClassView {
+    try {
+      return this.classify(config, skill.agent, { sandboxNetwork: skill.sandboxNetwork === true });
+    } catch (error) {
+      // A classifier's bug must not open a skill: what cannot be told is host.
+      return host(
+        `The tools of agent "${skill.agent}" could not be classified (${(error as Error).message}).`,
+      );
+    }
+  }
+
+  private readFile(): FileFacts {
+    let hostname = '';
+    try {
+      hostname = new URL(this.options.gateway().config.url).hostname;
+    } catch {
+      // not configured: said elsewhere
+    }
+    if (!isLoopbackHost(hostname)) return { remote: true };
+    const file = readOpenClawFile(this.options.configPath());
+    if (!file.ok) return { ok: false, detail: file.detail };
+    const declared = declaredAgents(file.config);
+    return { ok: true, config: file.config, ...(declared ? { declared } : {}) };
+  }
+}
+
+/** What cannot be told is `host`: it serves named callers only, once the operator accepted it. */
+function host(detail: string): ToolClassView {
+  return { class: 'host', tools: [], detail: `${detail} Until it can be, the skill counts as host.` };
+}
