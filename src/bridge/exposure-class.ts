@@ -1,10 +1,9 @@
-// Until the classifier of tool classes (bridge/tool-class.ts, issue 27 item 2) is merged, a skill's class
-// comes from today's exposure check (tool-policy.ts): restricted is `none`, anything that reaches the host
-// or cannot be told is `host`. Never wider than the truth: a restricted agent has no host tool, and every
-// doubt is `host`, which serves only named callers the operator accepted it for.
+// The chat skill's agent is checked by the exposure verdict (tool-policy.ts, GatewayTarget): as a class,
+// restricted is `none`, anything that reaches the host or cannot be told is `host`. Never wider than the
+// truth: a restricted agent has no host tool, and every doubt is `host`. The published skills' agents are
+// classified in full (tool-class.ts).
 import type { ToolExposureView } from '../protocol/console-api.js';
 import type { ToolClassView } from '../protocol/skills.js';
-import { classifyToolPolicy } from './tool-policy.js';
 
 /**
  * A classifier of an agent's tools, as `classifyAgentTools(config, agentId, { sandboxNetwork })` in
@@ -28,7 +27,3 @@ export function toolClassOfExposure(view: ToolExposureView): ToolClassView {
       return { class: 'host', tools: [], detail: `${view.detail} Until it can be told, it counts as host.` };
   }
 }
-
-/** The stand-in classifier: today's tool-policy check, as a class (the sandbox is not looked at). */
-export const classifyByExposure: ClassifyAgentTools = (config, agentId) =>
-  toolClassOfExposure(classifyToolPolicy(config, agentId));

@@ -6,7 +6,8 @@
 import { isLoopbackHost } from '../protocol/index.js';
 import type { SkillAgentCheck } from '../protocol/console-api.js';
 import type { SkillSetting, ToolClassView } from '../protocol/skills.js';
-import { classifyByExposure, type ClassifyAgentTools } from './exposure-class.js';
+import type { ClassifyAgentTools } from './exposure-class.js';
+import { classifyAgentTools } from './tool-class.js';
 import type { AgentListing } from './gateway-agents.js';
 import type { ResolvedGateway } from './gateway-config.js';
 import { agentModel, notLoaded } from './gateway-target.js';
@@ -53,7 +54,7 @@ export class SkillTargets {
   private readonly now: () => number;
 
   constructor(private readonly options: SkillTargetsOptions) {
-    this.classify = options.classify ?? classifyByExposure;
+    this.classify = options.classify ?? classifyAgentTools;
     this.now = options.now ?? Date.now;
   }
 

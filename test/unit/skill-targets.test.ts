@@ -1,7 +1,8 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { classifyByExposure, toolClassOfExposure } from '../../src/bridge/exposure-class.js';
+import { toolClassOfExposure } from '../../src/bridge/exposure-class.js';
+import { classifyAgentTools } from '../../src/bridge/tool-class.js';
 import type { AgentListing } from '../../src/bridge/gateway-agents.js';
 import { resolveGatewayConfig } from '../../src/bridge/gateway-config.js';
 import { beyondAudience, skillServing, widestAudience } from '../../src/bridge/skill-rule.js';
@@ -128,7 +129,8 @@ describe('the exposure check as a class (until tool-class.ts is merged)', () => 
       tools: [],
       detail: 'No config. Until it can be told, it counts as host.',
     });
-    expect(classifyByExposure({}, 'nobody', { sandboxNetwork: false }).class).toBe('host');
+    // The published skills' classifier: an agent the config does not declare is host, whatever it is.
+    expect(classifyAgentTools({}, 'nobody', { sandboxNetwork: false }).class).toBe('host');
   });
 });
 
