@@ -151,7 +151,8 @@ describe('through the tunnel', () => {
       expect(report.ok).toBe(false);
       const failed = report.stages.find((s) => !s.ok)!;
       expect(failed.name).toBe('gateway');
-      expect(failed.detail).toMatch(/gateway\.http\.endpoints\.chatCompletions\.enabled/);
+      expect(failed.detail).toMatch(/no chat-completions endpoint/);
+      expect(failed.fix).toMatch(/gateway\.http\.endpoints\.chatCompletions\.enabled/);
     } finally {
       gateway.set({ behaviour: 'ok' });
     }
