@@ -100,6 +100,7 @@ describe('the filter bar', () => {
       pause: vi.fn(),
       resume: vi.fn(),
       accessVersion: 0,
+      skillsVersion: 0,
     };
     render(<Traffic api={createApiClient({ token: 't', fetch })} data={data} />);
     expect(screen.getAllByTestId('traffic-row')).toHaveLength(6);
@@ -131,6 +132,7 @@ describe('the filter bar', () => {
       pause: vi.fn(),
       resume: vi.fn(),
       accessVersion: 0,
+      skillsVersion: 0,
     } satisfies ConsoleData;
     render(<Traffic api={createApiClient({ token: 't', fetch })} data={data} />);
     fireEvent.change(screen.getByLabelText('Status'), { target: { value: '4x' } });
