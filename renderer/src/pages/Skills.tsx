@@ -86,7 +86,7 @@ export function Skills({ api, data }: PageProps) {
       <Card
         title="Skills"
         testId="skills-intro"
-        help={{ to: 'docs/a2a.md#skills-one-card-per-skill', topic: 'skills' }}
+        help={{ to: 'docs/console.md#skills', topic: 'skills' }}
         aside={
           form ? null : (
             <button type="button" className="button primary" onClick={() => openForm({ kind: 'add' })}>
