@@ -267,6 +267,9 @@ describe('Skills page: adding a skill', () => {
       'Not for this agent: it is host (reaches this machine), and a public skill may reach web tools at most (web search and fetch).',
     );
     expect(audience('public').getAttribute('aria-describedby')).toContain('-why');
+    expect(screen.getByTestId('audience-note').textContent).toContain(
+      'Until the gateway runs its agent as proposed, it counts as host',
+    );
 
     // Merged, reloaded: checked again.
     await act(async () => fireEvent.click(form.getByRole('button', { name: 'Check again' })));
@@ -278,6 +281,7 @@ describe('Skills page: adding a skill', () => {
       false,
       false,
     ]);
+    expect(screen.queryByTestId('audience-note')).toBeNull();
     fireEvent.click(audience('public'));
     await act(async () => fireEvent.click(form.getByRole('button', { name: 'Add skill' })));
     expect(posted(calls, 'POST', '/api/skills')).toEqual([
@@ -487,5 +491,64 @@ describe('Skills page: changing a skill', () => {
       'a public skill may reach web tools at most',
     );
     expect(card('summary').dataset.state).toBe('paused');
+  });
+
+  it('an edit the rules refuse says so under the audience, with the fix (its agent gained tools since the page loaded)', async () => {
+    const refusal =
+      'a public skill may reach web tools at most, and agent "research" is sandboxed (exec, web_fetch, web_search)';
+    const { calls } = setup(
+      routes([RESEARCH], {
+        'PUT /api/skills/research': {
+          status: 409,
+          body: {
+            error: {
+              message: `Skill "research" was not saved: ${refusal}. Agent research runs exec only in its sandbox.`,
+              fix: 'Give agent "research" fewer tools, or open the skill to approved callers only.',
+              fields: [{ field: 'audience', message: refusal }],
+            },
+          },
+        },
+      }),
+    );
+    await screen.findAllByTestId('skill-card');
+    fireEvent.click(within(card('research')).getByRole('button', { name: 'Edit research' }));
+    // As the page last saw it, the agent is web: public is offered; the console judges it as it is now.
+    fireEvent.click(audience('public'));
+    await act(async () => fireEvent.click(screen.getByRole('button', { name: 'Save changes' })));
+    expect(posted(calls, 'PUT', '/api/skills/research')).toEqual([{ audience: 'public' }]);
+    expect(within(screen.getByTestId('audience-choice')).getByText(refusal)).toBeTruthy();
+    const notice = within(screen.getByTestId('skill-form')).getByTestId('error-notice');
+    expect(notice.textContent).toContain('Not saved');
+    expect(notice.textContent).toContain(
+      'Give agent "research" fewer tools, or open the skill to approved callers only.',
+    );
+    // Nothing changed on its card; the form stays open as chosen.
+    expect(within(card('research')).getByText(/Approved callers/)).toBeTruthy();
+    expect(audience('public').checked).toBe(true);
+  });
+
+  it('an acceptance refused because the tools changed meanwhile stays in the dialog, saying so', async () => {
+    const { calls } = setup(
+      routes([OPS], {
+        'POST /api/skills/ops/accept': {
+          status: 409,
+          body: {
+            error: {
+              message: 'Skill "ops" does not have exactly those tools now, so nothing was accepted.',
+              fix: 'Its tools changed since the page was loaded: look at the skill again and accept what it shows.',
+            },
+          },
+        },
+      }),
+    );
+    await screen.findAllByTestId('skill-card');
+    fireEvent.click(within(card('ops')).getByRole('button', { name: 'Accept the tools of ops…' }));
+    const dialog = within(screen.getByRole('dialog'));
+    await act(async () => fireEvent.click(dialog.getByRole('button', { name: 'Accept these tools' })));
+    expect(posted(calls, 'POST', '/api/skills/ops/accept')).toHaveLength(1);
+    expect(dialog.getByTestId('error-notice').textContent).toContain('Nothing was accepted');
+    expect(dialog.getByTestId('error-notice').textContent).toContain('look at the skill again');
+    expect(screen.getByRole('dialog')).toBeTruthy();
+    expect(card('ops').dataset.state).toBe('not-serving');
   });
 });

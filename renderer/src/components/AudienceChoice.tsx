@@ -9,6 +9,8 @@ interface AudienceChoiceProps {
   toolClass: ToolClass | undefined;
   /** Why the class is not known yet (shown while every audience waits for it). */
   unknownText: string;
+  /** Why the class may not be the one meant yet (a template's agent not merged or not loaded). */
+  note?: string;
   error?: string;
   onChoose: (audience: SkillAudience) => void;
 }
@@ -22,6 +24,7 @@ export function AudienceChoice({
   selected,
   toolClass,
   unknownText,
+  note,
   error,
   onChoose,
 }: AudienceChoiceProps) {
@@ -35,6 +38,10 @@ export function AudienceChoice({
       {toolClass === undefined ? (
         <p className="hint" data-testid="audience-unknown">
           {unknownText}
+        </p>
+      ) : note ? (
+        <p className="hint" data-testid="audience-note">
+          {note}
         </p>
       ) : null}
       {AUDIENCES.map((audience) => {

@@ -34,6 +34,18 @@ import { ErrorNotice } from './States';
 
 export type SkillFormMode = { kind: 'add' } | { kind: 'edit'; view: SkillView };
 
+/** The fields the form shows the console's words under (`field` of its refusals). */
+const FORM_FIELDS = [
+  'id',
+  'name',
+  'description',
+  'examples',
+  'agent',
+  'audience',
+  'limits.requestsPerMinute',
+  'limits.tokensPerDay',
+];
+
 interface SkillFormProps {
   api: ApiClient;
   mode: SkillFormMode;
@@ -129,7 +141,12 @@ export function SkillForm({ api, mode, defaults, agents, onSaved, onCancel }: Sk
       : 'Check its agent first: which audiences the skill may have depends on its tools.';
   const problem = (field: string) =>
     (tried ? local[field] : undefined) ?? save.error?.fields.find((each) => each.field === field)?.message;
-  const general = save.error && save.error.fields.length === 0 ? save.error : null;
+  // A refusal by the rules (409), or one naming a field the form does not show, is said whole with its fix.
+  const general =
+    save.error &&
+    (save.error.status !== 400 || !save.error.fields.every((each) => FORM_FIELDS.includes(each.field)))
+      ? save.error
+      : null;
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -309,6 +326,11 @@ export function SkillForm({ api, mode, defaults, agents, onSaved, onCancel }: Sk
           selected={audience}
           toolClass={toolClass}
           unknownText={local.audience ?? ''}
+          note={
+            current && ['not-applied', 'not-loaded'].includes(current.latest.outcome.state)
+              ? 'Until the gateway runs its agent as proposed, it counts as host: merge the config above and check again to offer more than named callers.'
+              : undefined
+          }
           error={save.error?.fields.find((each) => each.field === 'audience')?.message}
           onChoose={(value) => set('audience', value)}
         />
