@@ -59,6 +59,8 @@ const AGENTS: Record<string, ToolClassView> = {
 };
 
 export function mockSkills(scenario: 'healthy' | 'problems', perSender: () => number) {
+  // Each mock console its own gateway: an agent merged in one run is not in the next.
+  const agents: Record<string, ToolClassView> = { ...AGENTS };
   const started = Date.now();
   const iso = (msAgo: number) => new Date(started - msAgo).toISOString();
   const usage = new Map<string, { calls: number; tokens: number }>([
@@ -113,7 +115,7 @@ export function mockSkills(scenario: 'healthy' | 'problems', perSender: () => nu
   // Agents the operator added from a proposed snippet (merged and reloaded at the next check).
   const added: string[] = [];
   const check = (agent: string): SkillAgentCheck => {
-    const missing = (scenario === 'problems' && agent === 'research') || !(agent in AGENTS);
+    const missing = (scenario === 'problems' && agent === 'research') || !(agent in agents);
     return {
       agent,
       model: `openclaw/${agent}`,
@@ -152,7 +154,7 @@ export function mockSkills(scenario: 'healthy' | 'problems', perSender: () => nu
         [{ field: 'agent', message: 'is taken' }],
       );
     const expected = info.toolClass;
-    const declared = agent in AGENTS;
+    const declared = agent in agents;
     const tools = toolsOf(agent);
     const now = check(agent);
     const outcome: SkillSnippetResponse['outcome'] = !declared
@@ -198,7 +200,7 @@ export function mockSkills(scenario: 'healthy' | 'problems', perSender: () => nu
     if (!declared && expected && template !== 'custom') {
       // Merged and reloaded by the time the operator checks again.
       added.push(agent);
-      AGENTS[agent] =
+      agents[agent] =
         scenario === 'problems' && template === 'research'
           ? {
               class: 'host',
@@ -206,7 +208,7 @@ export function mockSkills(scenario: 'healthy' | 'problems', perSender: () => nu
               detail: `Agent ${agent} reaches this machine: web_fetch (may reach your own network). Not narrower because web_fetch may reach your own network (tools.web.fetch.ssrfPolicy.dangerouslyAllowPrivateNetwork). Settings: tools.profile "full", agents.entries.${agent}.tools.allow. For a narrower class, for web_fetch, remove tools.web.fetch.ssrfPolicy.dangerouslyAllowPrivateNetwork.`,
             }
           : expected === 'web'
-            ? { ...AGENTS.research!, detail: `Agent ${agent} is offered web search and fetch only.` }
+            ? { ...agents.research!, detail: `Agent ${agent} is offered web search and fetch only.` }
             : {
                 class: 'sandboxed',
                 tools: ['apply_patch', 'edit', 'exec', 'ls', 'process', 'read', 'write'],
@@ -221,7 +223,7 @@ export function mockSkills(scenario: 'healthy' | 'problems', perSender: () => nu
     return { code: 200, body: answer };
   };
   const toolsOf = (agent: string): ToolClassView =>
-    AGENTS[agent] ?? {
+    agents[agent] ?? {
       class: 'host',
       tools: [],
       detail: `Agent "${agent}" is not in the config: counted as host.`,
