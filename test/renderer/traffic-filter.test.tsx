@@ -150,6 +150,8 @@ describe('the filter bar', () => {
       }),
       // An A2A read runs no skill.
       entry(8, { protocol: 'a2a', endpoint: '/a2a/jsonrpc', skill: undefined, sender: 'a2a-key:k1' }),
+      // A caller's unsigned text that is no skill id: shown in its row, never suggested.
+      entry(7, { verdict: 'shape', status: 400, skill: 'x'.repeat(500) }),
       ...log,
     ];
     const { fetch } = fakeFetch({
@@ -161,7 +163,17 @@ describe('the filter bar', () => {
     render(<Traffic api={createApiClient({ token: 't', fetch })} data={data} />);
     const skillCells = () =>
       screen.getAllByTestId('traffic-row').map((row) => within(row).getAllByRole('gridcell')[3]?.textContent);
-    expect(skillCells()).toEqual(['research', '—', 'chat', 'chat', 'translate', 'chat', 'chat', '—']);
+    expect(skillCells()).toEqual([
+      'research',
+      '—',
+      'x'.repeat(500),
+      'chat',
+      'chat',
+      'translate',
+      'chat',
+      'chat',
+      '—',
+    ]);
     const input = screen.getByLabelText('Skill');
     const options = () =>
       [...document.querySelectorAll(`#${CSS.escape(input.getAttribute('list')!)} option`)].map(

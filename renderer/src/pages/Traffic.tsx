@@ -15,6 +15,8 @@ import type { PageProps } from './types';
 
 export const ROW_HEIGHT = 36;
 const MAX_SUGGESTIONS = 200;
+// A skill id is at most 64 characters (SAMVAD's envelope schema); a caller's longer text is no suggestion.
+const MAX_SKILL_LENGTH = 64;
 
 export function Traffic({ api, data }: PageProps) {
   const { traffic, trafficError, pause, resume, status } = data;
@@ -194,7 +196,12 @@ export function TrafficTable({ entries, selectedIndex, onSelectIndex, fallbackHe
           <span role="gridcell">
             <ProtocolBadge entry={entry} />
           </span>
-          <span role="gridcell" className="ellipsis" data-testid="traffic-skill" title={entry.skill}>
+          <span
+            role="gridcell"
+            className="ellipsis"
+            data-testid="traffic-skill"
+            title={entry.skill?.slice(0, MAX_SKILL_LENGTH * 4)}
+          >
             {entry.skill ?? '—'}
           </span>
           <span role="gridcell" className="col-mode">
@@ -307,7 +314,8 @@ function Filters({ filter, onChange, entries, published }: FiltersProps) {
     for (const entry of entries) {
       if (entry.direction !== 'out' && entry.sender && senders.size < MAX_SUGGESTIONS)
         senders.add(entry.sender);
-      if (entry.skill && skills.size < MAX_SUGGESTIONS) skills.add(entry.skill);
+      if (entry.skill && entry.skill.length <= MAX_SKILL_LENGTH && skills.size < MAX_SUGGESTIONS)
+        skills.add(entry.skill);
     }
     const seen = [...skills].slice(published.length).sort();
     return { senders: [...senders].sort(), skills: [...published, ...seen] };
