@@ -4,10 +4,17 @@
  * restricted agent, a web research skill for approved senders, a sandboxed code runner, a host skill waiting
  * for the operator's acceptance, a paused one. The rules are the real ones in small (src/skills/skill-edits.ts
  * and src/bridge/skill-rule.ts): a public skill stays none or web, a host one needs named callers and an
- * acceptance of exactly its tools. Development only.
+ * acceptance of exactly its tools. POST /api/skills/snippet proposes a template's real snippet: a new agent
+ * is not in the config at first, and is there at the next "Check again" (as after a merge and OpenClaw's hot
+ * reload): as the template intends, or, in the problems scenario, a Research agent the operator's config
+ * makes host. Development only.
  */
+import { STOCK_ROSTER } from '../../src/bridge/agent-snippet.js';
+import { skillAgentSnippet } from '../../src/bridge/skill-snippet.js';
+import { SKILL_TEMPLATES, type SkillTemplate } from '../../src/protocol/skill-templates.js';
 import type {
   SkillAgentCheck,
+  SkillSnippetResponse,
   SkillServing,
   SkillsResponse,
   SkillView,
@@ -52,6 +59,8 @@ const AGENTS: Record<string, ToolClassView> = {
 };
 
 export function mockSkills(scenario: 'healthy' | 'problems', perSender: () => number) {
+  // Each mock console its own gateway: an agent merged in one run is not in the next.
+  const agents: Record<string, ToolClassView> = { ...AGENTS };
   const started = Date.now();
   const iso = (msAgo: number) => new Date(started - msAgo).toISOString();
   const usage = new Map<string, { calls: number; tokens: number }>([
@@ -103,18 +112,118 @@ export function mockSkills(scenario: 'healthy' | 'problems', perSender: () => nu
     },
   ];
 
+  // Agents the operator added from a proposed snippet (merged and reloaded at the next check).
+  const added: string[] = [];
   const check = (agent: string): SkillAgentCheck => {
-    const missing = scenario === 'problems' && agent === 'research';
+    const missing = (scenario === 'problems' && agent === 'research') || !(agent in agents);
     return {
       agent,
       model: `openclaw/${agent}`,
       check: missing ? 'missing' : 'present',
       checkedAt: new Date(Date.now() - 20_000).toISOString(),
-      available: ['main', 'public', 'coder', 'ops', 'writer', ...(missing ? [] : ['research'])],
+      available: [
+        'main',
+        'public',
+        'coder',
+        'ops',
+        'writer',
+        ...(scenario === 'problems' ? [] : ['research']),
+        ...added,
+      ],
     };
   };
+
+  /** POST /api/skills/snippet: the template's real snippet; the agent merged by the next ask. */
+  const propose = (body: Record<string, unknown>): MockReply => {
+    const template = body.template as SkillTemplate;
+    const info = SKILL_TEMPLATES.find((each) => each.id === template);
+    const agent = String(body.agent ?? '')
+      .trim()
+      .toLowerCase();
+    if (!info || !/^[a-z0-9._-]{1,64}$/.test(agent))
+      return refused(
+        400,
+        'No config was proposed: name a template and an agent id.',
+        'Send {"template", "agent"}.',
+      );
+    if (template !== 'custom' && ['main', 'public', ...skills.map((skill) => skill.agent)].includes(agent))
+      return refused(
+        409,
+        `Agent "${agent}" is an agent something else runs on: a template would change its tools, so no config was proposed.`,
+        'Name a new agent for this skill, or choose "Custom: an existing agent".',
+        [{ field: 'agent', message: 'is taken' }],
+      );
+    const expected = info.toolClass;
+    const declared = agent in agents;
+    const tools = toolsOf(agent);
+    const now = check(agent);
+    const outcome: SkillSnippetResponse['outcome'] = !declared
+      ? {
+          state: 'not-applied',
+          message: expected
+            ? `Agent "${agent}" is not in your OpenClaw config yet: merge the config above (OpenClaw applies it without a restart), then check again.`
+            : `There is no agent "${agent}" in your OpenClaw config: name one it has, or choose a template that adds one.`,
+        }
+      : !expected
+        ? {
+            state: 'classified',
+            message: `Agent "${agent}" is ${tools.class}: ${tools.tools.join(', ') || 'no tools'}.`,
+          }
+        : tools.class === expected
+          ? {
+              state: 'as-intended',
+              message: `Agent "${agent}" is ${tools.class}, as the template intends: ${tools.tools.join(', ')}.`,
+            }
+          : {
+              state: 'defeated',
+              message: `Your OpenClaw config makes agent "${agent}" ${tools.class}, not ${expected} as the template intends. ${tools.detail}`,
+            };
+    const answer: SkillSnippetResponse = {
+      template,
+      agent,
+      ...(template === 'custom'
+        ? {}
+        : {
+            snippet: skillAgentSnippet(template, agent, STOCK_ROSTER, {
+              ...(body.backend === 'podman' ? { backend: 'podman' as const } : {}),
+              ...(body.sandboxNetwork ? { sandboxNetwork: true } : {}),
+            }),
+          }),
+      ...(expected ? { expectedClass: expected } : {}),
+      mergeInto: '/home/you/.openclaw/openclaw.json',
+      roster: 'file',
+      declared,
+      agentCheck: now,
+      tools,
+      outcome,
+    };
+    if (!declared && expected && template !== 'custom') {
+      // Merged and reloaded by the time the operator checks again.
+      added.push(agent);
+      agents[agent] =
+        scenario === 'problems' && template === 'research'
+          ? {
+              class: 'host',
+              tools: ['web_fetch', 'web_search'],
+              detail: `Agent ${agent} reaches this machine: web_fetch (may reach your own network). Not narrower because web_fetch may reach your own network (tools.web.fetch.ssrfPolicy.dangerouslyAllowPrivateNetwork). Settings: tools.profile "full", agents.entries.${agent}.tools.allow. For a narrower class, for web_fetch, remove tools.web.fetch.ssrfPolicy.dangerouslyAllowPrivateNetwork.`,
+            }
+          : expected === 'web'
+            ? { ...agents.research!, detail: `Agent ${agent} is offered web search and fetch only.` }
+            : {
+                class: 'sandboxed',
+                tools: ['apply_patch', 'edit', 'exec', 'ls', 'process', 'read', 'write'],
+                detail: `Agent ${agent} runs exec, read, write and more only in OpenClaw's sandbox.`,
+                sandbox: {
+                  mode: 'all',
+                  workspaceAccess: 'none',
+                  network: body.sandboxNetwork ? 'bridge' : 'none',
+                },
+              };
+    }
+    return { code: 200, body: answer };
+  };
   const toolsOf = (agent: string): ToolClassView =>
-    AGENTS[agent] ?? {
+    agents[agent] ?? {
       class: 'host',
       tools: [],
       detail: `Agent "${agent}" is not in the config: counted as host.`,
@@ -242,6 +351,7 @@ export function mockSkills(scenario: 'healthy' | 'problems', perSender: () => nu
     /** Answers a Skills route, or undefined for any other route. */
     handle(route: string, body: Record<string, unknown>): MockReply | undefined {
       if (route === 'GET /api/skills') return { code: 200, body: response() };
+      if (route === 'POST /api/skills/snippet') return propose(body);
       if (route === 'POST /api/skills') {
         const missing = ['id', 'name', 'description', 'agent', 'audience'].filter(
           (field) => typeof body[field] !== 'string' || body[field] === '',

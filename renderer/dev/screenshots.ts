@@ -109,6 +109,34 @@ async function shoot(scenario: Scenario, colorScheme: 'light' | 'dark') {
     await page.waitForTimeout(300);
     await page.screenshot({ path: `${outDir}/traffic-filtered-${tag}.png` });
 
+    // Skills: each skill's card; a new one from a template, its config proposed, checked again (as the
+    // template intends, or, with problems, defeated by the operator's config), added; a host skill's tools.
+    await page.getByTestId('nav-skills').click();
+    await page.getByTestId('skill-card').first().waitFor();
+    await page.screenshot({ path: `${outDir}/skills-${tag}.png`, fullPage: true });
+    await page.getByRole('button', { name: 'Add a skill' }).click();
+    const skillForm = page.getByTestId('skill-form');
+    await skillForm.getByLabel('Id', { exact: true }).fill('web-research');
+    await skillForm.getByLabel('Name', { exact: true }).fill('Web research');
+    await skillForm.getByLabel('Description').fill('Searches the web and answers with the sources it read.');
+    await skillForm.getByRole('button', { name: 'Propose the config' }).click();
+    await page.getByTestId('skill-snippet').waitFor();
+    await page.getByTestId('skill-form-card').screenshot({ path: `${outDir}/skills-proposed-${tag}.png` });
+    await skillForm.getByRole('button', { name: 'Check again' }).click();
+    await page.locator('[data-testid="skill-agent-outcome"]:not([data-state="not-applied"])').waitFor();
+    await page.getByTestId('skill-form-card').screenshot({ path: `${outDir}/skills-checked-${tag}.png` });
+    await skillForm.getByRole('button', { name: 'Add skill' }).click();
+    await page.getByTestId('skills-result').waitFor();
+    await page.screenshot({ path: `${outDir}/skills-added-${tag}.png`, fullPage: true });
+    await page
+      .getByRole('button', { name: /^Accept the tools of / })
+      .first()
+      .click();
+    await page.getByRole('dialog').waitFor();
+    await page.screenshot({ path: `${outDir}/skills-accept-dialog-${tag}.png` });
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
+
     // The Access tab's name carries the pending count ("Access (2)"): by its test id.
     await page.getByTestId('nav-access').click();
     await page.getByTestId('pending-row').first().waitFor();
@@ -116,6 +144,15 @@ async function shoot(scenario: Scenario, colorScheme: 'light' | 'dark') {
     await page.getByTestId('deny-button').first().click();
     await page.getByRole('dialog').waitFor();
     await page.screenshot({ path: `${outDir}/access-deny-dialog-${tag}.png` });
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
+    // A sender approved for some skills only: the scope it may call.
+    await page
+      .getByRole('button', { name: /for some skills/ })
+      .first()
+      .click();
+    await page.getByRole('dialog').getByRole('checkbox').nth(1).check();
+    await page.getByRole('dialog').screenshot({ path: `${outDir}/access-scope-dialog-${tag}.png` });
     await page.keyboard.press('Escape');
     await page.getByRole('dialog').waitFor({ state: 'hidden' });
 

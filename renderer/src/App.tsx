@@ -15,6 +15,7 @@ import { Keys } from './pages/Keys';
 import { Overview } from './pages/Overview';
 import { Registry } from './pages/Registry';
 import { Settings } from './pages/Settings';
+import { Skills } from './pages/Skills';
 import { Traffic } from './pages/Traffic';
 import { PAGES, pageFromHash, pageHref, type PageProps } from './pages/types';
 
@@ -185,6 +186,7 @@ function Console({ token, onUnauthorized, replaceToken, tokenReplaced, createEve
           <>
             {page === 'overview' ? <Overview {...props} /> : null}
             {page === 'traffic' ? <Traffic {...props} /> : null}
+            {page === 'skills' ? <Skills {...props} /> : null}
             {page === 'access' ? <Access {...props} /> : null}
             {page === 'keys' ? <Keys {...props} /> : null}
             {page === 'registry' ? <Registry {...props} /> : null}

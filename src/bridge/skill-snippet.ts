@@ -2,47 +2,15 @@
 // agent whose tools are exactly its class's, that OpenClaw 2026.9 accepts by hot reload once merged into the
 // operator's `openclaw.json` (the roster rules of agent-snippet.ts), and that tool-class.ts classifies as
 // the class the template names. Checked against a running 2026.9.6 in test/openclaw/skill-classes.test.ts.
-import type { ToolClass } from '../protocol/skills.js';
+import type { SandboxBackend, SkillTemplate } from '../protocol/skill-templates.js';
 import { rosterSnippet, STOCK_ROSTER, type RosterFacts } from './agent-snippet.js';
 
-/** The templates a new skill starts from; `custom` points at an agent the operator has (no snippet). */
-export type SkillTemplate = 'research' | 'sandboxed' | 'custom';
-
-export interface SkillTemplateInfo {
-  id: SkillTemplate;
-  name: string;
-  /** The class its agent has once the snippet is merged; `custom` is whatever its agent classifies as. */
-  toolClass?: ToolClass;
-  /** What it gives callers, for the console. */
-  summary: string;
-}
-
-export const SKILL_TEMPLATES: readonly SkillTemplateInfo[] = [
-  {
-    id: 'research',
-    name: 'Research (web search and fetch)',
-    toolClass: 'web',
-    summary:
-      "A new agent offered web_search and web_fetch and nothing else: it searches with the gateway's configured provider and reads public pages; OpenClaw's private-network guard keeps it off your own network.",
-  },
-  {
-    id: 'sandboxed',
-    name: 'Sandboxed helper (shell in a container)',
-    toolClass: 'sandboxed',
-    summary:
-      'A new agent whose shell and file tools run only in a Docker or Podman container OpenClaw starts for it: no network, none of your files, no way to run commands outside it.',
-  },
-  {
-    id: 'custom',
-    name: 'Custom: an existing agent',
-    summary:
-      'An agent you already have, as it is: its class is read from your OpenClaw config, and a host class needs your acceptance.',
-  },
-];
+// The templates themselves are data the renderer shares.
+export { SKILL_TEMPLATES, type SkillTemplate, type SkillTemplateInfo } from '../protocol/skill-templates.js';
 
 export interface SkillSnippetOptions {
   /** `sandboxed`: the container runtime (default `docker`; `podman` for rootless hosts without Docker). */
-  backend?: 'docker' | 'podman';
+  backend?: SandboxBackend;
   /** `sandboxed`: let the container reach the network (Docker's `bridge`); default no network. */
   sandboxNetwork?: boolean;
 }

@@ -11,7 +11,7 @@ import { classifyAgentTools } from './tool-class.js';
 import type { AgentListing } from './gateway-agents.js';
 import type { ResolvedGateway } from './gateway-config.js';
 import { agentModel, notLoaded } from './gateway-target.js';
-import { readOpenClawFile } from './openclaw-file.js';
+import { readOpenClawFile, type OpenClawFile } from './openclaw-file.js';
 import { declaredAgents } from './tool-policy.js';
 
 /** What a skill needs checked: the agent it runs on, and whether its sandbox may reach the network. */
@@ -93,13 +93,14 @@ export class SkillTargets {
     void this.refresh();
   }
 
-  private async renew(): Promise<void> {
+  /** `always`: ask the gateway's list even with no skill published (a new skill's check). */
+  private async renew(always = false): Promise<void> {
     const skills = this.options.skills();
     const before = JSON.stringify(skills.map((skill) => this.target(skill)));
     // The file first, at once: tools it no longer allows stop serving before the list comes back.
     this.file = this.readFile();
     this.version += 1;
-    const listing = skills.length > 0 ? await this.options.listing() : undefined;
+    const listing = skills.length > 0 || always ? await this.options.listing() : undefined;
     this.file = this.readFile();
     this.listing = listing;
     this.checkedAt = new Date(this.now()).toISOString();
@@ -107,6 +108,31 @@ export class SkillTargets {
     for (const id of this.cache.keys()) if (!skills.some((skill) => skill.id === id)) this.cache.delete(id);
     const after = JSON.stringify(this.options.skills().map((skill) => this.target(skill)));
     if (after !== before) this.options.onChange?.();
+  }
+
+  /**
+   * A skill's agent checked now, for a skill not saved yet ("Check again" once the operator merged its
+   * snippet): the gateway's agent list asked and the config file read afresh, as for every skill (the
+   * skill the operator then adds is judged on what this check saw).
+   */
+  async checkNow(skill: Omit<SkillAgent, 'id'>): Promise<SkillTarget> {
+    await this.renew(true);
+    return this.check({ id: '', ...skill });
+  }
+
+  /**
+   * The OpenClaw config file as the skills' checks read it: parsed, or why not; nothing for a gateway on
+   * another machine (its file is not this one).
+   */
+  readConfig(): { remote: true } | OpenClawFile {
+    let hostname = '';
+    try {
+      hostname = new URL(this.options.gateway().config.url).hostname;
+    } catch {
+      // not configured: said elsewhere
+    }
+    if (!isLoopbackHost(hostname)) return { remote: true };
+    return readOpenClawFile(this.options.configPath());
   }
 
   private check(skill: SkillAgent): SkillTarget {
@@ -164,14 +190,8 @@ export class SkillTargets {
   }
 
   private readFile(): FileFacts {
-    let hostname = '';
-    try {
-      hostname = new URL(this.options.gateway().config.url).hostname;
-    } catch {
-      // not configured: said elsewhere
-    }
-    if (!isLoopbackHost(hostname)) return { remote: true };
-    const file = readOpenClawFile(this.options.configPath());
+    const file = this.readConfig();
+    if ('remote' in file) return file;
     if (!file.ok) return { ok: false, detail: file.detail };
     const declared = declaredAgents(file.config);
     return { ok: true, config: file.config, ...(declared ? { declared } : {}) };

@@ -3,6 +3,7 @@
  * and constants, so the renderer can import them without importing the core.
  */
 import type { ErrorCode, RefusalStep } from './errors.js';
+import type { SandboxBackend, SkillTemplate } from './skill-templates.js';
 import type { SkillAudience, SkillLimits, SkillSetting, ToolClass, ToolClassView } from './skills.js';
 import type { AgentCard, Mode } from './types.js';
 
@@ -614,6 +615,56 @@ export type SkillEditRequest = Partial<Omit<SkillAddRequest, 'id'>>;
 /** POST /api/skills/:id/accept: the tools the operator saw and accepts (exactly the skill's tools now). */
 export interface SkillAcceptRequest {
   tools: string[];
+}
+
+/**
+ * POST /api/skills/snippet: the OpenClaw config for a new skill's agent from a template (none for `custom`,
+ * an agent the operator has), fitted to the roster of the operator's config file; asked again, it says what
+ * the agent is now ("Check again" once the operator merged it).
+ */
+export interface SkillSnippetRequest {
+  template: SkillTemplate;
+  /** The OpenClaw agent id: a new one for a template (the skill's id, say), an existing one for `custom`. */
+  agent: string;
+  /** `sandboxed`: the skill lets its sandbox reach the network (the snippet opens it; the check allows it). */
+  sandboxNetwork?: boolean;
+  /** `sandboxed`: the container runtime the snippet names (default docker). */
+  backend?: SandboxBackend;
+}
+
+/**
+ * What the agent is now beside what the template intends:
+ * - `not-applied`: the config file has no such agent (yet);
+ * - `not-loaded`: the file has it, the gateway does not run it (not reloaded, or a config it refuses);
+ * - `as-intended`: the template's class; `defeated`: another class, the operator's own config decided it
+ *   (the message says which setting, in the classifier's words);
+ * - `classified`: `custom`, its class as it is;
+ * - `unknown`: the file cannot be read here (a gateway on another machine, no file).
+ */
+export interface SkillSnippetOutcome {
+  state: 'not-applied' | 'not-loaded' | 'as-intended' | 'defeated' | 'classified' | 'unknown';
+  message: string;
+}
+
+export interface SkillSnippetResponse {
+  template: SkillTemplate;
+  /** The agent id as OpenClaw writes it (lower case): what the skill's `agent` must be. */
+  agent: string;
+  /** JSON5 to merge into `mergeInto`; absent for `custom`. */
+  snippet?: string;
+  /** The class the template gives its agent; absent for `custom`. */
+  expectedClass?: ToolClass;
+  /** The OpenClaw config file to merge it into. */
+  mergeInto: string;
+  /** Fitted to the file's roster, or to a stock one when the file cannot be read here (`rosterNote`: why). */
+  roster: 'file' | 'stock';
+  rosterNote?: string;
+  /** The file declares this agent already (a template then changes its tools; merge with care). */
+  declared: boolean;
+  /** The agent on the gateway (its list asked now) and its class from the file read now. */
+  agentCheck: SkillAgentCheck;
+  tools: ToolClassView;
+  outcome: SkillSnippetOutcome;
 }
 
 /** GET /api/status */

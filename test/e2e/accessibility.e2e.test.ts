@@ -1,6 +1,6 @@
 // Accessibility of the console (issue 16), in Debian's Chromium: axe-core on every page (Overview, Traffic
-// with its details open, Access with an A2A key just issued, Keys, Registry, Settings with its form
-// errors, help pages), every dialog and the token screen, in the light and the dark color scheme, failing on any
+// with its details open, Skills with a new skill's proposed config, Access with an A2A key just issued, Keys,
+// Registry, Settings with its form errors, help pages), every dialog and the token screen, in the light and the dark color scheme, failing on any
 // violation; and the keyboard's way in: after load the first Tab reaches the skip link, then the tabs, and a
 // click in the page does not pull focus into it. Against the same stack as console.e2e.test.ts, with calls
 // in, a refused one, a waiting sender and a call out, so every kind of row and badge is on screen.
@@ -167,6 +167,17 @@ describe.skipIf(!hasChromium)('accessibility in Chromium', () => {
         await page.getByRole('button', { name: 'Close details' }).click();
       });
 
+      it('Skills, with the form of a new skill and its proposed config (one analysis: list and form)', async () => {
+        await open('skills', '[data-testid="skill-card"]');
+        await page.getByRole('button', { name: 'Add a skill' }).click();
+        const form = page.getByTestId('skill-form');
+        await form.getByLabel('Id', { exact: true }).fill('research');
+        await form.getByRole('button', { name: 'Propose the config' }).click();
+        await page.getByTestId('skill-snippet').waitFor(WAIT);
+        await check('skills-add');
+        await form.getByRole('button', { name: 'Cancel' }).click();
+      });
+
       it('Access, its deny dialog, an A2A key just issued and its revoke dialog', async () => {
         await open('access', '[data-testid="pending-row"]');
         await check('access');
@@ -257,7 +268,7 @@ describe.skipIf(!hasChromium)('accessibility in Chromium', () => {
     it('after load, Tab reaches the skip link first, then the tabs in order', async () => {
       expect(await focused(page)).toBe('body');
       const order: string[] = [];
-      for (let i = 0; i < 7; i++) {
+      for (let i = 0; i < 8; i++) {
         await page.keyboard.press('Tab');
         order.push(await focused(page));
       }
@@ -266,6 +277,7 @@ describe.skipIf(!hasChromium)('accessibility in Chromium', () => {
         'a.skip-link "Skip to content"',
         'a.tab "Overview"',
         'a.tab "Traffic"',
+        'a.tab "Skills"',
         'a.tab "Access"',
         'a.tab "Keys"',
         'a.tab "Registry"',
@@ -296,13 +308,13 @@ describe.skipIf(!hasChromium)('accessibility in Chromium', () => {
           .toBeLessThan(450);
         expect(await focused(fresh)).toBe('body');
         const order: string[] = [];
-        for (let i = 0; i < 8; i++) {
+        for (let i = 0; i < 9; i++) {
           await fresh.keyboard.press('Tab');
           order.push(await focused(fresh));
         }
         expect(order[0]).toBe('a.skip-link "Skip to content"');
-        expect(order.slice(1, 7).every((element) => element.startsWith('a.tab '))).toBe(true);
-        expect(order[7]).toBe('a. "Gateway"');
+        expect(order.slice(1, 8).every((element) => element.startsWith('a.tab '))).toBe(true);
+        expect(order[8]).toBe('a. "Gateway"');
         // A section link then takes focus to its heading.
         await fresh.getByTestId('jump-registry').click();
         expect(await focused(fresh)).toMatch(/^h2\b.* "Registry"$/);

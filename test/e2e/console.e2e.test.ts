@@ -3,6 +3,7 @@
 // a person would, by roles, labels and test ids (renderer/README.md). Screenshots: test-results/e2e/*.png.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
+import { appFetch } from '../../src/lib/http.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -19,6 +20,7 @@ import {
   text,
   watchProblems,
 } from './browser.js';
+import { mergeSnippetInto } from '../helpers/openclaw-config.js';
 import { startStack, type Stack } from './stack.js';
 
 /** Every wait in the browser: generous, so a loaded CI machine does not flake; the file takes a few seconds. */
@@ -60,7 +62,7 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
   });
 
   /** Navigates by the nav link, as a person would, and waits until it is the current page. */
-  async function open(name: 'Overview' | 'Traffic' | 'Keys' | 'Registry' | 'Settings') {
+  async function open(name: 'Overview' | 'Traffic' | 'Skills' | 'Keys' | 'Registry' | 'Settings') {
     const link = page.getByTestId(`nav-${name.toLowerCase()}`);
     await link.click();
     await expect.poll(() => attr(link, 'aria-current'), WAIT).toBe('page');
@@ -481,6 +483,50 @@ describe.skipIf(!hasChromium)('the operator console in Chromium', () => {
       await stack.agent.app.gatewayTarget.reset();
     }
     await expect.poll(() => page.getByTestId('host-tools-warning').count(), WAIT).toBe(0);
+  });
+
+  it('Skills: "Research" published from the console, its agent merged from the proposed config, is on both cards', async () => {
+    await open('Skills');
+    await page.getByRole('button', { name: 'Add a skill' }).click();
+    const form = page.getByTestId('skill-form');
+    await form.getByLabel('Id', { exact: true }).fill('research');
+    await form.getByLabel('Name', { exact: true }).fill('Research');
+    await form.getByLabel('Description').fill('Searches the web and answers with its sources.');
+    await form.getByRole('button', { name: 'Propose the config' }).click();
+    const snippet = page.getByTestId('skill-snippet');
+    await snippet.waitFor(WAIT);
+    expect(await text(page.getByTestId('skill-merge-into'))).toBe(stack.openclawConfig);
+    const outcome = page.getByTestId('skill-agent-outcome');
+    expect(await attr(outcome, 'data-state')).toBe('not-applied');
+
+    // The operator merges it; OpenClaw reloads and lists the new agent.
+    mergeSnippetInto(stack.openclawConfig, await text(snippet));
+    stack.gateway.set({ agents: ['main', 'public', 'research'] });
+    await form.getByRole('button', { name: 'Check again' }).click();
+    await expect.poll(() => attr(outcome, 'data-state'), WAIT).toBe('as-intended');
+    expect(await attr(page.getByTestId('actual-class'), 'data-class')).toBe('web');
+    await screenshot(page, 'skills-add');
+
+    await form.getByRole('radio', { name: 'Public' }).check();
+    await form.getByRole('button', { name: 'Add skill' }).click();
+    await page.getByTestId('skills-result').waitFor(WAIT);
+    const card = page.locator('[data-testid="skill-card"][data-skill="research"]');
+    expect(await attr(card, 'data-state')).toBe('serving');
+    expect(await attr(card, 'data-class')).toBe('web');
+    expect(await text(card.getByTestId('skill-tools'))).toBe('web_fetchweb_search');
+
+    // Both cards: SAMVAD's lists the skill; A2A's own card for it is where the page says.
+    expect((await stack.publicCard()).skills.map((skill) => skill.id)).toEqual(['chat', 'research']);
+    const a2aCard = await text(card.getByTestId('skill-card-url'));
+    expect(a2aCard).toBe(`${stack.agent.app.agentUrl}/a2a/skills/research/.well-known/agent-card.json`);
+    const response = await appFetch(a2aCard);
+    expect(response.status).toBe(200);
+    const served = (await response.json()) as { skills: { id: string; name: string }[] };
+    expect(served.skills.map(({ id, name }) => ({ id, name }))).toEqual([
+      { id: 'research', name: 'Research' },
+    ]);
+    expect(JSON.stringify(served)).toContain('/a2a/skills/research/jsonrpc');
+    await screenshot(page, 'skills');
   });
 
   it('a wrong token is refused: the token screen says how to get in, and the right token opens the console', async () => {

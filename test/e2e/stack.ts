@@ -25,6 +25,8 @@ export interface Stack {
   peer: TestAgent;
   stranger: TestAgent;
   console: ConsoleHandle;
+  /** The gateway's OpenClaw config file (JSON5), as the operator edits it. */
+  openclawConfig: string;
   /** The agent's id now (with the tunnel online: `agent://<id>.localhost:PORT`). */
   agentId(): string;
   /** The card as a caller sees it, fetched through the public (tunnel) URL. */
@@ -105,6 +107,7 @@ export async function startStack(): Promise<Stack> {
       peer,
       stranger,
       console: con,
+      openclawConfig: configPath,
       agentId,
       publicCard: async () => {
         const response = await appFetch(`${agent.app.agentUrl}/.well-known/agent.json`);

@@ -35,6 +35,7 @@ const RESEARCH = key('0123456789ab', {
   lastUsedAt: new Date(Date.now() - 5 * 60_000).toISOString(),
   expiresAt: new Date(Date.now() + 30 * 24 * HOUR).toISOString(),
   limits: { requestsPerMinute: 5, tokensPerDay: 20_000 },
+  skills: ['research', 'code-runner'],
 });
 const OLD = key('aaaaaaaaaaaa', {
   name: 'Old partner',
@@ -68,19 +69,22 @@ const cells = (id: string) =>
     .map((cell) => cell.textContent);
 
 describe('A2A keys: the list', () => {
-  it('shows each key: name, id and limits, created, last used, calls, expiry; revoked and expired ones marked', async () => {
+  it('shows each key: name, id and limits, skills, created, last used, calls, expiry; revoked and expired ones marked', async () => {
     setup({ 'GET /api/a2a/keys': { body: listed([RESEARCH, OLD, TRIAL]) } });
     await screen.findAllByTestId('a2a-key-row');
     expect(within(row(RESEARCH.id)).getByRole('rowheader').textContent).toBe(
       'Research agent 0123456789ab · 5 requests/min, 20,000 tokens/day',
     );
-    const [created, lastUsed, calls, expires, action] = cells(RESEARCH.id);
+    const [skills, created, lastUsed, calls, expires, action] = cells(RESEARCH.id);
+    // Scoped: exactly these skills; unscoped: every public and approved one.
+    expect(skills).toBe('research, code-runner');
     expect(created).toMatch(/^2 d ago \(.+\)$/);
     expect(lastUsed).toMatch(/^5 min ago \(.+\)$/);
     expect(calls).toBe('1,234');
     expect(expires).toMatch(/^in 30 d \(.+\)$/);
     expect(action).toBe('Revoke…');
     expect(cells(OLD.id)).toEqual([
+      'every public and approved skill',
       expect.any(String),
       'never',
       '0',

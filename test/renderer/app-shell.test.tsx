@@ -3,11 +3,19 @@
  * The shell around the pages: the header's name, the Access tab's count, and the live reload of the access
  * lists when the console says they changed (fetch and EventSource doubles).
  */
-import { act, cleanup, render, screen, within } from '@testing-library/react';
+import { act, cleanup, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { App } from '../../renderer/src/App';
 import type { StatusResponse } from '../../src/protocol/console-api.js';
-import { accessView, FakeEventSource, fakeFetch, pendingSender, status } from './fakes';
+import {
+  accessView,
+  FakeEventSource,
+  fakeFetch,
+  pendingSender,
+  skillsView,
+  skillView,
+  status,
+} from './fakes';
 
 beforeEach(() => {
   FakeEventSource.instances = [];
@@ -53,7 +61,7 @@ describe('the header', () => {
 });
 
 describe('the Access tab', () => {
-  it('sits between Traffic and Keys and counts the senders waiting', async () => {
+  it('sits between Skills and Keys and counts the senders waiting', async () => {
     await open('overview', {
       'GET /api/status': { body: status({ access: { policy: 'pairing', pending: 2 } }) },
     });
@@ -61,7 +69,7 @@ describe('the Access tab', () => {
     const tabs = within(screen.getByRole('navigation', { name: 'Pages' }))
       .getAllByRole('link')
       .map((link) => link.textContent);
-    expect(tabs).toEqual(['Overview', 'Traffic', 'Access (2)', 'Keys', 'Registry', 'Settings']);
+    expect(tabs).toEqual(['Overview', 'Traffic', 'Skills', 'Access (2)', 'Keys', 'Registry', 'Settings']);
     expect(screen.getByRole('link', { name: 'Access (2)' }).getAttribute('href')).toBe('#/access');
   });
 
@@ -94,5 +102,34 @@ describe('the Access tab', () => {
     await act(async () => FakeEventSource.last.emit('access', { kind: 'new-sender', pending: pending[2] }));
     expect(await screen.findAllByTestId('pending-row')).toHaveLength(3);
     expect(loads()).toBe(before + 2);
+  });
+});
+
+describe('the Skills tab', () => {
+  it('opens the Skills page at #/skills, and reloads it when a state event of kind skills, settings or gateway arrives', async () => {
+    let skills = [skillView('research')];
+    const calls = await open('skills', {
+      'GET /api/status': { body: status() },
+      'GET /api/skills': () => ({ body: skillsView(skills) }),
+    });
+    expect(screen.getByRole('link', { name: 'Skills' }).getAttribute('href')).toBe('#/skills');
+    expect(screen.getByTestId('nav-skills').getAttribute('aria-current')).toBe('page');
+    expect(await screen.findAllByTestId('skill-card')).toHaveLength(2);
+    const loads = () => calls.filter((c) => c.path === '/api/skills').length;
+    const before = loads();
+
+    skills = [...skills, skillView('summary')];
+    await act(async () => FakeEventSource.last.emit('state', { kind: 'skills' }));
+    await waitFor(() => expect(screen.getAllByTestId('skill-card')).toHaveLength(3));
+    expect(loads()).toBe(before + 1);
+
+    // Not every change is one of the skills'.
+    await act(async () => FakeEventSource.last.emit('state', { kind: 'keys' }));
+    await act(async () => FakeEventSource.last.emit('state', { kind: 'tunnel' }));
+    expect(loads()).toBe(before + 1);
+    for (const kind of ['settings', 'gateway']) {
+      await act(async () => FakeEventSource.last.emit('state', { kind }));
+    }
+    await waitFor(() => expect(loads()).toBe(before + 3));
   });
 });

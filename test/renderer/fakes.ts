@@ -14,9 +14,12 @@ import type {
   PendingSenderView,
   SettingsResponse,
   SettingsUpdateResponse,
+  SkillsResponse,
+  SkillView,
   StatusResponse,
   TrafficEntry,
 } from '../../src/protocol/console-api.js';
+import type { SkillSetting } from '../../src/protocol/skills.js';
 
 export class FakeEventSource implements EventSourceLike {
   static instances: FakeEventSource[] = [];
@@ -279,6 +282,71 @@ export function consoleData(value: StatusResponse | null, overrides: Partial<Con
     pause: vi.fn(),
     resume: vi.fn(),
     accessVersion: 0,
+    skillsVersion: 0,
     ...overrides,
+  };
+}
+
+/** One skill as GET /api/skills lists it: published to approved callers on an agent of its own, serving. */
+export type SkillViewOverrides = Omit<Partial<SkillView>, 'setting'> & { setting?: Partial<SkillSetting> };
+
+export function skillView(id: string, overrides: SkillViewOverrides = {}): SkillView {
+  const setting: SkillSetting = {
+    id,
+    name: id[0]!.toUpperCase() + id.slice(1),
+    description: `The ${id} skill.`,
+    examples: [],
+    agent: id,
+    audience: 'approved',
+    limits: {},
+    paused: false,
+    ...overrides.setting,
+  };
+  return {
+    builtIn: false,
+    agent: {
+      agent: setting.agent,
+      model: `openclaw/${setting.agent}`,
+      check: 'present',
+      checkedAt: '2025-01-01T12:00:00Z',
+      available: [...new Set(['main', 'public', setting.agent])],
+    },
+    tools: { class: 'none', tools: [], detail: `Agent ${setting.agent} is offered no tools.` },
+    widest: 'sandboxed',
+    serving: { serving: true },
+    limits: { requestsPerMinute: 10, tokensPerDay: 100_000 },
+    today: { calls: 0, tokens: 0 },
+    a2aCardUrl: `https://demo.example/a2a/skills/${id}/.well-known/agent-card.json`,
+    ...overrides,
+    setting,
+  };
+}
+
+/** The built-in chat skill, on the restricted agent. */
+export function chatSkillView(overrides: SkillViewOverrides = {}): SkillView {
+  return skillView('chat', {
+    builtIn: true,
+    widest: 'web',
+    a2aCardUrl: 'https://demo.example/.well-known/agent-card.json',
+    ...overrides,
+    setting: {
+      id: 'chat',
+      name: 'Chat',
+      description: "Send a message to the operator's agent.",
+      examples: [],
+      agent: 'public',
+      audience: 'public',
+      limits: {},
+      paused: false,
+      ...overrides.setting,
+    },
+  });
+}
+
+/** GET /api/skills: chat first, then `skills`. */
+export function skillsView(skills: SkillView[] = []): SkillsResponse {
+  return {
+    skills: [chatSkillView(), ...skills],
+    defaults: { requestsPerMinute: 10, tokensPerDay: 100_000 },
   };
 }

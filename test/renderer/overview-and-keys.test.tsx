@@ -22,6 +22,7 @@ const dataFor = (value: StatusResponse): ConsoleData => ({
   pause: vi.fn(),
   resume: vi.fn(),
   accessVersion: 0,
+  skillsVersion: 0,
 });
 
 describe('Overview', () => {

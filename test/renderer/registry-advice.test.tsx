@@ -47,6 +47,7 @@ function dataFor(value: StatusResponse): ConsoleData {
     pause: vi.fn(),
     resume: vi.fn(),
     accessVersion: 0,
+    skillsVersion: 0,
   };
 }
 

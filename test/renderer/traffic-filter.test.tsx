@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 /** The traffic filters (TrafficFilter semantics, applied in the browser) and the filter bar (UI logic only). */
-import { cleanup, fireEvent, render, screen } from '@testing-library/react';
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ConsoleData } from '../../renderer/src/hooks/useConsole';
 import { createApiClient } from '../../renderer/src/api/client';
@@ -8,7 +8,7 @@ import { Traffic } from '../../renderer/src/pages/Traffic';
 import { filterTraffic, isValidStatusFilter, trafficPredicate } from '../../renderer/src/traffic/filter';
 import { initialTrafficLog } from '../../renderer/src/traffic/log';
 import type { TrafficEntry } from '../../src/protocol/console-api.js';
-import { entry, fakeFetch } from './fakes';
+import { consoleData, entry, fakeFetch, skillsView, skillView } from './fakes';
 
 afterEach(cleanup);
 
@@ -100,6 +100,7 @@ describe('the filter bar', () => {
       pause: vi.fn(),
       resume: vi.fn(),
       accessVersion: 0,
+      skillsVersion: 0,
     };
     render(<Traffic api={createApiClient({ token: 't', fetch })} data={data} />);
     expect(screen.getAllByTestId('traffic-row')).toHaveLength(6);
@@ -131,10 +132,57 @@ describe('the filter bar', () => {
       pause: vi.fn(),
       resume: vi.fn(),
       accessVersion: 0,
+      skillsVersion: 0,
     } satisfies ConsoleData;
     render(<Traffic api={createApiClient({ token: 't', fetch })} data={data} />);
     fireEvent.change(screen.getByLabelText('Status'), { target: { value: '4x' } });
     expect(screen.getByLabelText('Status').getAttribute('aria-invalid')).toBe('true');
     expect(screen.getByText('A code like 401 or a class like 4xx')).toBeTruthy();
+  });
+
+  it('shows the skill of every call, offers the published skills first (then the ones callers named), and narrows on one', async () => {
+    const calls = [
+      entry(9, {
+        protocol: 'a2a',
+        endpoint: '/a2a/skills/research/jsonrpc',
+        skill: 'research',
+        sender: 'a2a-key:k1',
+      }),
+      // An A2A read runs no skill.
+      entry(8, { protocol: 'a2a', endpoint: '/a2a/jsonrpc', skill: undefined, sender: 'a2a-key:k1' }),
+      // A caller's unsigned text that is no skill id: shown in its row, never suggested.
+      entry(7, { verdict: 'shape', status: 400, skill: 'x'.repeat(500) }),
+      ...log,
+    ];
+    const { fetch } = fakeFetch({
+      'GET /api/skills': { body: skillsView([skillView('research'), skillView('ops')]) },
+    });
+    const data = consoleData(null, {
+      traffic: { ...initialTrafficLog, entries: calls, loaded: true, total: calls.length },
+    });
+    render(<Traffic api={createApiClient({ token: 't', fetch })} data={data} />);
+    const skillCells = () =>
+      screen.getAllByTestId('traffic-row').map((row) => within(row).getAllByRole('gridcell')[3]?.textContent);
+    expect(skillCells()).toEqual([
+      'research',
+      '—',
+      'x'.repeat(500),
+      'chat',
+      'chat',
+      'translate',
+      'chat',
+      'chat',
+      '—',
+    ]);
+    const input = screen.getByLabelText('Skill');
+    const options = () =>
+      [...document.querySelectorAll(`#${CSS.escape(input.getAttribute('list')!)} option`)].map(
+        (option) => (option as HTMLOptionElement).value,
+      );
+    await waitFor(() => expect(options()).toEqual(['chat', 'research', 'ops', 'translate']));
+    fireEvent.change(input, { target: { value: 'research' } });
+    await waitFor(() =>
+      expect(screen.getAllByTestId('traffic-row').map((row) => row.dataset.entryId)).toEqual(['9']),
+    );
   });
 });

@@ -37,6 +37,7 @@ function showOverview(value: StatusResponse) {
     pause: vi.fn(),
     resume: vi.fn(),
     accessVersion: 0,
+    skillsVersion: 0,
   };
   render(<Overview api={createApiClient({ token: 't', fetch })} data={data} />);
   return { calls, refreshStatus };

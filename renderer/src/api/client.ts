@@ -19,6 +19,11 @@ import type {
   SelfTestResponse,
   SettingsResponse,
   SettingsUpdateResponse,
+  SkillAddRequest,
+  SkillEditRequest,
+  SkillSnippetRequest,
+  SkillSnippetResponse,
+  SkillsResponse,
   StatusResponse,
   TrafficFilter,
   TrafficResponse,
@@ -129,8 +134,12 @@ export function createApiClient(options: ApiClientOptions) {
       json<SettingsUpdateResponse>('PUT', '/api/settings', changes),
     selfTest: () => json<SelfTestResponse>('POST', '/api/selftest', {}),
     access: () => json<AccessResponse>('GET', '/api/access'),
-    /** Approves a waiting sender (its held tasks start), or any agent id ahead of its first call. */
-    approveSender: (sender: string) => json<AccessChangeResponse>('POST', '/api/access/approve', { sender }),
+    /**
+     * Approves a waiting sender (its held tasks start), or any agent id ahead of its first call; `skills`:
+     * exactly those (none: every public and approved skill). Approving again changes only the skills.
+     */
+    approveSender: (sender: string, skills?: string[]) =>
+      json<AccessChangeResponse>('POST', '/api/access/approve', { sender, ...(skills ? { skills } : {}) }),
     /** Turns a waiting sender down: its held tasks fail; it is refused until its request would have expired. */
     denySender: (sender: string) => json<AccessChangeResponse>('POST', '/api/access/deny', { sender }),
     revokeSender: (sender: string) => json<AccessChangeResponse>('POST', '/api/access/revoke', { sender }),
@@ -155,6 +164,19 @@ export function createApiClient(options: ApiClientOptions) {
     /** Refuses the key from the next request on, at every replica within a second. */
     revokeA2AKey: (id: string) =>
       json<A2AKeyRevokeResponse>('POST', `/api/a2a/keys/${encodeURIComponent(id)}/revoke`, {}),
+    /** The skills published (chat first), each with its agent, tools, audience, use today and card. */
+    skills: () => json<SkillsResponse>('GET', '/api/skills'),
+    addSkill: (request: SkillAddRequest) => json<SkillsResponse>('POST', '/api/skills', request),
+    /** The fields sent change; `{paused: true}` pauses it. */
+    editSkill: (id: string, changes: SkillEditRequest) =>
+      json<SkillsResponse>('PUT', `/api/skills/${encodeURIComponent(id)}`, changes),
+    removeSkill: (id: string) => json<SkillsResponse>('DELETE', `/api/skills/${encodeURIComponent(id)}`),
+    /** A host skill served to its named callers with exactly these tools (asked again when they change). */
+    acceptSkill: (id: string, tools: string[]) =>
+      json<SkillsResponse>('POST', `/api/skills/${encodeURIComponent(id)}/accept`, { tools }),
+    /** A new skill's agent config from a template, and that agent as it is now ("Check again"). */
+    proposeSkillConfig: (request: SkillSnippetRequest) =>
+      json<SkillSnippetResponse>('POST', '/api/skills/snippet', request),
     /** The MCP server's URL, its token and the exact `openclaw mcp` commands (the token: only on request). */
     mcp: () => json<McpResponse>('GET', '/api/mcp'),
     /** A new MCP token: the old one stops working at once, so the gateway's config needs the new one. */

@@ -15,6 +15,7 @@ export type {
   A2AKeyRevokeResponse,
   A2AKeysResponse,
   A2AKeyView,
+  AccessApproveRequest,
   AccessChangeResponse,
   AccessEvent,
   AccessPolicy,
@@ -43,6 +44,15 @@ export type {
   SettingSourceView,
   SettingsResponse,
   SettingsUpdateResponse,
+  SkillAddRequest,
+  SkillAgentCheck,
+  SkillEditRequest,
+  SkillServing,
+  SkillSnippetOutcome,
+  SkillSnippetRequest,
+  SkillSnippetResponse,
+  SkillsResponse,
+  SkillView,
   StateEvent,
   StatusResponse,
   A2ATrafficDetail,
@@ -56,3 +66,18 @@ export type {
   Verdict,
 } from '../../../src/protocol/console-api.js';
 export type { RefusalStep } from '../../../src/protocol/errors.js';
+// Skills (issue 27): the classes in order of reach, the widest each audience may have, the templates.
+export { TOOL_CLASSES, WIDEST_CLASS } from '../../../src/protocol/skills.js';
+export type {
+  SkillAudience,
+  SkillLimits,
+  SkillSetting,
+  ToolClass,
+  ToolClassView,
+} from '../../../src/protocol/skills.js';
+export { SKILL_TEMPLATES } from '../../../src/protocol/skill-templates.js';
+export type {
+  SandboxBackend,
+  SkillTemplate,
+  SkillTemplateInfo,
+} from '../../../src/protocol/skill-templates.js';

@@ -1,6 +1,6 @@
 /**
  * A2A keys, on the Access page: the keys agents on the A2A network call this one with (name, created, last
- * used, calls, expiry, limits), issuing one (shown once) and revoking one (after a confirmation). A revoked
+ * used, calls, expiry, limits, the skills it may call), issuing one (shown once) and revoking one (after a confirmation). A revoked
  * or expired key that Traffic shows refused says when it was last tried: its holder still uses it. Reloads
  * when the core says the access lists changed (`version`: a key issued or revoked elsewhere, another replica
  * or the CLI), and every 30 s for the usage.
@@ -12,11 +12,13 @@ import type {
   A2AKeysResponse,
   A2AKeyView,
   AccessPolicy,
+  SkillView,
   TrafficEntry,
 } from '../api/contract';
 import { asApiError, useAction } from '../hooks/useAction';
 import { useNow } from '../hooks/useNow';
 import { formatCount, formatRelative } from '../lib/format';
+import { scopeText } from '../lib/skills';
 import { Badge } from './Badge';
 import { Card } from './Card';
 import { ConfirmDialog } from './ConfirmDialog';
@@ -33,9 +35,11 @@ interface A2AKeysCardProps {
   policy: AccessPolicy;
   /** The traffic log the console holds (newest first): where refused keys were last tried. */
   traffic?: readonly TrafficEntry[];
+  /** The skills a new key may be scoped to (undefined while they load or cannot be read). */
+  skills?: readonly SkillView[];
 }
 
-export function A2AKeysCard({ api, version, policy, traffic }: A2AKeysCardProps) {
+export function A2AKeysCard({ api, version, policy, traffic, skills }: A2AKeysCardProps) {
   const [view, setView] = useState<A2AKeysResponse | null>(null);
   const [loadError, setLoadError] = useState<ApiRequestError | null>(null);
   const [issued, setIssued] = useState<{ name: string; secret: string } | null>(null);
@@ -135,6 +139,7 @@ export function A2AKeysCard({ api, version, policy, traffic }: A2AKeysCardProps)
       <h3 className="subhead">Issue a key</h3>
       <IssueKeyForm
         defaults={view?.defaults}
+        skills={skills}
         busy={issue.busy}
         error={issue.error}
         onIssue={async (next) => {
@@ -198,6 +203,7 @@ function KeysTable({ keys, refused, now, disabled, onRevoke }: KeysTableProps) {
       <thead>
         <tr>
           <th scope="col">Name</th>
+          <th scope="col">Skills</th>
           <th scope="col">Created</th>
           <th scope="col">Last used</th>
           <th scope="col">Calls</th>
@@ -218,6 +224,9 @@ function KeysTable({ keys, refused, now, disabled, onRevoke }: KeysTableProps) {
                 {limitsText(key)}
               </span>
             </th>
+            <td className="scope-text" data-testid="a2a-key-skills">
+              {key.skills ? scopeText(key.skills) : <span className="muted">{scopeText(undefined)}</span>}
+            </td>
             <td>
               <When iso={key.createdAt} now={now} past />
             </td>

@@ -1,4 +1,4 @@
-import { useId, useState, type FormEvent } from 'react';
+import { useId, useState, type FormEvent, type ReactNode } from 'react';
 import type { ApiRequestError } from '../api/client';
 
 // agent://host[:port] or agent://[ipv6][:port], as src/protocol checks it; the console says more if not.
@@ -18,11 +18,13 @@ interface AgentIdFormProps {
   accept?: { pattern: RegExp; message: string };
   /** Resolves true when done: the field is then emptied. */
   onSubmit: (agentId: string) => Promise<boolean>;
+  /** More of what is sent, under the field (the skills of an approval). */
+  children?: ReactNode;
 }
 
 /** One agent typed by the operator (approve in advance, allow a callee), checked before it is sent. */
 export function AgentIdForm(props: AgentIdFormProps) {
-  const { label, placeholder, action, busyAction, busy, help, error, onSubmit } = props;
+  const { label, placeholder, action, busyAction, busy, help, error, onSubmit, children } = props;
   const accept = props.accept ?? {
     pattern: AGENT_ID,
     message: `An agent id looks like ${placeholder} (its host, with a port if not 443).`,
@@ -41,6 +43,11 @@ export function AgentIdForm(props: AgentIdFormProps) {
     if (await onSubmit(agentId)) setValue('');
   };
   const problem = invalid ?? (error ? error.message : null);
+  const button = (
+    <button type="submit" className="button" disabled={busy || value.trim() === ''}>
+      {busy ? busyAction : action}
+    </button>
+  );
   const describedBy = [help ? `${id}-help` : '', problem ? `${id}-error` : ''].filter(Boolean).join(' ');
   return (
     <form className="advance-form" onSubmit={(event) => void submit(event)} noValidate>
@@ -60,9 +67,7 @@ export function AgentIdForm(props: AgentIdFormProps) {
             setInvalid(null);
           }}
         />
-        <button type="submit" className="button" disabled={busy || value.trim() === ''}>
-          {busy ? busyAction : action}
-        </button>
+        {children ? null : button}
       </div>
       {help ? (
         <p id={`${id}-help`} className="hint">
@@ -75,6 +80,9 @@ export function AgentIdForm(props: AgentIdFormProps) {
           {!invalid && error?.fix ? ` ${error.fix}` : ''}
         </p>
       ) : null}
+      {children}
+      {/* After what it sends, in reading and keyboard order. */}
+      {children ? <div className="actions">{button}</div> : null}
     </form>
   );
 }

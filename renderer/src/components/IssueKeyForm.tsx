@@ -1,11 +1,13 @@
 /**
- * "Issue a key": the name of the agent it is for, an optional expiry and optional limits of its own. The
- * console checks everything again and names each field at fault; its words show under that field.
+ * "Issue a key": the name of the agent it is for, an optional expiry, optional limits of its own, and the
+ * skills it may call (every public and approved one, or exactly those ticked). The console checks everything
+ * again and names each field at fault; its words show under that field.
  */
 import { useId, useState, type FormEvent } from 'react';
 import type { ApiRequestError } from '../api/client';
-import type { A2AKeyIssueRequest, A2AKeysResponse } from '../api/contract';
+import type { A2AKeyIssueRequest, A2AKeysResponse, SkillView } from '../api/contract';
 import { formatCount } from '../lib/format';
+import { scopeProblem, SkillScope } from './SkillScope';
 import { ErrorNotice } from './States';
 
 export const MAX_NAME_LENGTH = 100;
@@ -20,22 +22,28 @@ const EXPIRIES: readonly { days: number; label: string }[] = [
 
 interface IssueKeyFormProps {
   defaults: A2AKeysResponse['defaults'] | undefined;
+  /** The skills a key may be scoped to (undefined while they load or cannot be read). */
+  skills: readonly SkillView[] | undefined;
   busy: boolean;
   error: ApiRequestError | null;
   /** Resolves true once issued: the form is then emptied. */
   onIssue: (request: A2AKeyIssueRequest) => Promise<boolean>;
 }
 
-export function IssueKeyForm({ defaults, busy, error, onIssue }: IssueKeyFormProps) {
+export function IssueKeyForm({ defaults, skills, busy, error, onIssue }: IssueKeyFormProps) {
   const id = useId();
   const [name, setName] = useState('');
   const [days, setDays] = useState(0);
   const [rpm, setRpm] = useState('');
   const [tokens, setTokens] = useState('');
   const [nameMissing, setNameMissing] = useState(false);
+  const [scope, setScope] = useState<string[] | undefined>(undefined);
+  const [scopeTried, setScopeTried] = useState(false);
 
   const problem = (field: string) => error?.fields.find((each) => each.field === field)?.message;
   const nameProblem = nameMissing ? 'Name the agent the key is for.' : problem('name');
+  const scopeLocal = scopeProblem(scope);
+  const scopeError = (scopeTried ? scopeLocal : undefined) ?? problem('skills');
   const fields = [
     { field: 'limits.requestsPerMinute', label: 'Requests per minute', value: rpm, set: setRpm },
     { field: 'limits.tokensPerDay', label: 'Tokens per day', value: tokens, set: setTokens },
@@ -49,22 +57,24 @@ export function IssueKeyForm({ defaults, busy, error, onIssue }: IssueKeyFormPro
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    if (name.trim() === '') {
-      setNameMissing(true);
-      return;
-    }
+    if (name.trim() === '') setNameMissing(true);
+    setScopeTried(true);
+    if (name.trim() === '' || scopeLocal) return;
     const limit = (text: string) => (text.trim() === '' ? undefined : Number(text));
     const limits = { requestsPerMinute: limit(rpm), tokensPerDay: limit(tokens) };
     const request: A2AKeyIssueRequest = {
       name: name.trim(),
       ...(days > 0 ? { expiresAt: new Date(Date.now() + days * 86_400_000).toISOString() } : {}),
       ...(limits.requestsPerMinute !== undefined || limits.tokensPerDay !== undefined ? { limits } : {}),
+      ...(scope ? { skills: scope } : {}),
     };
     if (!(await onIssue(request))) return;
     setName('');
     setDays(0);
     setRpm('');
     setTokens('');
+    setScope(undefined);
+    setScopeTried(false);
   };
 
   return (
@@ -154,6 +164,16 @@ export function IssueKeyForm({ defaults, busy, error, onIssue }: IssueKeyFormPro
           Empty: the per-sender limits of Settings. A key never gets past the agent’s limit for all callers.
         </p>
       </fieldset>
+      <SkillScope
+        legend="Skills it may call"
+        skills={skills}
+        value={scope}
+        error={scopeError}
+        onChange={(next) => {
+          setScope(next);
+          setScopeTried(false);
+        }}
+      />
       {general ? <ErrorNotice error={general} title="No key issued" /> : null}
       <div className="actions">
         <button type="submit" className="button primary" disabled={busy}>

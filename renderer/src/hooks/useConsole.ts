@@ -29,6 +29,11 @@ export interface ConsoleData {
    * new sender, a reconnect): the Access page reloads its lists when it does.
    */
   accessVersion: number;
+  /**
+   * Goes up whenever the skills may have changed (a `state` event of kind `skills`, `settings` or `gateway`,
+   * a reconnect): the pages that show skills reload them when it does.
+   */
+  skillsVersion: number;
 }
 
 export interface UseConsoleOptions {
@@ -43,6 +48,7 @@ export function useConsole(api: ApiClient, options: UseConsoleOptions): ConsoleD
   const [traffic, dispatch] = useReducer(trafficLogReducer, initialTrafficLog);
   const [trafficError, setTrafficError] = useState<ApiRequestError | null>(null);
   const [accessVersion, bumpAccess] = useReducer((version: number) => version + 1, 0);
+  const [skillsVersion, bumpSkills] = useReducer((version: number) => version + 1, 0);
   const optionsRef = useRef(options);
   useEffect(() => {
     optionsRef.current = options;
@@ -122,6 +128,7 @@ export function useConsole(api: ApiClient, options: UseConsoleOptions): ConsoleD
         void loadTraffic();
         void refreshStatus();
         bumpAccess();
+        bumpSkills();
       },
       onEnvelope: (entry) => {
         batch.push(entry);
@@ -130,6 +137,8 @@ export function useConsole(api: ApiClient, options: UseConsoleOptions): ConsoleD
       onState: (event) => {
         // Settings carry the policy and the expiry the Access page shows.
         if (event.kind === 'access' || event.kind === 'settings') bumpAccess();
+        // A skill's agent is checked with the gateway; the skills are a setting.
+        if (event.kind === 'skills' || event.kind === 'settings' || event.kind === 'gateway') bumpSkills();
         clearTimeout(stateTimer);
         stateTimer = setTimeout(() => void refreshStatus(), 150);
       },
@@ -170,7 +179,19 @@ export function useConsole(api: ApiClient, options: UseConsoleOptions): ConsoleD
       pause,
       resume,
       accessVersion,
+      skillsVersion,
     }),
-    [status, statusError, refreshStatus, connection, traffic, trafficError, pause, resume, accessVersion],
+    [
+      status,
+      statusError,
+      refreshStatus,
+      connection,
+      traffic,
+      trafficError,
+      pause,
+      resume,
+      accessVersion,
+      skillsVersion,
+    ],
   );
 }

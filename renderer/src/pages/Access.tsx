@@ -1,7 +1,7 @@
 /**
  * Who may reach the gateway agent: the access policy (OpenClaw's own words: pairing, allowlist, open), the
- * senders waiting for the operator's approval, the approved ones, and the A2A keys; and whom the operator's
- * agent may call. Callers in on the left, calls out on the right, the keys' table under both (wide screens);
+ * senders waiting for the operator's approval, the approved ones (each with the skills it may call), and the
+ * A2A keys; and whom the operator's agent may call. Callers in on the left, calls out on the right, the keys' table under both (wide screens);
  * a section nav jumps to each. Reloads whenever the core says the lists changed (`data.accessVersion`).
  */
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
@@ -19,6 +19,8 @@ import { CallsOutCard } from '../components/CallsOutCard';
 import { Address } from '../components/Address';
 import { AgentIdForm } from '../components/AgentIdForm';
 import { PolicyChoice } from '../components/PolicyChoice';
+import { ScopeDialog, type ScopeQuestion } from '../components/ScopeDialog';
+import { scopeProblem, SkillScope } from '../components/SkillScope';
 import { SectionNav } from '../components/SectionNav';
 import { Badge } from '../components/Badge';
 import { Card, Field } from '../components/Card';
@@ -30,7 +32,9 @@ import { When } from '../components/When';
 import { asApiError, useAction } from '../hooks/useAction';
 import { useNow } from '../hooks/useNow';
 import { useSectionJump } from '../hooks/useSectionJump';
+import { useSkills } from '../hooks/useSkills';
 import { formatDateTime } from '../lib/format';
+import { scopeText } from '../lib/skills';
 import { sectionHref, type PageProps } from './types';
 
 export const POLICIES: readonly { value: AccessPolicy; title: string; text: string }[] = [
@@ -54,7 +58,8 @@ export const POLICIES: readonly { value: AccessPolicy; title: string; text: stri
 // The agent id form of PROTOCOL.md §1 (as the core checks it): agent://host[:port] or agent://[v6][:port].
 
 type Decision =
-  | { kind: 'approve'; sender: string; inAdvance?: boolean }
+  /** `skills`: exactly those (none: every public and approved skill); `rescope`: an approved sender's. */
+  | { kind: 'approve'; sender: string; inAdvance?: boolean; skills?: string[]; rescope?: boolean }
   | { kind: 'deny'; sender: string; heldTasks: number; until: string }
   | { kind: 'revoke'; sender: string };
 
@@ -66,7 +71,12 @@ export function Access({ api, data }: PageProps) {
   const [outcome, setOutcome] = useState<string | null>(null);
   /** The decision being made or last made: which row is busy, where its error shows. */
   const [active, setActive] = useState<Decision | null>(null);
+  const [scoping, setScoping] = useState<ScopeQuestion | null>(null);
+  const [advanceScope, setAdvanceScope] = useState<string[] | undefined>(undefined);
+  const [advanceScopeTried, setAdvanceScopeTried] = useState(false);
   const now = useNow(30_000);
+  // What a key or an approval may be scoped to.
+  const skills = useSkills(api, data.skillsVersion).view?.skills;
 
   // Only the newest answer is shown: a slow load must not undo a decision made meanwhile.
   const generation = useRef(0);
@@ -102,14 +112,13 @@ export function Access({ api, data }: PageProps) {
   const decide = useAction(async () => {
     const decision = target.current;
     if (!decision) return undefined;
-    const call =
-      decision.kind === 'approve'
-        ? api.approveSender
-        : decision.kind === 'deny'
-          ? api.denySender
-          : api.revokeSender;
     try {
-      const response = await call(decision.sender);
+      const response =
+        decision.kind === 'approve'
+          ? await api.approveSender(decision.sender, decision.skills)
+          : decision.kind === 'deny'
+            ? await api.denySender(decision.sender)
+            : await api.revokeSender(decision.sender);
       apply(response);
       return { decision, tasks: response.tasks };
     } catch (error) {
@@ -126,6 +135,7 @@ export function Access({ api, data }: PageProps) {
     const done = await decide.run();
     if (!done) return false;
     setConfirming(null);
+    setScoping(null);
     setOutcome(describeOutcome(done.decision, done.tasks));
     return true;
   };
@@ -134,6 +144,11 @@ export function Access({ api, data }: PageProps) {
     decide.reset();
     setOutcome(null);
     setConfirming(decision);
+  };
+  const askScope = (question: ScopeQuestion) => {
+    decide.reset();
+    setOutcome(null);
+    setScoping(question);
   };
 
   if (!view) {
@@ -159,7 +174,8 @@ export function Access({ api, data }: PageProps) {
   const agent = status ? agentName(status.gateway.agent) : undefined;
   const busySender = decide.busy ? active?.sender : undefined;
   const approving = active?.kind === 'approve' ? active : null;
-  const rowError = decide.error && approving && !approving.inAdvance ? decide.error : null;
+  // A dialog's own error shows in it; a one-click approval's on the list.
+  const rowError = decide.error && approving && !approving.inAdvance && !scoping ? decide.error : null;
   const advanceError = decide.error && approving?.inAdvance ? decide.error : null;
   return (
     <div className="page access" data-testid="access-page">
@@ -258,6 +274,9 @@ export function Access({ api, data }: PageProps) {
                         busy={busySender === pending.sender}
                         disabled={decide.busy}
                         onApprove={() => void run({ kind: 'approve', sender: pending.sender })}
+                        onApproveSome={() =>
+                          askScope({ sender: pending.sender, kind: 'approve', current: undefined })
+                        }
                         onDeny={() =>
                           ask({
                             kind: 'deny',
@@ -290,6 +309,9 @@ export function Access({ api, data }: PageProps) {
                   now={now}
                   disabled={decide.busy}
                   onRevoke={(sender) => ask({ kind: 'revoke', sender })}
+                  onScope={(sender) =>
+                    askScope({ sender: sender.sender, kind: 'change', current: sender.skills })
+                  }
                 />
               )}
               <AgentIdForm
@@ -300,8 +322,33 @@ export function Access({ api, data }: PageProps) {
                 help="Its calls go through from the first one, under pairing and allowlist alike."
                 busy={decide.busy && approving?.inAdvance === true}
                 error={advanceError}
-                onSubmit={(sender) => run({ kind: 'approve', sender, inAdvance: true })}
-              />
+                onSubmit={async (sender) => {
+                  setAdvanceScopeTried(true);
+                  if (scopeProblem(advanceScope)) return false;
+                  const done = await run({
+                    kind: 'approve',
+                    sender,
+                    inAdvance: true,
+                    ...(advanceScope ? { skills: advanceScope } : {}),
+                  });
+                  if (done) {
+                    setAdvanceScope(undefined);
+                    setAdvanceScopeTried(false);
+                  }
+                  return done;
+                }}
+              >
+                <SkillScope
+                  legend="Skills it may call"
+                  skills={skills}
+                  value={advanceScope}
+                  error={advanceScopeTried ? scopeProblem(advanceScope) : undefined}
+                  onChange={(next) => {
+                    setAdvanceScope(next);
+                    setAdvanceScopeTried(false);
+                  }}
+                />
+              </AgentIdForm>
             </Card>
           </div>
         </div>
@@ -315,8 +362,30 @@ export function Access({ api, data }: PageProps) {
 
       {/* Its table needs the page's width: under both columns. */}
       <div data-section="a2a-keys">
-        <A2AKeysCard api={api} version={accessVersion} policy={view.policy} traffic={data.traffic.entries} />
+        <A2AKeysCard
+          api={api}
+          version={accessVersion}
+          policy={view.policy}
+          traffic={data.traffic.entries}
+          skills={skills}
+        />
       </div>
+
+      <ScopeDialog
+        question={scoping}
+        skills={skills}
+        busy={decide.busy}
+        error={scoping ? decide.error : null}
+        onCancel={() => setScoping(null)}
+        onConfirm={(sender, scope) =>
+          void run({
+            kind: 'approve',
+            sender,
+            ...(scope ? { skills: scope } : {}),
+            rescope: scoping?.kind === 'change',
+          })
+        }
+      />
 
       <ConfirmDialog
         open={confirming?.kind === 'deny'}
@@ -370,10 +439,14 @@ export function Access({ api, data }: PageProps) {
 function describeOutcome(decision: Decision, tasks: number): string {
   const plural = (n: number) => `${n} held task${n === 1 ? '' : 's'}`;
   switch (decision.kind) {
-    case 'approve':
+    case 'approve': {
+      const to = decision.skills ? ` to ${scopeText(decision.skills)}` : '';
+      if (decision.rescope)
+        return `${decision.sender} may call ${scopeText(decision.skills)} from its next call on.`;
       return decision.inAdvance
-        ? `Approved ${decision.sender} in advance: its calls go through from the first one.`
-        : `Approved ${decision.sender}: its calls go through from now on.${tasks > 0 ? ` Its ${plural(tasks)} started.` : ''}`;
+        ? `Approved ${decision.sender} in advance: its calls${to} go through from the first one.`
+        : `Approved ${decision.sender}: its calls${to} go through from now on.${tasks > 0 ? ` Its ${plural(tasks)} started.` : ''}`;
+    }
     case 'deny':
       return `Denied ${decision.sender}.${tasks > 0 ? ` Its ${plural(tasks)} failed.` : ''} It is refused until ${formatDateTime(decision.until)}.`;
     case 'revoke':
@@ -399,10 +472,13 @@ interface PendingRowProps {
   busy: boolean;
   disabled: boolean;
   onApprove: () => void;
+  /** Approve it for some skills only (asked in a dialog). */
+  onApproveSome: () => void;
   onDeny: () => void;
 }
 
-function PendingRow({ pending, maxHeld, now, busy, disabled, onApprove, onDeny }: PendingRowProps) {
+function PendingRow(props: PendingRowProps) {
+  const { pending, maxHeld, now, busy, disabled, onApprove, onApproveSome, onDeny } = props;
   const headingId = useId();
   return (
     <li
@@ -480,6 +556,15 @@ function PendingRow({ pending, maxHeld, now, busy, disabled, onApprove, onDeny }
         </button>
         <button
           type="button"
+          className="button"
+          aria-label={`Approve ${pending.sender} for some skills…`}
+          disabled={disabled}
+          onClick={onApproveSome}
+        >
+          For some skills…
+        </button>
+        <button
+          type="button"
           className="button danger-ghost"
           data-testid="deny-button"
           aria-label={`Deny ${pending.sender}`}
@@ -498,9 +583,11 @@ interface ApprovedTableProps {
   now: number;
   disabled: boolean;
   onRevoke: (sender: string) => void;
+  /** Change the skills it may call (asked in a dialog). */
+  onScope: (sender: ApprovedSenderView) => void;
 }
 
-function ApprovedTable({ approved, now, disabled, onRevoke }: ApprovedTableProps) {
+function ApprovedTable({ approved, now, disabled, onRevoke, onScope }: ApprovedTableProps) {
   return (
     <table className="table approved-table">
       <thead>
@@ -526,6 +613,12 @@ function ApprovedTable({ approved, now, disabled, onRevoke }: ApprovedTableProps
                 <Address value={sender.sender} />
                 <CopyButton value={sender.sender} label={`Copy ${sender.sender}`} />
               </span>
+              <span className="approved-scope small">
+                <span className="muted">Skills: </span>
+                <span className="scope-text" data-testid="approved-skills">
+                  {scopeText(sender.skills)}
+                </span>
+              </span>
             </th>
             <td>{sender.name ? `“${sender.name}”` : <span className="muted">—</span>}</td>
             <td>
@@ -543,16 +636,27 @@ function ApprovedTable({ approved, now, disabled, onRevoke }: ApprovedTableProps
             </td>
             <td className="row-actions">
               {sender.source === 'operator' ? (
-                <button
-                  type="button"
-                  className="button small danger-ghost"
-                  data-testid="revoke-button"
-                  aria-label={`Revoke ${sender.sender}`}
-                  disabled={disabled}
-                  onClick={() => onRevoke(sender.sender)}
-                >
-                  Revoke…
-                </button>
+                <>
+                  <button
+                    type="button"
+                    className="button small"
+                    aria-label={`Skills ${sender.sender} may call…`}
+                    disabled={disabled}
+                    onClick={() => onScope(sender)}
+                  >
+                    Skills…
+                  </button>
+                  <button
+                    type="button"
+                    className="button small danger-ghost"
+                    data-testid="revoke-button"
+                    aria-label={`Revoke ${sender.sender}`}
+                    disabled={disabled}
+                    onClick={() => onRevoke(sender.sender)}
+                  >
+                    Revoke…
+                  </button>
+                </>
               ) : (
                 <a className="button small ghost" href={sectionHref('settings', 'access')}>
                   Change in Settings

@@ -13,6 +13,7 @@ import { Countdown } from '../components/Countdown';
 import { agentName, CheckAgain, GatewayAgentNotices } from '../components/GatewayAgent';
 import { HealthSummary } from '../components/HealthSummary';
 import { SelfTestPanel } from '../components/SelfTestPanel';
+import { SkillsSummaryCard } from '../components/SkillsSummaryCard';
 import { ErrorNotice, Loading, Notice } from '../components/States';
 import { RichText } from '../components/Text';
 import { TrafficChart } from '../components/TrafficChart';
@@ -55,6 +56,7 @@ export function Overview({ api, data }: PageProps) {
         <IdentityCard agent={status.agent} />
         <TunnelCard api={api} tunnel={status.tunnel} onChange={refreshStatus} />
         <A2ACard a2a={status.a2a} />
+        <SkillsSummaryCard skills={status.skills} />
         <GatewayCard api={api} gateway={status.gateway} onChange={refreshStatus} />
         <RegistryCard registry={status.registry} tunnel={status.tunnel} />
         <TrafficCard traffic={status.traffic} />

@@ -6,6 +6,7 @@ import { TrafficDetails } from '../components/TrafficDetails';
 import { VerdictBadge } from '../components/VerdictBadge';
 import { VirtualList } from '../components/VirtualList';
 import { useAction } from '../hooks/useAction';
+import { useSkills } from '../hooks/useSkills';
 import { formatBytes, formatCount, formatMs, formatTime } from '../lib/format';
 import { EMPTY_FILTER, filterTraffic, isValidStatusFilter, type TrafficFilterForm } from '../traffic/filter';
 import { keyName, unknownCaller } from '../traffic/caller';
@@ -14,9 +15,14 @@ import type { PageProps } from './types';
 
 export const ROW_HEIGHT = 36;
 const MAX_SUGGESTIONS = 200;
+// A skill id is at most 64 characters (SAMVAD's envelope schema); a caller's longer text is no suggestion.
+const MAX_SKILL_LENGTH = 64;
 
 export function Traffic({ api, data }: PageProps) {
   const { traffic, trafficError, pause, resume, status } = data;
+  // The skills published, offered in the skill filter before any call to them has come.
+  const skills = useSkills(api, data.skillsVersion).view?.skills;
+  const published = useMemo(() => skills?.map((skill) => skill.setting.id) ?? [], [skills]);
   const [filter, setFilter] = useState<TrafficFilterForm>(EMPTY_FILTER);
   // Typing stays responsive: the 10,000-row filter runs at a lower priority than the keystroke.
   const deferredFilter = useDeferredValue(filter);
@@ -43,7 +49,7 @@ export function Traffic({ api, data }: PageProps) {
   return (
     <div className="page traffic">
       <h1 className="visually-hidden">Traffic</h1>
-      <Filters filter={filter} onChange={setFilter} entries={traffic.entries} />
+      <Filters filter={filter} onChange={setFilter} entries={traffic.entries} published={published} />
       <div className="toolbar">
         <p className="toolbar-count" role="status" data-testid="traffic-count">
           {filtering
@@ -190,7 +196,12 @@ export function TrafficTable({ entries, selectedIndex, onSelectIndex, fallbackHe
           <span role="gridcell">
             <ProtocolBadge entry={entry} />
           </span>
-          <span role="gridcell" className="ellipsis">
+          <span
+            role="gridcell"
+            className="ellipsis"
+            data-testid="traffic-skill"
+            title={entry.skill?.slice(0, MAX_SKILL_LENGTH * 4)}
+          >
             {entry.skill ?? '—'}
           </span>
           <span role="gridcell" className="col-mode">
@@ -290,20 +301,25 @@ interface FiltersProps {
   filter: TrafficFilterForm;
   onChange: (filter: TrafficFilterForm) => void;
   entries: readonly TrafficEntry[];
+  /** The skill ids this agent publishes (chat first), suggested before the ones calls named. */
+  published: readonly string[];
 }
 
-function Filters({ filter, onChange, entries }: FiltersProps) {
+function Filters({ filter, onChange, entries, published }: FiltersProps) {
   const id = useId();
   const suggestions = useMemo(() => {
     const senders = new Set<string>();
-    const skills = new Set<string>();
+    // Callers may name skills that do not exist: those come after the published ones.
+    const skills = new Set<string>(published);
     for (const entry of entries) {
       if (entry.direction !== 'out' && entry.sender && senders.size < MAX_SUGGESTIONS)
         senders.add(entry.sender);
-      if (entry.skill && skills.size < MAX_SUGGESTIONS) skills.add(entry.skill);
+      if (entry.skill && entry.skill.length <= MAX_SKILL_LENGTH && skills.size < MAX_SUGGESTIONS)
+        skills.add(entry.skill);
     }
-    return { senders: [...senders].sort(), skills: [...skills].sort() };
-  }, [entries]);
+    const seen = [...skills].slice(published.length).sort();
+    return { senders: [...senders].sort(), skills: [...published, ...seen] };
+  }, [entries, published]);
   const set = (name: keyof TrafficFilterForm) => (value: string) => onChange({ ...filter, [name]: value });
   const statusInvalid = filter.status.trim() !== '' && !isValidStatusFilter(filter.status);
 

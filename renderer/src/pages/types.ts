@@ -4,6 +4,7 @@ import type { ConsoleData } from '../hooks/useConsole';
 export const PAGES = [
   { id: 'overview', label: 'Overview' },
   { id: 'traffic', label: 'Traffic' },
+  { id: 'skills', label: 'Skills' },
   { id: 'access', label: 'Access' },
   { id: 'keys', label: 'Keys' },
   { id: 'registry', label: 'Registry' },
