@@ -12,6 +12,7 @@ import type { A2ACallRecord } from './call-record.js';
 import type { A2ACaller } from './chat-core.js';
 import { sendJson, streamSse } from './http-io.js';
 import { checkedLegacyPush } from './legacy-push-schemes.js';
+import { requestedVersion } from './version-param.js';
 
 export type WireVersion = '1.0' | '0.3';
 
@@ -130,9 +131,9 @@ export class JsonRpcRoute {
   }
 }
 
+/** The version the request names: its A2A-Version header, or its query parameter (§3.6.1). */
 function header(req: IncomingMessage): string | undefined {
-  const value = req.headers['a2a-version'];
-  return Array.isArray(value) ? value[0] : value;
+  return requestedVersion(req);
 }
 
 function requestId(body: unknown): JsonRpcReply['id'] {

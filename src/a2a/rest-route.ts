@@ -21,6 +21,7 @@ import type { A2ACallRecord } from './call-record.js';
 import { decode } from './decode.js';
 import type { A2ACaller } from './chat-core.js';
 import { sendJson, streamSse } from './http-io.js';
+import { requestedVersion } from './version-param.js';
 
 type Answer = { status: number; body?: unknown } | { stream: AsyncGenerator<StreamResponse> };
 type Params = { id: string; configId: string; query: URLSearchParams; body: Record<string, unknown> };
@@ -246,8 +247,7 @@ async function extendedCard(h: A2ARequestHandler, c: ServerCallContext): Promise
 
 /** HTTP+JSON paths differ between v1.0 and v0.3, so a request without A2A-Version here is v1.0. */
 function checkVersion(req: IncomingMessage): void {
-  const raw = req.headers['a2a-version'];
-  const requested = (Array.isArray(raw) ? raw[0] : raw)?.trim();
+  const requested = requestedVersion(req);
   if (!requested || /^1\.0(\.\d+)?$/.test(requested)) return;
   throw new VersionNotSupportedError(
     `HTTP+JSON is served at A2A 1.0 only (you sent ${requested.slice(0, 20)}); v0.3 clients use the JSON-RPC interface listed in the card.`,
