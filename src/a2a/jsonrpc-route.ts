@@ -1,6 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { A2A_ERROR_CODE, RequestMalformedError, VersionNotSupportedError } from '@a2a-js/sdk/errors';
-import { isV1JsonRpcMethod, LEGACY_METHOD_TASKS_RESUBSCRIBE } from '@a2a-js/sdk/compat/v0_3';
+import {
+  isV1JsonRpcMethod,
+  LEGACY_METHOD_TASKS_RESUBSCRIBE,
+  legacyJsonRpcToV1Method,
+} from '@a2a-js/sdk/compat/v0_3';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { JsonRpcTransportHandler, type A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { SseOptions } from '../agent/sse.js';
@@ -12,7 +16,7 @@ import type { A2ACallRecord } from './call-record.js';
 import type { A2ACaller } from './chat-core.js';
 import { sendJson, streamSse } from './http-io.js';
 import { checkedLegacyPush } from './legacy-push-schemes.js';
-import { answerId, invalidJsonRpcRequest, isJsonRpcMethod } from './request-checks.js';
+import { answerId, checkParams, invalidJsonRpcRequest, isJsonRpcMethod } from './request-checks.js';
 import { requestedVersion } from './version-param.js';
 
 export type WireVersion = '1.0' | '0.3';
@@ -89,6 +93,8 @@ export class JsonRpcRoute {
     try {
       // Before the SDK's v0.3 layer, which prints what it drops of a push config (finding 4).
       if (legacy) request = checkedLegacyPush(request);
+      // v0.3 names the fields checked (historyLength) as v1.0 does.
+      checkParams(legacy ? legacyJsonRpcToV1Method(name) : name, request.params);
     } catch (error) {
       if (call) call.error = error;
       return this.replyError(res, id, error, legacy);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Task } from '@a2a-js/sdk';
+import { TaskState, type ListTasksRequest, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { a2aClient, KEYS, startA2AAgent, type A2AAgent, type Transport } from '../helpers/a2a-agent.js';
 import { asTask, send } from '../helpers/a2a-messages.js';
@@ -20,6 +20,7 @@ afterAll(async () => {
 });
 
 const AUTH = { Authorization: `Bearer ${KEYS.alice}` };
+const BAD_REQUEST = 'type.googleapis.com/google.rpc.BadRequest';
 
 interface RpcError {
   code: number;
@@ -43,6 +44,36 @@ async function rpc(
   const json = (await response.json()) as { id: unknown; error?: RpcError; result?: unknown };
   return { status: response.status, ...json };
 }
+
+/** An HTTP+JSON answer: a result, or a google.rpc.Status (§11.6). */
+interface RestBody {
+  tasks?: { id: string }[];
+  error?: { code: number; status: string; message: string; details?: unknown[] };
+}
+
+async function rest(path: string): Promise<{ status: number; type: string | null; body: RestBody }> {
+  const response = await fetch(`${agent.url}/a2a/rest${path}`, {
+    headers: { ...AUTH, 'A2A-Version': '1.0' },
+  });
+  const body = (await response.json()) as RestBody;
+  return { status: response.status, type: response.headers.get('content-type'), body };
+}
+
+/** The field a google.rpc.BadRequest detail names (JSON-RPC `data`, HTTP+JSON `details`). */
+function violatedField(details: unknown): string | undefined {
+  const detail = (Array.isArray(details) ? details : []).find(
+    (entry: { '@type'?: string }) => entry['@type'] === BAD_REQUEST,
+  ) as { fieldViolations?: { field: string; description: string }[] } | undefined;
+  return detail?.fieldViolations?.[0]?.field;
+}
+
+const listAll: ListTasksRequest = {
+  tenant: '',
+  contextId: '',
+  status: TaskState.TASK_STATE_UNSPECIFIED,
+  pageToken: '',
+  statusTimestampAfter: undefined,
+};
 
 describe('JSON-RPC 2.0 requests that are not valid Request objects', () => {
   // JSON-RPC 2.0 §5.1: "-32600 | Invalid Request | The JSON sent is not a valid Request object." A2A §9.5
@@ -106,6 +137,172 @@ describe('JSON-RPC 2.0 requests that are not valid Request objects', () => {
         id: 1,
       });
     }
+  });
+});
+
+describe('ListTasks parameters, one rule on both bindings', () => {
+  // A2A §3.3.2, validation errors: "Servers **MUST** validate all input parameters before processing";
+  // "Servers **SHOULD** specify which parameter(s) failed validation and why"; "Example error codes: HTTP
+  // `400 Bad Request`, gRPC `INVALID_ARGUMENT`, JSON-RPC `-32602 Invalid params`".
+  // §5.1: all supported protocols MUST have the "Same Error Handling: Map errors consistently".
+  // §9.5 and §11.6: "Implementations **SHOULD** use well-known types such as ... `google.rpc.BadRequest` to
+  // attach structured data to validation errors."
+  // Each case: the field, its bad value as a JSON-RPC param, and as an HTTP+JSON query parameter (§11.5:
+  // "Numbers: Represented as decimal strings", "Booleans: Represented as lowercase strings (`true`,
+  // `false`)", "Enums: Represented using their string values", "Datetimes/Timestamps: Represented as ISO
+  // 8601 strings").
+  const bad: [string, unknown, string | undefined][] = [
+    // a2a.proto, ListTasksRequest.history_length: "The maximum number of messages to include in each task's
+    // history." §3.2.4 gives meaning to unset, 0 and > 0 only; §6.5: "Must be non-negative integer, got -5".
+    ['historyLength', -5, '-5'],
+    ['historyLength', 'abc', 'abc'],
+    ['historyLength', 1.5, '1.5'],
+    // a2a.proto, ListTasksRequest.page_size: "The minimum value is 1. The maximum value is 100."
+    ['pageSize', 0, '0'],
+    ['pageSize', 150, '150'],
+    ['pageSize', 'ten', 'ten'],
+    // a2a.proto: "TaskState status = 3"; §6.5: "Invalid status value 'TASK_STATE_RUNNING'. Must be one of: ..."
+    ['status', 'TASK_STATE_RUNNING', 'TASK_STATE_RUNNING'],
+    ['status', 99, '99'],
+    // §5.6.1: "timestamps **MUST** be represented as ISO 8601 formatted strings in UTC timezone"; "Format:
+    // ISO 8601 combined date and time representation"; "Clients and servers **MUST** parse and generate ISO
+    // 8601 timestamps correctly" (no 30 February, no bare date, no bare number).
+    ['statusTimestampAfter', 'yesterday', 'yesterday'],
+    ['statusTimestampAfter', '2024-02-30T10:00:00Z', '2024-02-30T10:00:00Z'],
+    ['statusTimestampAfter', '2024-03-15', '2024-03-15'],
+    ['statusTimestampAfter', 12345, '12345'],
+    // a2a.proto: "optional bool include_artifacts = 8"; a JSON-RPC param is a JSON boolean, not a string.
+    ['includeArtifacts', 'false', 'maybe'],
+    // a2a.proto, page_token: "A page token, received from a previous `ListTasks` call."
+    ['pageToken', 'not-a-token', 'not-a-token'],
+    ['pageToken', 42, undefined],
+    ['contextId', { id: 'c' }, undefined],
+  ];
+
+  it.each(bad)('refuses %s = %j over JSON-RPC with -32602 naming it', async (field, value) => {
+    const answer = await rpc({ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: { [field]: value } });
+    expect(answer.status).toBe(200);
+    expect(answer.error?.code).toBe(-32602);
+    expect(answer.error?.message).toContain(field);
+    expect(violatedField(answer.error?.data)).toBe(field);
+  });
+
+  it.each(bad.filter(([, , query]) => query !== undefined))(
+    'refuses %s over HTTP+JSON (query %j) with 400 naming it',
+    async (field, _json, query) => {
+      const answer = await rest(`/tasks?${new URLSearchParams({ [field]: query! })}`);
+      expect(answer.status).toBe(400);
+      expect(answer.type).toMatch(/^application\/a2a\+json/);
+      expect(answer.body.error).toMatchObject({ code: 400, status: 'INVALID_ARGUMENT' });
+      expect(answer.body.error?.message).toContain(field);
+      expect(violatedField(answer.body.error?.details)).toBe(field);
+    },
+  );
+
+  it('takes the values the rules allow, on both bindings', async () => {
+    // ProtoJSON (§5.5 follows it): an int32 may come as a JSON number or a string; a Timestamp is RFC 3339,
+    // "Offsets other than "Z" are also accepted", with up to 9 fractional digits.
+    const good = {
+      pageSize: '10',
+      historyLength: 0,
+      status: 'TASK_STATE_COMPLETED',
+      statusTimestampAfter: '2000-01-01T00:00:00.123456789+02:00',
+      includeArtifacts: true,
+    };
+    const viaRpc = await rpc({ jsonrpc: '2.0', id: 1, method: 'ListTasks', params: good });
+    expect(viaRpc.error).toBeUndefined();
+    expect((viaRpc.result as { tasks: { id: string }[] }).tasks.map((task) => task.id)).toContain(done.id);
+    const query = new URLSearchParams({ ...good, historyLength: '0', includeArtifacts: 'true' });
+    const viaRest = await rest(`/tasks?${query}`);
+    expect(viaRest.status).toBe(200);
+    expect(viaRest.body.tasks?.map((task) => task.id)).toContain(done.id);
+  });
+
+  describe.each<Transport>(['JSONRPC', 'HTTP+JSON'])('through the SDK client over %s', (transport) => {
+    let client: Client;
+    beforeAll(async () => {
+      client = await a2aClient(agent.url, KEYS.alice, transport);
+    });
+
+    it('refuses a negative historyLength, an unparsable statusTimestampAfter and a pageSize past 100', async () => {
+      const cases: [Partial<ListTasksRequest>, string][] = [
+        [{ historyLength: -1 }, 'historyLength'],
+        [{ statusTimestampAfter: '2024-13-01T00:00:00Z' }, 'statusTimestampAfter'],
+        [{ pageSize: 101 }, 'pageSize'],
+        [{ status: TaskState.UNRECOGNIZED }, 'status'],
+      ];
+      for (const [params, field] of cases) {
+        const refused = await client.listTasks({ ...listAll, ...params }).catch((error: unknown) => error);
+        expect(refused).toMatchObject({
+          name: 'RequestMalformedError',
+          message: expect.stringContaining(field),
+        });
+        if (transport === 'HTTP+JSON') expect(refused).toMatchObject({ statusCode: 400 });
+        else expect(refused).toMatchObject({ envelopeCode: -32602 });
+      }
+    });
+
+    it('lists a task whose status timestamp equals statusTimestampAfter', async () => {
+      // a2a.proto, ListTasksRequest.status_timestamp_after: "Only tasks with a status timestamp time greater
+      // than or equal to this value will be returned."
+      const listed = await client.listTasks({ ...listAll, statusTimestampAfter: done.status!.timestamp });
+      expect(listed.tasks.map((task) => task.id)).toContain(done.id);
+    });
+  });
+});
+
+describe('historyLength elsewhere: GetTask and SendMessage', () => {
+  // §3.2.4: "The `historyLength` parameter appears in multiple operations ... This parameter follows
+  // consistent semantics across all operations: Unset/undefined ... 0 ... > 0". A negative number is none of
+  // them (§3.3.2: "Servers **MUST** validate all input parameters before processing").
+  describe.each<Transport>(['JSONRPC', 'HTTP+JSON'])('through the SDK client over %s', (transport) => {
+    let client: Client;
+    beforeAll(async () => {
+      client = await a2aClient(agent.url, KEYS.alice, transport);
+    });
+
+    it('refuses a negative historyLength on GetTask and on a send, before any turn runs', async () => {
+      const turns = agent.core.turns.length;
+      const get = await client
+        .getTask({ tenant: '', id: done.id, historyLength: -1 })
+        .catch((e: unknown) => e);
+      expect(get).toMatchObject({
+        name: 'RequestMalformedError',
+        message: expect.stringContaining('historyLength'),
+      });
+      const sent = await client
+        .sendMessage(send('hi', { configuration: { historyLength: -2 } }))
+        .catch((error: unknown) => error);
+      expect(sent).toMatchObject({
+        name: 'RequestMalformedError',
+        message: expect.stringContaining('historyLength'),
+      });
+      expect(agent.core.turns.length).toBe(turns);
+      // And 0 still means what §3.2.4 says: "No history should be returned".
+      const none = await client.getTask({ tenant: '', id: done.id, historyLength: 0 });
+      expect(none.history).toEqual([]);
+    });
+  });
+
+  it('names the field in a google.rpc.BadRequest on both bindings', async () => {
+    const viaRpc = await rpc({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'GetTask',
+      params: { id: done.id, historyLength: 'x' },
+    });
+    expect(viaRpc.error?.code).toBe(-32602);
+    expect(violatedField(viaRpc.error?.data)).toBe('historyLength');
+    const viaRest = await rest(`/tasks/${done.id}?historyLength=-1`);
+    expect(viaRest.status).toBe(400);
+    expect(violatedField(viaRest.body.error?.details)).toBe('historyLength');
+  });
+  it('holds a v0.3 caller to the same rule', async () => {
+    // v0.3's tasks/get and message/send carry historyLength under the same names.
+    const get = { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: done.id, historyLength: -1 } };
+    const answer = await rpc(get, '0.3');
+    expect(answer.error?.code).toBe(-32602);
+    expect(answer.error?.message).toContain('historyLength');
   });
 });
 
