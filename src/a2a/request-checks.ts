@@ -97,7 +97,11 @@ export function checkParams(method: string, params: unknown): void {
     case 'SendMessage':
     case 'SendStreamingMessage': {
       const configuration = fields.get('configuration');
-      if (isObject(configuration)) historyLength(jsonFields(configuration, 'configuration.'));
+      if (!isObject(configuration)) return;
+      const inner = jsonFields(configuration, 'configuration.');
+      historyLength(inner);
+      // The SDK reads it with Boolean(): "false" would be true, and the caller would not get the wait it asked.
+      flag(inner, 'returnImmediately');
       return;
     }
   }

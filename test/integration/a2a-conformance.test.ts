@@ -297,12 +297,38 @@ describe('historyLength elsewhere: GetTask and SendMessage', () => {
     expect(viaRest.status).toBe(400);
     expect(violatedField(viaRest.body.error?.details)).toBe('historyLength');
   });
+
   it('holds a v0.3 caller to the same rule', async () => {
     // v0.3's tasks/get and message/send carry historyLength under the same names.
     const get = { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: done.id, historyLength: -1 } };
     const answer = await rpc(get, '0.3');
     expect(answer.error?.code).toBe(-32602);
     expect(answer.error?.message).toContain('historyLength');
+  });
+});
+
+describe("a send's returnImmediately", () => {
+  // a2a.proto, SendMessageConfiguration: "bool return_immediately = 4"; "If `false` (default), the operation
+  // MUST wait until the task reaches a terminal ... or interrupted ... state before returning." A string is
+  // no bool (ProtoJSON), and read as one "false" would mean true: the caller would not get the wait it asked.
+  it('refuses a returnImmediately that is not a JSON boolean, on both bindings, before any turn runs', async () => {
+    const turns = agent.core.turns.length;
+    const params = {
+      message: { messageId: 'ri', role: 'ROLE_USER', parts: [{ text: 'hi' }] },
+      configuration: { returnImmediately: 'false' },
+    };
+    const viaRpc = await rpc({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params });
+    expect(viaRpc.error?.code).toBe(-32602);
+    expect(violatedField(viaRpc.error?.data)).toBe('configuration.returnImmediately');
+    const viaRest = await fetch(`${agent.url}/a2a/rest/message:send`, {
+      method: 'POST',
+      headers: { ...AUTH, 'A2A-Version': '1.0', 'Content-Type': 'application/a2a+json' },
+      body: JSON.stringify(params),
+    });
+    expect(viaRest.status).toBe(400);
+    const body = (await viaRest.json()) as RestBody;
+    expect(violatedField(body.error?.details)).toBe('configuration.returnImmediately');
+    expect(agent.core.turns.length).toBe(turns);
   });
 });
 
