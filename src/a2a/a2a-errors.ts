@@ -2,6 +2,7 @@ import {
   A2AError,
   A2A_ERROR_CODE,
   ERROR_INFO_TYPE,
+  RequestMalformedError,
   restStatusFor,
   toJsonRpcError,
   toRestErrorBody,
@@ -37,6 +38,32 @@ const STATUS_NAMES: Record<number, string> = {
   503: 'UNAVAILABLE',
 };
 
+/** The detail A2A names for validation errors (§9.5, §11.6): which field, and why. */
+export const BAD_REQUEST_TYPE = 'type.googleapis.com/google.rpc.BadRequest';
+
+/**
+ * A request parameter refused (InvalidParams: JSON-RPC -32602, HTTP+JSON 400), its field named in the message
+ * and in a google.rpc.BadRequest detail beside the ErrorInfo (§3.3.2: "Servers SHOULD specify which
+ * parameter(s) failed validation and why"). The SDK maps it as the RequestMalformedError it is.
+ */
+export class InvalidFieldError extends RequestMalformedError {
+  constructor(
+    readonly field: string,
+    readonly description: string,
+  ) {
+    super(`${field} ${description}`);
+    // The SDK maps its errors by name (toJsonRpcError, restStatusFor).
+    this.name = 'RequestMalformedError';
+  }
+
+  badRequest() {
+    return {
+      '@type': BAD_REQUEST_TYPE,
+      fieldViolations: [{ field: this.field, description: this.description }],
+    };
+  }
+}
+
 export interface ErrorReply {
   status: number;
   headers: Record<string, string>;
@@ -63,7 +90,11 @@ export function restErrorReply(error: unknown, report: Report): ErrorReply {
   }
   if (error instanceof A2AError) {
     const status = restStatusFor(error);
-    if (status < 500) return { status, headers: {}, body: toRestErrorBody(error, status) };
+    if (status < 500) {
+      const body = toRestErrorBody(error, status);
+      if (error instanceof InvalidFieldError) body.error.details.push(error.badRequest());
+      return { status, headers: {}, body };
+    }
   }
   report(error);
   return { status: 500, headers: {}, body: toRestErrorBody(new Error(INTERNAL_MESSAGE), 500) };
@@ -92,9 +123,12 @@ export function jsonRpcError(
     };
   }
   if (error instanceof A2AError) {
-    const mapped = legacy
+    const mapped: JsonRpcErrorObject = legacy
       ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError(error)
       : toJsonRpcError(error);
+    if (!legacy && error instanceof InvalidFieldError && Array.isArray(mapped.data)) {
+      mapped.data = [...(mapped.data as unknown[]), error.badRequest()];
+    }
     if (mapped.code !== A2A_ERROR_CODE.INTERNAL_ERROR) return { status: 200, headers: {}, error: mapped };
   }
   report(error);

@@ -24,6 +24,7 @@ import { A2APushSender, type DeliverPush } from './push-sender.js';
 import { RestRoute } from './rest-route.js';
 import { passStep, trafficEvent, v1MethodName, type A2ACallRecord } from './call-record.js';
 import type { EnvelopeEvent } from '../agent/events.js';
+import { requestedVersion } from './version-param.js';
 
 export interface A2AFrontDoorOptions<C extends A2ACaller> extends CardRouteOptions {
   gate: A2AGate<C>;
@@ -244,7 +245,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
       } catch (error) {
         if (call) {
           call.error = error;
-          call.version = isLegacyVersion(req.headers['a2a-version']) ? '0.3' : '1.0';
+          call.version = isLegacyVersion(requestedVersion(req)) ? '0.3' : '1.0';
         }
         closeUnread(req, res);
         return this.jsonRpc.refuse(req, res, error);

@@ -1,6 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { A2A_ERROR_CODE, RequestMalformedError, VersionNotSupportedError } from '@a2a-js/sdk/errors';
-import { isV1JsonRpcMethod, LEGACY_METHOD_TASKS_RESUBSCRIBE } from '@a2a-js/sdk/compat/v0_3';
+import {
+  isV1JsonRpcMethod,
+  LEGACY_METHOD_TASKS_RESUBSCRIBE,
+  legacyJsonRpcToV1Method,
+} from '@a2a-js/sdk/compat/v0_3';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { JsonRpcTransportHandler, type A2ARequestHandler } from '@a2a-js/sdk/server';
 import type { SseOptions } from '../agent/sse.js';
@@ -12,6 +16,8 @@ import type { A2ACallRecord } from './call-record.js';
 import type { A2ACaller } from './chat-core.js';
 import { sendJson, streamSse } from './http-io.js';
 import { checkedLegacyPush } from './legacy-push-schemes.js';
+import { answerId, checkParams, invalidJsonRpcRequest, isJsonRpcMethod } from './request-checks.js';
+import { requestedVersion } from './version-param.js';
 
 export type WireVersion = '1.0' | '0.3';
 
@@ -59,31 +65,39 @@ export class JsonRpcRoute {
     call?: A2ACallRecord,
   ): Promise<void> {
     const method = (body as { method?: unknown } | null)?.method;
-    const id = requestId(body);
+    const id = answerId(body);
     let version: WireVersion;
     try {
-      version = jsonRpcVersion(header(req), method);
+      version = jsonRpcVersion(requestedVersion(req), method);
     } catch (error) {
       if (call) call.error = error;
       return this.replyError(res, id, error, false);
     }
     const legacy = version === '0.3';
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      const invalid = {
-        code: A2A_ERROR_CODE.INVALID_REQUEST,
-        message: 'Send one JSON-RPC request object (batches are not served).',
-      };
-      // Answered with 200, as JSON-RPC answers errors: the traffic log still shows it refused.
-      if (call) call.error = new RequestMalformedError(invalid.message);
-      return sendJson(res, 200, { jsonrpc: '2.0', id: null, error: invalid });
-    }
+    // JSON-RPC 2.0 §5.1: -32600 "The JSON sent is not a valid Request object"; -32601 "The method does not
+    // exist / is not available", whatever its params. Answered with 200, as JSON-RPC answers errors: the
+    // traffic log still shows them refused.
+    const invalid = invalidJsonRpcRequest(body);
+    if (invalid) return this.replyRpcError(res, id, A2A_ERROR_CODE.INVALID_REQUEST, invalid, call);
     let request = body as Record<string, unknown>;
+    const name = request.method as string;
+    if (!isJsonRpcMethod(name, legacy)) {
+      const hint = legacy
+        ? ''
+        : isJsonRpcMethod(name, true)
+          ? ' (a v0.3 name: send it with A2A-Version: 0.3)'
+          : ' (its methods are named as SendMessage, GetTask)';
+      const message = `Method not found: "${name.slice(0, 64)}" is no A2A ${version} method${hint}.`;
+      return this.replyRpcError(res, id, A2A_ERROR_CODE.METHOD_NOT_FOUND, message, call);
+    }
     try {
       // Before the SDK's v0.3 layer, which prints what it drops of a push config (finding 4).
       if (legacy) request = checkedLegacyPush(request);
+      // v0.3 names the fields checked (historyLength) as v1.0 does.
+      checkParams(legacy ? legacyJsonRpcToV1Method(name) : name, request.params);
     } catch (error) {
       if (call) call.error = error;
-      return this.replyError(res, id, error, true);
+      return this.replyError(res, id, error, legacy);
     }
     const context = callContext(caller, version, call);
     const transport = legacy ? this.legacy : this.v1;
@@ -116,7 +130,7 @@ export class JsonRpcRoute {
 
   /** An error before any method ran (no key, a body that is not JSON-RPC): in the shape `header` asks for. */
   refuse(req: IncomingMessage, res: ServerResponse, error: unknown): void {
-    const legacy = isLegacyVersion(header(req));
+    const legacy = isLegacyVersion(requestedVersion(req));
     if (error instanceof ProtocolError && error.code === 'SCHEMA_INVALID' && error.httpStatus === 400) {
       const parseError = { code: A2A_ERROR_CODE.PARSE_ERROR, message: error.message };
       return sendJson(res, 200, { jsonrpc: '2.0', id: null, error: parseError });
@@ -124,20 +138,22 @@ export class JsonRpcRoute {
     this.replyError(res, null, error, legacy);
   }
 
+  /** A JSON-RPC error of the envelope's own (-32600, -32601): no A2A error type, so no details. */
+  private replyRpcError(
+    res: ServerResponse,
+    id: JsonRpcReply['id'],
+    code: number,
+    message: string,
+    call: A2ACallRecord | undefined,
+  ): void {
+    if (call) call.error = new RequestMalformedError(message);
+    sendJson(res, 200, { jsonrpc: '2.0', id, error: { code, message } });
+  }
+
   private replyError(res: ServerResponse, id: JsonRpcReply['id'], error: unknown, legacy: boolean): void {
     const mapped = jsonRpcError(error, legacy, this.options.report);
     sendJson(res, mapped.status, { jsonrpc: '2.0', id, error: mapped.error }, mapped.headers);
   }
-}
-
-function header(req: IncomingMessage): string | undefined {
-  const value = req.headers['a2a-version'];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function requestId(body: unknown): JsonRpcReply['id'] {
-  const id = (body as { id?: unknown } | null)?.id;
-  return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null;
 }
 
 function isStream(value: unknown): value is AsyncGenerator<unknown> {

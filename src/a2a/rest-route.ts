@@ -9,8 +9,6 @@ import {
   StreamResponse,
   Task,
   TaskPushNotificationConfig,
-  taskStateFromJSON,
-  TaskState,
 } from '@a2a-js/sdk';
 import { RequestMalformedError, VersionNotSupportedError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
@@ -21,6 +19,8 @@ import type { A2ACallRecord } from './call-record.js';
 import { decode } from './decode.js';
 import type { A2ACaller } from './chat-core.js';
 import { sendJson, streamSse } from './http-io.js';
+import { checkParams, getTaskQuery, listTasksQuery } from './request-checks.js';
+import { requestedVersion } from './version-param.js';
 
 type Answer = { status: number; body?: unknown } | { stream: AsyncGenerator<StreamResponse> };
 type Params = { id: string; configId: string; query: URLSearchParams; body: Record<string, unknown> };
@@ -121,6 +121,8 @@ export class RestRoute {
         query,
         body: asObject(body),
       };
+      // A body's fields as JSON-RPC's params: one rule on both bindings (§5.1).
+      checkParams(route.name, params.body);
       const answer = await route.handle(this.handler, context, params);
       if ('status' in answer) return sendJson(res, answer.status, answer.body ?? {}, {}, A2A_CONTENT_TYPE);
       const rest = answer.stream[Symbol.asyncIterator]();
@@ -164,29 +166,14 @@ async function stream(h: A2ARequestHandler, c: ServerCallContext, p: Params): Pr
 }
 
 async function get(h: A2ARequestHandler, c: ServerCallContext, p: Params): Promise<Answer> {
-  const historyLength = count(p.query, 'historyLength', 0);
+  const { historyLength } = getTaskQuery(p.query);
   return { status: 200, body: Task.toJSON(await h.getTask({ tenant: '', id: p.id, historyLength }, c)) };
 }
 
 async function list(h: A2ARequestHandler, c: ServerCallContext, p: Params): Promise<Answer> {
-  const q = p.query;
-  const status = q.get('status');
-  const includeArtifacts = q.get('includeArtifacts') === 'true';
-  const response = await h.listTasks(
-    {
-      tenant: '',
-      contextId: q.get('contextId') ?? '',
-      status: status
-        ? taskStateFromJSON(/^\d+$/.test(status) ? Number(status) : status)
-        : TaskState.TASK_STATE_UNSPECIFIED,
-      pageSize: count(q, 'pageSize', 1),
-      pageToken: q.get('pageToken') ?? '',
-      historyLength: count(q, 'historyLength', 0),
-      statusTimestampAfter: q.get('statusTimestampAfter') || undefined,
-      includeArtifacts,
-    },
-    c,
-  );
+  const request = listTasksQuery(p.query);
+  const includeArtifacts = request.includeArtifacts === true;
+  const response = await h.listTasks(request, c);
   // §3.1.4: nextPageToken always present; artifacts present (maybe empty) exactly when asked for.
   const json = ListTasksResponse.toJSON(response) as { tasks?: { artifacts?: unknown[] }[] };
   const tasks = (json.tasks ?? []).map((task) => (includeArtifacts ? { artifacts: [], ...task } : task));
@@ -246,22 +233,11 @@ async function extendedCard(h: A2ARequestHandler, c: ServerCallContext): Promise
 
 /** HTTP+JSON paths differ between v1.0 and v0.3, so a request without A2A-Version here is v1.0. */
 function checkVersion(req: IncomingMessage): void {
-  const raw = req.headers['a2a-version'];
-  const requested = (Array.isArray(raw) ? raw[0] : raw)?.trim();
+  const requested = requestedVersion(req);
   if (!requested || /^1\.0(\.\d+)?$/.test(requested)) return;
   throw new VersionNotSupportedError(
     `HTTP+JSON is served at A2A 1.0 only (you sent ${requested.slice(0, 20)}); v0.3 clients use the JSON-RPC interface listed in the card.`,
   );
-}
-
-/** A whole number query parameter, at least `min`; undefined when absent. */
-function count(query: URLSearchParams, name: string, min: number): number | undefined {
-  const value = query.get(name);
-  if (value === null || value === '') return undefined;
-  if (!/^\d{1,9}$/.test(value) || Number(value) < min) {
-    throw new RequestMalformedError(`${name} must be a whole number of at least ${min}.`);
-  }
-  return Number(value);
 }
 
 function decodeSegment(segment: string): string {

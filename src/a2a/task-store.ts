@@ -1,9 +1,9 @@
 import { Task, TaskState, taskStateToJSON, type ListTasksRequest, type ListTasksResponse } from '@a2a-js/sdk';
-import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import { ProtocolError } from '../protocol/index.js';
 import type { A2ATaskRecord, A2ATaskRecords } from '../state/a2a-records.js';
 import type { PushConfigEntry } from '../state/tasks.js';
+import { InvalidFieldError } from './a2a-errors.js';
 import { callerOf, scopeOf } from './call-context.js';
 import { mintsContexts } from './conversations.js';
 import { agentMessage } from './message-text.js';
@@ -270,12 +270,13 @@ function encodeCursor(last: Pick<A2ATaskRecord, 'updatedAt' | 'id'>): string {
   return Buffer.from(JSON.stringify([last.updatedAt, last.id])).toString('base64url');
 }
 
-function decodeCursor(token: string): { updatedAt: string; id: string } {
+/** Where a page token says the previous page ended; InvalidParams naming `pageToken` if it says nothing. */
+export function decodeCursor(token: string): { updatedAt: string; id: string } {
   try {
     const [updatedAt, id] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown[];
     if (typeof updatedAt === 'string' && typeof id === 'string') return { updatedAt, id };
   } catch {
     // answered below
   }
-  throw new RequestMalformedError('pageToken is not one this agent gave: pass nextPageToken as received.');
+  throw new InvalidFieldError('pageToken', 'is not one this agent gave: pass nextPageToken as received.');
 }

@@ -51,7 +51,10 @@ export interface PushConfigEntry {
 export interface A2AListQuery {
   contextId?: string;
   state?: string;
-  /** Only tasks whose status changed after this instant (ISO 8601). */
+  /**
+   * Only tasks whose status changed at or after this instant (ISO 8601): A2A's statusTimestampAfter, "greater
+   * than or equal to this value" (a2a.proto).
+   */
   updatedAfter?: string;
   /** Continue after this task (the last of the previous page). */
   after?: { updatedAt: string; id: string };
@@ -248,7 +251,7 @@ export function pageA2A(
       (entry) =>
         (!query.contextId || entry.contextId === query.contextId) &&
         (!query.state || entry.state === query.state) &&
-        (after === undefined || Date.parse(entry.updatedAt) > after),
+        (after === undefined || Date.parse(entry.updatedAt) >= after),
     )
     .sort(newestFirst);
   const cursor = query.after;

@@ -446,7 +446,8 @@ describe.each(homes)('A2A tasks in %s', (_name, make) => {
     expect(seconds(second)).toEqual(['03', '02', '01']);
     const failed = await tasks.listA2A('a2a-key:alice', { state: 'TASK_STATE_FAILED', limit: 10 });
     expect(failed.tasks.map((task) => task.taskId)).toEqual([other.taskId]);
-    expect((await tasks.listA2A('a2a-key:alice', { updatedAfter: at('04'), limit: 10 })).total).toBe(2);
+    // At or after (A2A's statusTimestampAfter: "greater than or equal to this value"): 04, 05 and 06.
+    expect((await tasks.listA2A('a2a-key:alice', { updatedAfter: at('04'), limit: 10 })).total).toBe(3);
     expect((await tasks.listA2A('a2a-key:bob', { limit: 10 })).tasks.map((t) => t.sender)).toEqual([
       'a2a-key:bob',
     ]);
