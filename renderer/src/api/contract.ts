@@ -47,6 +47,7 @@ export type {
   StatusResponse,
   A2ATrafficDetail,
   TrafficEntry,
+  TrafficFile,
   TrafficFilter,
   TrafficMinute,
   TrafficResponse,
