@@ -76,6 +76,7 @@ export async function handleEnvelope(
       status: fields.status,
     };
     if (trace.screen) event.screen = trace.screen;
+    if (trace.files) event.files = trace.files;
     if (trace.onBehalfOf) event.onBehalfOf = trace.onBehalfOf;
     // The gateway answered a sync or stream call before it is logged; an async task runs after its 202.
     const handled = fields.verdict === 'accepted' && mode !== 'async';

@@ -110,7 +110,8 @@ export function fileNotes(pieces: readonly MessagePiece[]): TrafficFile[] {
   const notes: TrafficFile[] = [];
   for (const piece of pieces.slice(0, MAX_PIECES)) {
     if (typeof piece === 'string') continue;
-    notes.push(noteOf(piece, declaredType(piece.mediaType), sizeOf(piece.body)));
+    const type = 'data' in piece.body ? 'application/json' : declaredType(piece.mediaType);
+    notes.push(noteOf(piece, type, sizeOf(piece.body)));
   }
   return notes;
 }
@@ -141,7 +142,7 @@ export function turnContent(pieces: readonly MessagePiece[], rules: ContentRules
       content.files.push(noteOf(piece, 'application/json', Buffer.byteLength(json)));
       blocks.push(`[data${named ? ` ${named}` : ''} (application/json):]\n${json}\n[end of data]`);
     } else if (kind.kind === 'text') {
-      if (!('bytes' in body)) throw refusedUrl(piece, kind.type);
+      if (!('bytes' in body)) throw refusedUrl(piece, false);
       const text = utf8(piece, body.bytes);
       fileText += text.length;
       content.inlineBytes += body.bytes.length;
@@ -158,7 +159,7 @@ export function turnContent(pieces: readonly MessagePiece[], rules: ContentRules
         `[image ${content.images.length}${named ? ` ${named}` : ''} (${image.note.type}, attached)]`,
       );
     } else if ('url' in body) {
-      if (!rules.fetchImageUrls) throw refusedUrl(piece, kind.type);
+      if (!rules.fetchImageUrls) throw refusedUrl(piece, true);
       const problem = rules.urlProblem(body.url);
       if (problem) throw new ContentRefused('form', `Image URL refused: ${problem}`);
       const image = addImage(content, { ...noteOf(piece, kind.type, 0), fetched: true }, '');
@@ -248,14 +249,20 @@ const EXTENSIONS: Record<string, string> = {
   webp: 'image/webp',
 };
 
-/** What the attachment is taken as: its declared type, else its name's extension, else its bytes' signature. */
+/**
+ * What the attachment is taken as: its declared type, else its name's (or its URL's) extension, else its
+ * bytes' signature. A URL of no known type can only be an image (nothing else is fetched): its bytes decide.
+ */
 function kindOf(piece: Attachment): Kind {
-  if ('data' in piece.body) return { kind: 'data' };
+  const body = piece.body;
+  if ('data' in body) return { kind: 'data' };
   let type = declaredType(piece.mediaType);
   if (type === '' || type === 'application/octet-stream') {
-    const extension = /\.([A-Za-z0-9]+)$/.exec(piece.name)?.[1]?.toLowerCase() ?? '';
-    type = EXTENSIONS[extension] ?? ('bytes' in piece.body ? (sniffImage(piece.body.bytes) ?? '') : '');
+    const path = 'url' in body && URL.canParse(body.url) ? new URL(body.url).pathname : '';
+    const extension = /\.([A-Za-z0-9]+)$/.exec(piece.name || path)?.[1]?.toLowerCase() ?? '';
+    type = EXTENSIONS[extension] ?? ('bytes' in body ? (sniffImage(body.bytes) ?? '') : 'image/*');
   }
+  if (type === 'image/*' && 'url' in body) return { kind: 'image', type: '' };
   if (isTextType(type)) return { kind: 'text', type };
   if ((IMAGE_TYPES as readonly string[]).includes(type)) return { kind: 'image', type };
   const named = displayName(piece.name);
@@ -294,10 +301,10 @@ function addImage(content: TurnContent, note: TrafficFile, data: string): TurnIm
   return image;
 }
 
-function refusedUrl(piece: Attachment, type: string): ContentRefused {
+function refusedUrl(piece: Attachment, image: boolean): ContentRefused {
   const named = displayName(piece.name);
-  const what = type.startsWith('image/') ? 'images by URL' : 'text files by URL';
-  const why = type.startsWith('image/') ? ': its operator has not allowed fetching them' : '';
+  const what = image ? 'images by URL' : 'text files by URL';
+  const why = image ? ': its operator has not allowed fetching them' : '';
   return new ContentRefused(
     'type',
     `This agent does not take ${what}${why}${named ? ` (${named})` : ''}: send the file's bytes inline. It takes ${ACCEPTED}.`,

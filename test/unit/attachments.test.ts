@@ -59,6 +59,15 @@ describe('the type an attachment is taken as', () => {
       ),
     });
     expect(refusal([file('a.heic', 'image/heic', 'x')])).toMatchObject({ kind: 'type' });
+    // A URL of no known type can only be an image: refused as one while fetching is off.
+    expect(
+      refusal([{ name: '', mediaType: '', body: { url: 'https://example.com/photo?id=3' } }]),
+    ).toMatchObject({
+      kind: 'type',
+      message: expect.stringMatching(
+        /does not take images by URL: its operator has not allowed fetching them:/,
+      ),
+    });
     expect(
       refusal([{ name: 'n.txt', mediaType: 'text/plain', body: { url: 'https://example.com/n.txt' } }]),
     ).toMatchObject({
