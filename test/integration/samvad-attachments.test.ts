@@ -91,6 +91,18 @@ describe('attachments', () => {
     expect(JSON.stringify(event)).not.toContain(png.data);
   });
 
+  it('a preview of the payload (Keep message contents) never keeps an attachment’s bytes', async () => {
+    agent.app.updateSettings({ keepMessageContents: true });
+    try {
+      expect((await call({ message: 'hi', attachments: [png] })).status).toBe(200);
+      const preview = events.find((e) => e.endpoint === PATHS.sync)?.preview?.payload ?? '';
+      expect(preview).toContain(`"data":"(${png.data.length} characters, not kept)"`);
+      expect(preview).not.toContain(png.data.slice(0, 12));
+    } finally {
+      agent.app.updateSettings({ keepMessageContents: false });
+    }
+  });
+
   it('a streamed call carries its image too', async () => {
     const reply = await call({ message: 'stream it', attachments: [png] }, 'stream');
     expect(reply.status).toBe(200);
