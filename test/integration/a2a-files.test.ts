@@ -3,7 +3,7 @@ import { TaskState } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { startGatewayDouble, type GatewayDouble, type RecordedRequest } from '../fixtures/gateway-double.js';
 import { a2aClient, type Transport } from '../helpers/a2a-agent.js';
-import { asTask, replyText } from '../helpers/a2a-messages.js';
+import { asTask, collect, describeEvent, replyText } from '../helpers/a2a-messages.js';
 import { dataPart, filePart, PNG, pngOfSize, sendParts, textPart } from '../helpers/a2a-parts.js';
 import { agentPool, type TestAgent } from '../helpers/agents.js';
 import { until } from '../helpers/polling.js';
@@ -150,6 +150,52 @@ describe.each<Transport>(['JSONRPC', 'HTTP+JSON'])('over %s', (transport) => {
       .catch((error: unknown) => error);
     expect(latin1).toMatchObject({ message: expect.stringMatching(/"cafe\.txt" is not UTF-8 text/) });
     expect(chats()).toEqual([]);
+  });
+});
+
+describe('other ways to send', () => {
+  it('a streaming send carries its image; the reply streams as for text', async () => {
+    const client = await a2aClient(agent.url, key, 'HTTP+JSON');
+    const events = await collect(
+      client.sendMessageStream(sendParts([textPart('stream'), filePart(PNG, 'image/png')])),
+    );
+    expect(events.map(describeEvent).at(-1)).toBe('status:completed');
+    expect(chats()[0]?.images).toEqual([{ mediaType: 'image/png', declared: 'image/png', bytes: PNG }]);
+    expect((chats()[0]?.json as { stream?: boolean }).stream).toBe(true);
+  });
+
+  it('a v0.3 caller’s file part (bytes, mimeType, name) and data part, through the SDK’s compatibility layer', async () => {
+    const response = await fetch(`${agent.url}/a2a/jsonrpc`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'A2A-Version': '0.3' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: {
+          message: {
+            kind: 'message',
+            messageId: 'v03-file',
+            role: 'user',
+            parts: [
+              { kind: 'text', text: 'old client' },
+              {
+                kind: 'file',
+                file: { bytes: PNG.toString('base64'), mimeType: 'image/png', name: 'old.png' },
+              },
+              { kind: 'data', data: { v: 3 } },
+            ],
+          },
+        },
+      }),
+    });
+    expect(((await response.json()) as { result: { status: { state: string } } }).result.status.state).toBe(
+      'completed',
+    );
+    expect(chats()[0]?.images).toEqual([{ mediaType: 'image/png', declared: 'image/png', bytes: PNG }]);
+    expect(chats()[0]?.text).toBe(
+      'old client\n\n[image 1 "old.png" (image/png, attached)]\n\n[data (application/json):]\n{"v":3}\n[end of data]',
+    );
   });
 });
 
