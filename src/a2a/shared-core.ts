@@ -22,7 +22,7 @@ import {
 import { DEFAULT_SKILL, ProtocolError } from '../protocol/index.js';
 import type { CallLimits } from '../state/call-limits.js';
 import { chargeUsage, checkLimits, screenCall, type PayloadScreen } from '../calls/admission.js';
-import { chatImages, ContentRefused, ACCEPTED, type TurnContent } from '../calls/attachments.js';
+import { chatImages } from '../calls/attachments.js';
 import { fetchImages, type AttachmentRules } from '../calls/image-fetch.js';
 import { audienceRefusal, callerLimits, skillAccount, type SkillGrant } from '../calls/skill-access.js';
 import type { SkillDirectory, SkillRuntime } from '../calls/skill-runtime.js';
@@ -173,7 +173,7 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
       // After the limits: it reads the task records, and a stranger's guesses count as its calls.
       await checkConversation(options.mintedContexts, caller.id, turn.contextId);
       // After the limits too: a stranger's URLs cost it its own calls, and each fetch is bounded.
-      if (turn.content) await this.fetchImages(turn.content);
+      if (turn.content) await fetchImages(turn.content, options.attachments?.());
       if (options.screen && settings.injectionScreen !== 'off') {
         const payload = { message: turn.message };
         screened = screenCall(options.screen, settings.injectionScreen, payload, (match) =>
@@ -257,19 +257,6 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
       if (admission && admission.reserved > 0)
         options.limits.release(account, admission.reserved, admission.reservedAt);
     }
-  }
-
-  /** Fetches the message's images sent by URL (calls/image-fetch.ts), where the operator allows it. */
-  private async fetchImages(content: TurnContent): Promise<void> {
-    if (!content.images.some((image) => image.url !== undefined)) return;
-    const rules = this.options.attachments?.();
-    if (!rules?.fetchImageUrls) {
-      throw new ContentRefused(
-        'type',
-        `This agent does not take images by URL: send the image's bytes inline. It takes ${ACCEPTED}.`,
-      );
-    }
-    await fetchImages(content, rules);
   }
 
   /** The skill the caller came for (its door's); the default one, on the chat gateway, without skills. */

@@ -8,7 +8,7 @@ import {
   type MessagePiece,
   type TurnContent,
 } from '../calls/attachments.js';
-import { fetchImages, type AttachmentRules } from '../calls/image-fetch.js';
+import type { AttachmentRules } from '../calls/image-fetch.js';
 import type { TrafficFile } from '../protocol/console-api.js';
 
 /**
@@ -88,18 +88,6 @@ export function chatContent(
 /** What Traffic shows of the attachments, as the caller declared them (a refused call's too). */
 export function chatFiles(payload: Record<string, unknown>): TrafficFile[] {
   return payload.attachments === undefined ? [] : fileNotes(piecesOf(payload, false));
-}
-
-/** Fetches the images sent by URL (after the limits let the call through), refusing them where not allowed. */
-export async function fetchChatImages(
-  content: TurnContent,
-  rules: AttachmentRules | undefined,
-): Promise<void> {
-  if (!content.images.some((image) => image.url !== undefined)) return;
-  if (!rules?.fetchImageUrls) {
-    throw new ContentRefused('type', `This agent does not take images by URL. It takes ${ACCEPTED}.`);
-  }
-  await fetchImages(content, rules);
 }
 
 /** The message and each attachment, in order; `strict`: an attachment that is not one thing is refused. */

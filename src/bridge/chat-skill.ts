@@ -2,8 +2,8 @@ import { UNSIGNED_CALLER, type Skill } from '../agent/skill.js';
 import { DEFAULT_SKILL } from '../protocol/skill-ids.js';
 import type { SkillSetting } from '../protocol/skills.js';
 import { chatImages } from '../calls/attachments.js';
-import type { AttachmentRules } from '../calls/image-fetch.js';
-import { ATTACHMENTS_SCHEMA, chatContent, chatFiles, fetchChatImages } from './chat-attachments.js';
+import { fetchImages, type AttachmentRules } from '../calls/image-fetch.js';
+import { ATTACHMENTS_SCHEMA, chatContent, chatFiles } from './chat-attachments.js';
 import { systemMessage, type FramedSkill } from './framing.js';
 import { runGatewayTurn, turnEstimate, type GatewayTurnOptions } from './gateway-turn.js';
 
@@ -156,7 +156,8 @@ function gatewaySkill(
     },
     async handler(context) {
       const content = chatContent(context.payload, rules());
-      if (content) await fetchChatImages(content, rules());
+      // After the limits (step 5): a caller's URLs cost it its own calls.
+      if (content) await fetchImages(content, rules());
       const message = content?.text ?? (context.payload.message as string);
       const channel = (context.payload.channel as string | undefined) ?? options.defaultChannel();
       options.usage?.turn(id);

@@ -162,7 +162,7 @@ export function turnContent(pieces: readonly MessagePiece[], rules: ContentRules
       if (!rules.fetchImageUrls) throw refusedUrl(piece, true);
       const problem = rules.urlProblem(body.url);
       if (problem) throw new ContentRefused('form', `Image URL refused: ${problem}`);
-      const image = addImage(content, { ...noteOf(piece, kind.type, 0), fetched: true }, '');
+      const image = addImage(content, noteOf(piece, kind.type, 0), '');
       image.url = body.url;
       blocks.push(`[image ${content.images.length}${named ? ` ${named}` : ''} (attached, from a URL)]`);
     }

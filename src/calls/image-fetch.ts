@@ -7,6 +7,7 @@ import { isAllowedPeerAddress } from '../lib/public-dispatcher.js';
 import { escapedLine } from '../lib/text.js';
 import { WebhookSender, WebhookUrlError, webhookRules } from '../lib/webhook.js';
 import {
+  ACCEPTED,
   checkImages,
   ContentRefused,
   IMAGE_LIMITS,
@@ -64,9 +65,14 @@ export function attachmentRules(settings: FileSettings, options: ImageFetchOptio
 /**
  * Fetches the message's images sent by URL, in order, and holds them to the limits every image is held to
  * (attachments.ts): called once the caller's limits let the call through, so a stranger's URLs cost it its
- * own calls. Each image's note (Traffic) gets its type and size as fetched.
+ * own calls. Each image's note (Traffic) gets its type and size as fetched. Refused where the rules (none:
+ * inline only) do not allow fetching.
  */
-export async function fetchImages(content: TurnContent, rules: AttachmentRules): Promise<void> {
+export async function fetchImages(content: TurnContent, rules: AttachmentRules | undefined): Promise<void> {
+  if (!content.images.some((image) => image.url !== undefined)) return;
+  if (!rules?.fetchImageUrls) {
+    throw new ContentRefused('type', `This agent does not take images by URL. It takes ${ACCEPTED}.`);
+  }
   let room = rules.bodyLimitBytes - content.inlineBytes;
   for (const image of content.images) {
     if (image.url === undefined) continue;
