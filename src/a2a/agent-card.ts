@@ -1,5 +1,6 @@
 import { A2A_PROTOCOL_VERSION, type AgentCard, type AgentInterface } from '@a2a-js/sdk';
 import { duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
+import { INPUT_MODES } from '../calls/attachments.js';
 
 /** Where the A2A front door answers on the agent port (SAMVAD's card stays at /.well-known/agent.json). */
 export const A2A_PATHS = {
@@ -95,7 +96,8 @@ export function buildA2ACard(input: A2ACardInput): AgentCard {
     },
     // OpenAPI semantics: an empty requirement is the keyless alternative.
     securityRequirements: input.keylessAllowed ? [keyed, { schemes: {} }] : [keyed],
-    defaultInputModes: ['text/plain'],
+    // What the caller core takes (calls/attachments.ts): text, text files, JSON (data parts too), images.
+    defaultInputModes: [...INPUT_MODES],
     defaultOutputModes: ['text/plain'],
     skills: input.skills.map((skill) => ({
       id: skill.id,
@@ -103,7 +105,7 @@ export function buildA2ACard(input: A2ACardInput): AgentCard {
       description: skill.description,
       tags: skill.tags ?? [skill.id],
       examples: skill.examples ?? [],
-      inputModes: ['text/plain'],
+      inputModes: [...INPUT_MODES],
       outputModes: ['text/plain'],
       securityRequirements: [],
     })),

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createA2ATasks, type A2ATasks, type A2ATasksOptions } from './a2a-tasks.js';
 import { skillPaths, type A2ACardInput } from './agent-card.js';
+import { attachmentRules } from '../calls/image-fetch.js';
 import type { SkillDirectory, SkillRuntime } from '../calls/skill-runtime.js';
 import { DEFAULT_SKILL } from '../protocol/skill-ids.js';
 import type { CardRouteOptions } from './card-route.js';
@@ -63,6 +64,7 @@ export function createA2ADoor(options: A2ADoorOptions): A2ADoor {
     gate: calls,
     core: calls,
     bodyLimitBytes: options.bodyLimitBytes,
+    ...(options.calls.attachments ? { attachments: options.calls.attachments } : {}),
     openStream: options.openStream,
     sse: options.sse,
     onError: options.onError,
@@ -191,6 +193,7 @@ export function createAppA2ADoor(app: AppParts, wiring: AppWiring): A2ADoor {
       gateway: wiring.gateway,
       callerInstructions: () => settings().callerInstructions,
       draining: () => app.server.draining,
+      attachments: () => attachmentRules(settings()),
       now: wiring.now,
     },
     tasks: {

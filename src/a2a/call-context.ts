@@ -1,4 +1,5 @@
 import { ServerCallContext, type User } from '@a2a-js/sdk/server';
+import type { TurnContent } from '../calls/attachments.js';
 import type { ProtocolError } from '../protocol/index.js';
 import type { A2ATaskRecord } from '../state/a2a-records.js';
 import type { PushConfigEntry } from '../state/tasks.js';
@@ -54,6 +55,11 @@ export interface RequestScope {
   ended?: A2ATaskRecord;
   /** What the traffic log will show of this request (filled in as it goes). */
   call?: A2ACallRecord;
+  /**
+   * The message as admitted (message-text.ts), its images sent by URL fetched by the gate: the turn the
+   * executor runs, so the message is parsed and its images fetched once.
+   */
+  content?: TurnContent;
 }
 
 const SCOPE_KEY = 'agent-bridge.request';

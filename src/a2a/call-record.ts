@@ -8,7 +8,7 @@ import {
 } from '@a2a-js/sdk/errors';
 import { isLegacyJsonRpcMethod, isV1JsonRpcMethod, legacyJsonRpcToV1Method } from '@a2a-js/sdk/compat/v0_3';
 import type { EnvelopeEvent } from '../agent/events.js';
-import { A2A_METHOD_STEPS, A2A_STEPS, type A2AStep } from '../protocol/console-api.js';
+import { A2A_METHOD_STEPS, A2A_STEPS, type A2AStep, type TrafficFile } from '../protocol/console-api.js';
 import { DEFAULT_SKILL, ProtocolError, type Mode } from '../protocol/index.js';
 import { KnownCallerRefused, type A2ACaller } from './chat-core.js';
 
@@ -37,6 +37,8 @@ export interface A2ACallRecord {
   screened?: { rule: string };
   /** What refused or failed the request, when something did. */
   error?: unknown;
+  /** The message's files and data parts (names, types, sizes; never their bytes). */
+  files?: TrafficFile[];
 }
 
 /**
@@ -122,6 +124,7 @@ export function trafficEvent(call: A2ACallRecord, status: number, bytesOut: numb
   if (call.method && event.a2a) event.a2a.method = call.method;
   if (failedAt && event.a2a) event.a2a.failedAt = failedAt;
   if (call.screened) event.screen = call.screened;
+  if (call.files?.length) event.files = call.files.map((file) => ({ ...file }));
   // Only a message runs a skill (its door's): reading, listing or canceling a task runs none.
   if (call.method !== undefined && SEND_METHODS.has(call.method)) event.skill = call.skill ?? DEFAULT_SKILL;
   if (call.caller?.name) event.callerName = call.caller.name;

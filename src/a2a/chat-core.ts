@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { TurnContent, TurnImage } from '../calls/attachments.js';
 import { ProtocolError } from '../protocol/index.js';
 
 /**
@@ -52,8 +53,10 @@ export interface A2ARequestInfo {
 
 /** One chat turn: the caller's text in a conversation. */
 export interface ChatTurn {
-  /** The caller's text parts, joined (the card accepts text only). */
+  /** The caller's text parts, joined, with its text files and data parts inlined (message-text.ts). */
   message: string;
+  /** The images its file parts carried, in order: sent inline, or by URL and fetched by `admit`. */
+  images?: readonly TurnImage[];
   /**
    * The A2A conversation (a key holder's choice, or minted by the SDK when absent; a keyless caller's is
    * always minted here: conversations.ts). The gateway session is (caller.id, contextId), never contextId
@@ -68,7 +71,14 @@ export interface ChatTurn {
  * A turn as the gate sees it, before a task exists: the contextId is the caller's own, when it sent one.
  * (Each task takes one message: a follow-up is a new task in the same context, so there is no taskId.)
  */
-export type ChatTurnRequest = Pick<ChatTurn, 'message'> & Partial<Pick<ChatTurn, 'contextId'>>;
+export type ChatTurnRequest = Pick<ChatTurn, 'message'> &
+  Partial<Pick<ChatTurn, 'contextId'>> & {
+    /**
+     * The message's parts as the caller core takes them (`message` is its text): `admit` counts its images
+     * against the budget and fetches those sent by URL, once the limits let the turn through.
+     */
+    content?: TurnContent;
+  };
 
 export interface ChatControl {
   /** Aborted by a CancelTask, or when the agent shuts down: stop the gateway call (an honest cancel). */

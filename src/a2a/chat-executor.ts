@@ -9,7 +9,8 @@ import { A2AError } from '@a2a-js/sdk/errors';
 import { ProtocolError } from '../protocol/index.js';
 import { callerOf, scopeOf } from './call-context.js';
 import type { A2ACaller, ChatCore, ChatReply } from './chat-core.js';
-import { agentMessage, messageText, textPart } from './message-text.js';
+import { INLINE_ONLY } from '../calls/attachments.js';
+import { agentMessage, messageContent, textPart } from './message-text.js';
 
 /** The one artifact a chat task produces: the reply. */
 export const REPLY_ARTIFACT_ID = 'reply';
@@ -99,7 +100,9 @@ export class ChatExecutor<C extends A2ACaller> implements AgentExecutor {
         bus.publish(artifactUpdate(taskId, contextId, text, { append: !first, lastChunk: false }));
         first = false;
       };
-      const turn = { message: messageText(request.userMessage), contextId, taskId };
+      // As the gate admitted it (its images sent by URL fetched); parsed here only if it never was.
+      const content = scopeOf(request.context).content ?? messageContent(request.userMessage, INLINE_ONLY);
+      const turn = { message: content.text, images: content.images, contextId, taskId };
       const reply = await this.core.run(callerOf<C>(request.context), turn, {
         signal: controller.signal,
         onDelta: quiet ? undefined : onDelta,

@@ -6,6 +6,7 @@ import {
   type TaskStore,
 } from '@a2a-js/sdk/server';
 import type { SseOptions } from '../agent/sse.js';
+import type { ContentRules } from '../calls/attachments.js';
 import {
   A2A_PATHS,
   SKILLS_PATH,
@@ -54,6 +55,8 @@ export interface A2AFrontDoorOptions<C extends A2ACaller> extends CardRouteOptio
    */
   openStream?(req: IncomingMessage, res: ServerResponse): void;
   sse?: SseOptions;
+  /** How a message's files are taken now (calls/attachments.ts); default: inline only. */
+  attachments?(): ContentRules;
   /** Failures that are not the caller's to read, for the operator's log (never holds a secret). */
   onError?(error: unknown): void;
   /** Each JSON-RPC or HTTP+JSON request once answered (refusals included): the operator's traffic entry. */
@@ -111,6 +114,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
       tasks: options.tasks,
       pushUrlProblem: options.pushUrlProblem,
       taskCapacity: options.taskCapacity,
+      ...(options.attachments ? { attachments: options.attachments } : {}),
       cancelElsewhere: replicas && ((id, context) => replicas.cancelElsewhere(id, context)),
       onError: report,
     });

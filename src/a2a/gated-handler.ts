@@ -25,7 +25,8 @@ import { isKeyless } from './key-gate.js';
 import { callerOf, scopeOf } from './call-context.js';
 import { isTask, noteEvent, noteTask, passStep } from './call-record.js';
 import type { A2ACaller, A2AGate } from './chat-core.js';
-import { checkContextId, checkReferenceTaskIds, messageText } from './message-text.js';
+import { INLINE_ONLY, type ContentRules } from '../calls/attachments.js';
+import { checkContextId, checkReferenceTaskIds, messageContent, messageFiles } from './message-text.js';
 import { OpenStreams, type StreamPlace } from './open-streams.js';
 import { pushConfigProblem } from './push-config-bounds.js';
 import { TERMINAL_STATES } from './task-store.js';
@@ -51,6 +52,8 @@ export interface GatedHandlerOptions<C extends A2ACaller> {
   cancelElsewhere?(taskId: string, context: ServerCallContext): Promise<void>;
   /** The caps on the streams each caller holds open here (default: OpenStreams' own). */
   streams?: OpenStreams;
+  /** How the message's files are taken now (the operator's settings); default: inline only. */
+  attachments?(): ContentRules;
   onError?(error: unknown): void;
 }
 
@@ -367,7 +370,9 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     if (call) call.mode = mode;
     if (call && message?.contextId) call.contextId = message.contextId;
     this.enter(context);
-    const text = messageText(message);
+    if (call) call.files = messageFiles(message);
+    const content = messageContent(message, this.options.attachments?.() ?? INLINE_ONLY);
+    if (call) call.files = content.files;
     checkContextId(message?.contextId);
     checkReferenceTaskIds(message?.referenceTaskIds);
     if (message?.taskId) await this.refuseFollowUp(message.taskId, context);
@@ -380,7 +385,8 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
       // The caps first: the gate's admission counts the request and holds the turn's budget reservation.
       if (mode === 'stream') place = this.takeStream(context);
       scope.slot = await this.options.taskCapacity?.(caller.id);
-      const turn = { message: text, contextId: message?.contextId || undefined };
+      const turn = { message: content.text, contextId: message?.contextId || undefined, content };
+      scope.content = content;
       await this.options.gate.admit(caller, turn, {
         passed: (step) => passStep(call, step),
         matched: (match) => {

@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Role, type Message, type Part } from '@a2a-js/sdk';
 import { ContentTypeNotSupportedError, RequestMalformedError } from '@a2a-js/sdk/errors';
+import {
+  ContentRefused,
+  fileNotes,
+  turnContent,
+  type ContentRules,
+  type MessagePiece,
+  type TurnContent,
+} from '../calls/attachments.js';
+import type { TrafficFile } from '../protocol/console-api.js';
 import { TASK_ID } from '../state/tasks.js';
 
 /** A contextId becomes part of a gateway session key: bounded, printable, and the caller's own. */
@@ -14,28 +23,60 @@ const CONTEXT_ID = /^[\x21-\x7e]{1,128}$/;
 export const MAX_REFERENCE_TASK_IDS = 16;
 
 /**
- * The caller's text: every text part, joined by blank lines. The `chat` skill reads text, so a file or
- * data part is refused with ContentTypeNotSupported rather than dropped silently.
+ * The message as the caller core takes it (calls/attachments.ts): its text parts joined by blank lines, its
+ * text files and data parts inlined with their names, its images beside it (sent by URL: to fetch, where the
+ * operator allows it). A kind of file this agent does not take is refused with ContentTypeNotSupported,
+ * naming what it takes, rather than dropped silently; past a limit, or malformed, with the reason.
  */
-export function messageText(message: Message | undefined): string {
+export function messageContent(message: Message | undefined, rules: ContentRules): TurnContent {
   if (!message?.parts?.length) {
     throw new RequestMalformedError('The request has no message with parts: send one with a text part.');
   }
   if (message.role !== Role.ROLE_USER) {
     throw new RequestMalformedError('The message role must be ROLE_USER (v0.3: "user").');
   }
-  const texts: string[] = [];
-  for (const part of message.parts ?? []) {
-    if (part.content?.$case !== 'text') {
-      throw new ContentTypeNotSupportedError(
-        'This agent reads text only: send the content as a text part (for a file, its text).',
-      );
+  let content: TurnContent;
+  try {
+    content = turnContent(messagePieces(message), rules);
+  } catch (error) {
+    if (error instanceof ContentRefused && error.kind === 'type') {
+      throw new ContentTypeNotSupportedError(error.message);
     }
-    texts.push(part.content.value);
+    throw error;
   }
-  const text = texts.join('\n\n');
-  if (text.trim() === '') throw new RequestMalformedError('The message has no text: add a text part.');
-  return text;
+  if (content.files.length === 0 && content.text.trim() === '') {
+    throw new RequestMalformedError('The message has no text: add a text part.');
+  }
+  return content;
+}
+
+/** What Traffic shows of the message's files and data parts as sent, whether it is taken or not. */
+export function messageFiles(message: Message | undefined): TrafficFile[] {
+  try {
+    return message?.parts?.length ? fileNotes(messagePieces(message)) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Each part as the caller core takes it: text, a file (its bytes, or a URL) or data, in order. */
+function messagePieces(message: Message): MessagePiece[] {
+  return message.parts.map((part): MessagePiece => {
+    const content = part.content;
+    const file = { name: part.filename ?? '', mediaType: part.mediaType ?? '' };
+    switch (content?.$case) {
+      case 'text':
+        return content.value;
+      case 'raw':
+        return { ...file, body: { bytes: content.value } };
+      case 'url':
+        return { ...file, body: { url: content.value } };
+      case 'data':
+        return { ...file, body: { data: content.value } };
+      default:
+        throw new RequestMalformedError('Each part holds text, raw bytes, a url or data: one holds none.');
+    }
+  });
 }
 
 /** Refuses a contextId the agent cannot use as (part of) a session key; an absent one is fine. */

@@ -22,6 +22,8 @@ import {
 import { DEFAULT_SKILL, ProtocolError } from '../protocol/index.js';
 import type { CallLimits } from '../state/call-limits.js';
 import { chargeUsage, checkLimits, screenCall, type PayloadScreen } from '../calls/admission.js';
+import { chatImages } from '../calls/attachments.js';
+import { fetchImages, type AttachmentRules } from '../calls/image-fetch.js';
 import { audienceRefusal, callerLimits, skillAccount, type SkillGrant } from '../calls/skill-access.js';
 import type { SkillDirectory, SkillRuntime } from '../calls/skill-runtime.js';
 
@@ -45,6 +47,8 @@ export interface A2ACallsOptions extends A2AKeyGateOptions {
   callerInstructions(): string;
   /** True once the agent is shutting down: new turns are refused (503), those running finish. */
   draining?(): boolean;
+  /** How a message's images sent by URL are fetched now (the operator's settings); none: refused. */
+  attachments?(): AttachmentRules;
   now?: () => number;
 }
 
@@ -145,7 +149,8 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
     const settings = options.settings();
     const { account, limits } = this.counted(caller, skill);
     const tokensPerDay = limits.tokensPerDay ?? settings.tokensPerDay;
-    const reserved = tokensPerDay > 0 ? turnEstimate(turn.message, options.limits.promptFloor()) : 0;
+    const images = turn.content?.images.length ?? 0;
+    const reserved = tokensPerDay > 0 ? turnEstimate(turn.message, options.limits.promptFloor(), images) : 0;
     const reservedAt = now();
     await checkLimits(
       options.limits,
@@ -167,6 +172,8 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
     try {
       // After the limits: it reads the task records, and a stranger's guesses count as its calls.
       await checkConversation(options.mintedContexts, caller.id, turn.contextId);
+      // After the limits too: a stranger's URLs cost it its own calls, and each fetch is bounded.
+      if (turn.content) await fetchImages(turn.content, options.attachments?.());
       if (options.screen && settings.injectionScreen !== 'off') {
         const payload = { message: turn.message };
         screened = screenCall(options.screen, settings.injectionScreen, payload, (match) =>
@@ -227,6 +234,7 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
     try {
       const reply = await runGatewayTurn(skill.gateway, {
         message: turn.message,
+        ...(turn.images?.length ? { images: chatImages(turn.images) } : {}),
         system: systemMessage({
           caller: info,
           channel: turn.contextId,

@@ -76,6 +76,7 @@ export async function handleEnvelope(
       status: fields.status,
     };
     if (trace.screen) event.screen = trace.screen;
+    if (trace.files) event.files = trace.files;
     if (trace.onBehalfOf) event.onBehalfOf = trace.onBehalfOf;
     // The gateway answered a sync or stream call before it is logged; an async task runs after its 202.
     const handled = fields.verdict === 'accepted' && mode !== 'async';
@@ -470,10 +471,22 @@ function preview(
   };
   return {
     preview: {
-      payload: cut(accepted.envelope.payload),
+      payload: cut(withoutBytes(accepted.envelope.payload)),
       ...(result === undefined ? {} : { reply: cut(result) }),
     },
   };
+}
+
+/** The payload as its preview keeps it: never an attachment's bytes (Traffic lists the files, not them). */
+function withoutBytes(payload: Record<string, unknown>): Record<string, unknown> {
+  if (!Array.isArray(payload.attachments)) return payload;
+  const attachments = payload.attachments.map((item: unknown) => {
+    const data = (item as { data?: unknown } | null)?.data;
+    return typeof data === 'string'
+      ? { ...(item as object), data: `(${data.length} characters, not kept)` }
+      : item;
+  });
+  return { ...payload, attachments };
 }
 
 /** Usage charged to the sender's account with the skill (the caller core's, as for A2A callers). */

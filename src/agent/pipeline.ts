@@ -17,7 +17,7 @@ import {
   type Mode,
   type RefusalStep,
 } from '../protocol/index.js';
-import type { AdmissionRule } from '../protocol/console-api.js';
+import type { AdmissionRule, TrafficFile } from '../protocol/console-api.js';
 import type { AccessCheck, AccessRequest, HeldCall, SigningKeys } from './access-check.js';
 import { checkDelegation } from './delegation.js';
 import type { SignatureFormUsed } from './events.js';
@@ -87,6 +87,8 @@ export interface ReceiveTrace {
   screen?: { rule: string };
   /** The issuer of a delegation token that verified: the agent the sender acts for. */
   onBehalfOf?: string;
+  /** The files the payload carries (the chat skills' attachments), as Traffic shows them. */
+  files?: TrafficFile[];
   /**
    * The steps passed so far, in the order they ran: the log shows these ticked, and no other (an unsigned
    * call has no timestamp, signature or nonce to check; a call without a delegation token checks none).
@@ -270,7 +272,7 @@ export async function receive(
   try {
     // 7. Skill, mode and input (the injection screen is part of the input check).
     const checked = checkInput(entry, envelope, input.mode, trace);
-    screenInput(deps, settings, envelope.payload, trace);
+    screenInput(deps, settings, checked, envelope.payload, trace);
     passStep(trace, 'input');
 
     // 8. Access: the operator's consent. Only verified senders within their limits get this far.
@@ -353,14 +355,19 @@ function signingKeys(byHeaders: ResolvedKey | undefined, inBody: ResolvedKey | u
   return { keys, pinned: (byHeaders ?? inBody)?.source === 'pinned' };
 }
 
+/**
+ * The skill reads what the payload carries beside its plain fields (Skill.readInput: the chat skills'
+ * attachments, which it may refuse), then the injection screen reads the payload as the skill does.
+ */
 function screenInput(
   deps: PipelineDeps,
   settings: PipelineSettings,
+  entry: RegisteredSkill,
   payload: Record<string, unknown>,
   trace: ReceiveTrace,
 ): void {
-  if (deps.screen)
-    screenCall(deps.screen, settings.injectionScreen, payload, (match) => (trace.screen = match));
+  const read = entry.skill.readInput?.(payload, (files) => (trace.files = files)) ?? payload;
+  if (deps.screen) screenCall(deps.screen, settings.injectionScreen, read, (match) => (trace.screen = match));
 }
 
 function admit(
@@ -611,7 +618,7 @@ async function acceptUnsigned(
   };
   try {
     const checked = checkInput(entry, envelope, input.mode, trace);
-    screenInput(deps, settings, envelope.payload, trace);
+    screenInput(deps, settings, checked, envelope.payload, trace);
     passStep(trace, 'input');
     const accepted = admit(deps, { envelope, sender, entry: checked }, request, rule, trace);
     if (limits.account) accepted.account = limits.account;

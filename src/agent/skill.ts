@@ -1,4 +1,4 @@
-import type { AdmissionRule } from '../protocol/console-api.js';
+import type { AdmissionRule, TrafficFile } from '../protocol/console-api.js';
 import type { Envelope, Mode, SkillDef, Trust } from '../protocol/index.js';
 import type { SkillAudience, SkillLimits } from '../protocol/skills.js';
 
@@ -70,5 +70,12 @@ export interface Skill<R = unknown> extends SkillDef {
    * skill's calls reserve nothing.
    */
   budgetEstimate?(payload: Record<string, unknown>, promptFloor: number): number;
+  /**
+   * Reads what the payload carries beside its plain fields, at step 7 once the schema passed (the chat
+   * skills' `attachments`, read as the turn will take them): tells `noteFiles` what Traffic shows of them,
+   * throws the refusal of what the skill cannot take (a ProtocolError), and returns what the injection screen
+   * reads instead of the payload (their text, not their base64). Undefined: the payload is screened as it is.
+   */
+  readInput?(payload: Record<string, unknown>, noteFiles: (files: TrafficFile[]) => void): unknown;
   handler(context: SkillContext): Promise<R>;
 }

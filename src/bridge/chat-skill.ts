@@ -1,6 +1,9 @@
 import { UNSIGNED_CALLER, type Skill } from '../agent/skill.js';
 import { DEFAULT_SKILL } from '../protocol/skill-ids.js';
 import type { SkillSetting } from '../protocol/skills.js';
+import { chatImages } from '../calls/attachments.js';
+import { fetchImages, type AttachmentRules } from '../calls/image-fetch.js';
+import { ATTACHMENTS_SCHEMA, chatContent, chatFiles } from './chat-attachments.js';
 import { systemMessage, type FramedSkill } from './framing.js';
 import { runGatewayTurn, turnEstimate, type GatewayTurnOptions } from './gateway-turn.js';
 
@@ -19,6 +22,8 @@ export interface ChatSkillOptions extends GatewayTurnOptions {
   allowedPeers?: string[];
   /** Each turn run, and the tokens it cost (the Skills page's calls and tokens today). */
   usage?: SkillUsageSink;
+  /** How `attachments` are taken now (the operator's settings); none: inline only. */
+  attachments?(): AttachmentRules;
 }
 
 /** Where a skill's turns and tokens are counted (src/skills/skill-usage.ts). */
@@ -69,6 +74,7 @@ const INPUT_SCHEMA = {
       description:
         'Conversation name (letters, digits and . _ : @ / -); defaults to the agent setting. Signed calls only: an unsigned call stands alone (no conversation is kept for it).',
     },
+    attachments: ATTACHMENTS_SCHEMA,
   },
 };
 
@@ -120,23 +126,44 @@ function gatewaySkill(
   skill?: FramedSkill,
 ): Pick<
   Skill<ChatResult>,
-  'inputSchema' | 'outputSchema' | 'modes' | 'streamStyle' | 'budgetEstimate' | 'handler'
+  'inputSchema' | 'outputSchema' | 'modes' | 'streamStyle' | 'budgetEstimate' | 'readInput' | 'handler'
 > {
   const id = skill?.id ?? DEFAULT_SKILL;
+  const rules = () => options.attachments?.();
   return {
     inputSchema: INPUT_SCHEMA,
     outputSchema: OUTPUT_SCHEMA,
     modes: ['sync', 'async', 'stream'],
     streamStyle: 'named',
     budgetEstimate(payload, promptFloor) {
-      return turnEstimate(typeof payload.message === 'string' ? payload.message : '', promptFloor);
+      const message = typeof payload.message === 'string' ? payload.message : '';
+      // Before the schema's check (step 7, which refuses what cannot be read): the message alone then.
+      let content;
+      try {
+        content = chatContent(payload, rules());
+      } catch {
+        content = undefined;
+      }
+      return turnEstimate(content?.text ?? message, promptFloor, content?.images.length ?? 0);
+    },
+    readInput(payload, noteFiles) {
+      const files = chatFiles(payload);
+      if (files.length > 0) noteFiles(files);
+      const content = chatContent(payload, rules());
+      // As taken (each type as the turn goes by it; an image fetched by URL: its size once fetched).
+      if (content) noteFiles(content.files);
+      return content && { message: content.text, channel: payload.channel };
     },
     async handler(context) {
-      const message = context.payload.message as string;
+      const content = chatContent(context.payload, rules());
+      // After the limits (step 5): a caller's URLs cost it its own calls.
+      if (content) await fetchImages(content, rules());
+      const message = content?.text ?? (context.payload.message as string);
       const channel = (context.payload.channel as string | undefined) ?? options.defaultChannel();
       options.usage?.turn(id);
       const reply = await runGatewayTurn(options, {
         message,
+        ...(content?.images.length ? { images: chatImages(content.images) } : {}),
         system: systemMessage({
           caller: context.caller,
           channel,

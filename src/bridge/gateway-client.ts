@@ -22,8 +22,16 @@ export interface ChatUsage {
   totalTokens: number;
 }
 
+/** An image for the user message, as an OpenAI `image_url` part with a data: URL (GATEWAY.md, images). */
+export interface ChatImage {
+  mediaType: string;
+  base64: string;
+}
+
 export interface ChatCall {
   message: string;
+  /** Images beside the message: the user message's content becomes a list of parts. */
+  images?: readonly ChatImage[];
   /** Instructions the caller cannot influence (who is calling, that its text is untrusted input). */
   system?: SystemMessage;
   user: string;
@@ -189,11 +197,24 @@ function prepare(config: GatewayConfig, call: ChatCall): Prepared {
   // message; the framing is a system message it cannot touch.
   const system = call.system?.text ? `{"role":"system","content":${call.system.json}},` : '';
   const user = call.user ? `,"user":${JSON.stringify(call.user)}` : '';
+  const content = call.images?.length ? userParts(call.message, call.images) : JSON.stringify(call.message);
   const body =
     `{"model":${JSON.stringify(config.model || 'openclaw')},` +
-    `"messages":[${system}{"role":"user","content":${JSON.stringify(call.message)}}]${user}` +
+    `"messages":[${system}{"role":"user","content":${content}}]${user}` +
     `${stream ? ',"stream":true,"stream_options":{"include_usage":true}' : ''}}`;
   return { config, call, target, stream, body };
+}
+
+/**
+ * The user message as OpenAI content parts: its text, then each image as a data: URL, the form OpenClaw takes
+ * (URL-sourced images it refuses unless its `images.allowUrl` is on). Base64 needs no JSON escaping.
+ */
+function userParts(message: string, images: readonly ChatImage[]): string {
+  const parts = [`{"type":"text","text":${JSON.stringify(message)}}`];
+  for (const image of images) {
+    parts.push(`{"type":"image_url","image_url":{"url":"data:${image.mediaType};base64,${image.base64}"}}`);
+  }
+  return `[${parts.join(',')}]`;
 }
 
 // Node's documented keep-alive race (the server closed an idle connection just as we reused it) is retried

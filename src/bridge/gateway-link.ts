@@ -10,6 +10,7 @@ import type { GatewayTransition } from './gateway-state.js';
 import { GatewayTarget, agentModel } from './gateway-target.js';
 import type { GatewayTurnOptions } from './gateway-turn.js';
 import { GatewayWatch } from './gateway-watch.js';
+import { attachmentRules, type FileSettings } from '../calls/image-fetch.js';
 
 /** A skill's own refusals: what they say is the skill's, not the gateway's (its state is not told). */
 const SKILL_PROBLEMS: GatewayProblem[] = ['skill-unavailable', 'agent-missing', 'agent-unverified'];
@@ -27,7 +28,7 @@ export interface GatewaySettings {
 }
 
 /** The settings the chat skill reads. */
-export interface ChatSkillSettings {
+export interface ChatSkillSettings extends FileSettings {
   defaultChannel: string;
   callerInstructions: string;
   chatTrust: Skill['trust'];
@@ -116,6 +117,7 @@ export class GatewayLink {
       ...this.turn,
       defaultChannel: () => settings().defaultChannel,
       callerInstructions: () => settings().callerInstructions,
+      attachments: () => attachmentRules(settings()),
       trust: chatTrust,
       allowedPeers,
       ...(usage ? { usage } : {}),

@@ -1,6 +1,6 @@
 import { ProtocolError } from '../protocol/index.js';
 import { GatewayError, gatewayError } from './diagnosis.js';
-import { callGateway, partialCost, type ChatUsage } from './gateway-client.js';
+import { callGateway, partialCost, type ChatImage, type ChatUsage } from './gateway-client.js';
 import type { ResolvedGateway } from './gateway-config.js';
 import type { SystemMessage } from './framing.js';
 
@@ -28,6 +28,8 @@ export type GatewayOutcome =
 
 export interface GatewayTurn {
   message: string;
+  /** Images beside the message (the caller's attachments), as `image_url` parts. */
+  images?: readonly ChatImage[];
   /** The framing (framing.ts): who calls, and that its text is untrusted. */
   system: SystemMessage;
   /** The gateway session: `<caller>#<conversation>`, or '' for callers that cannot be told apart. */
@@ -55,9 +57,22 @@ export const DEFAULT_PROMPT_TOKENS = 2000;
 /** The reply a call is taken to produce while it runs, on top of its prompt (settled when it ends). */
 export const REPLY_ALLOWANCE_TOKENS = 500;
 
-/** What a turn with this message may cost, held against its caller's daily budget while it runs. */
-export function turnEstimate(message: string, promptFloor: number): number {
-  return (promptFloor || DEFAULT_PROMPT_TOKENS) + estimateTokens(message.length) + REPLY_ALLOWANCE_TOKENS;
+/**
+ * What one image is taken to cost until the gateway reports the turn's usage: about the most a vision model
+ * charges for one after scaling it down (Anthropic: width x height / 750 tokens, images past 1.15 megapixels
+ * scaled to fit, about 1,600; OpenAI's high detail: 1,105 for 2048x768). Its bytes say little: a 10 MB photo
+ * and a 100 KB one cost the same once scaled.
+ */
+export const IMAGE_TOKENS = 1600;
+
+/** What a turn with this message (and `images` images) may cost, held against its caller's daily budget. */
+export function turnEstimate(message: string, promptFloor: number, images = 0): number {
+  return (
+    (promptFloor || DEFAULT_PROMPT_TOKENS) +
+    estimateTokens(message.length) +
+    images * IMAGE_TOKENS +
+    REPLY_ALLOWANCE_TOKENS
+  );
 }
 
 /**
@@ -70,6 +85,7 @@ export async function runGatewayTurn(
   turn: GatewayTurn,
 ): Promise<{ reply: string; usage: ChatUsage | null }> {
   const { message } = turn;
+  const imageTokens = (turn.images?.length ?? 0) * IMAGE_TOKENS;
   const resolved = options.gateway();
   let started: number | undefined;
   const elapsed = () => (started === undefined ? {} : { durationMs: performance.now() - started });
@@ -80,6 +96,7 @@ export async function runGatewayTurn(
     started = performance.now();
     const reply = await callGateway(resolved.config, {
       message,
+      ...(turn.images?.length ? { images: turn.images } : {}),
       system: turn.system,
       user: turn.user,
       signal: turn.signal,
@@ -87,11 +104,12 @@ export async function runGatewayTurn(
     });
     options.onGatewayOutcome?.({ ok: true, durationMs: performance.now() - started });
     const { usage } = reply;
-    // Without usage from the gateway, the sizes stand in (about 4 characters a token), so the daily
-    // budget still bounds what a sender can make the gateway produce. The prompt it reported may lower
-    // the prompt floor: what every turn costs it before the caller's words (its system prompt, tools).
+    // Without usage from the gateway, the sizes stand in (about 4 characters a token, IMAGE_TOKENS an
+    // image), so the daily budget still bounds what a sender can make the gateway produce. The prompt it
+    // reported may lower the prompt floor: what every turn costs it before the caller's words (its system
+    // prompt, tools).
     if (usage) turn.reportUsage(usage.totalTokens, usage.promptTokens);
-    else turn.reportUsage(estimateTokens(message.length + reply.reply.length));
+    else turn.reportUsage(estimateTokens(message.length + reply.reply.length) + imageTokens);
     return reply;
   } catch (error) {
     // A call the gateway had costs its sender even when it did not complete: otherwise a caller who
@@ -102,7 +120,7 @@ export async function runGatewayTurn(
     if (spent?.usage) turn.reportUsage(spent.usage.totalTokens, spent.usage.promptTokens);
     else if (spent) {
       const floor = turn.promptFloor || DEFAULT_PROMPT_TOKENS;
-      const prompt = Math.max(floor, estimateTokens(message.length));
+      const prompt = Math.max(floor, estimateTokens(message.length) + imageTokens);
       turn.reportUsage(prompt + estimateTokens(spent.deliveredChars));
     }
     if (!(error instanceof GatewayError)) throw error;

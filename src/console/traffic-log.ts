@@ -30,6 +30,8 @@ const MINUTES = 15;
 const MINUTE_MS = 60_000;
 // Bounds each entry's memory whatever a caller sends; previews are already cut to 500 characters.
 const MAX_TEXT = 2000;
+// A message carries at most 32 parts (calls/attachments.ts).
+const MAX_FILES = 32;
 // Shorter values are too common to mask without destroying the log (a one-letter test token, say).
 const MIN_SECRET_LENGTH = 8;
 
@@ -285,6 +287,18 @@ const FIELDS: { [K in keyof EnvelopeEvent]-?: Keep<NonNullable<EnvelopeEvent[K]>
   keyStatus: same,
   // Step names from fixed sets; a line read back from the file keeps only names.
   passed: (steps) => (Array.isArray(steps) ? steps.filter((step) => typeof step === 'string') : undefined),
+  // Names and types came escaped (calls/attachments.ts); a line read back keeps only these fields, bounded.
+  files: (files, mask) =>
+    Array.isArray(files)
+      ? files.slice(0, MAX_FILES).map((file) =>
+          withoutUndefined({
+            name: mask(typeof file.name === 'string' ? file.name : '') ?? '',
+            type: mask(typeof file.type === 'string' ? file.type : '') ?? '',
+            bytes: typeof file.bytes === 'number' ? file.bytes : 0,
+            fetched: file.fetched === true ? true : undefined,
+          }),
+        )
+      : undefined,
 };
 const FIELD_NAMES = Object.keys(FIELDS) as (keyof EnvelopeEvent)[];
 

@@ -115,6 +115,20 @@ export interface TrafficEntry {
    * `a2a.failedAt`. Absent in entries logged before the steps were recorded.
    */
   passed?: CheckStep[];
+  /** The files and data the call carried (A2A file and data parts, SAMVAD chat's `attachments`). */
+  files?: TrafficFile[];
+}
+
+/** A file or data part a call carried, as Traffic shows it: never its bytes. */
+export interface TrafficFile {
+  /** The caller's name for it, escaped to one printable line ('' when it gave none). */
+  name: string;
+  /** Its media type as taken (as declared, in a refused call), escaped. */
+  type: string;
+  /** Its size in bytes (a data part: its JSON text; an image sent by URL: as fetched, 0 until then). */
+  bytes: number;
+  /** An image the caller sent by URL, for the bridge to fetch. */
+  fetched?: boolean;
 }
 
 /** What an A2A call was, for Traffic's details (protocol 'a2a' entries only). */

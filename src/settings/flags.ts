@@ -246,6 +246,11 @@ const FLAGS: FlagSpec[] = [
   },
   { flag: 'allow-unsigned', setting: 'allowUnsigned', help: 'accept unsigned requests for public skills' },
   {
+    flag: 'fetch-image-urls',
+    setting: 'fetchImageUrls',
+    help: 'fetch images callers send by URL (public https addresses only, 10 MB and 10 s each)',
+  },
+  {
     flag: 'outbound',
     setting: 'outbound',
     value: 'POLICY',

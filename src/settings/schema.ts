@@ -67,6 +67,11 @@ export type Settings = {
   devHttpPeers: boolean;
   allowUnsigned: boolean;
   bodyLimitBytes: number;
+  /**
+   * Fetch images callers send by URL (A2A file parts, SAMVAD chat attachments), by the push notification
+   * address rules (calls/image-fetch.ts); off: only images sent inline are taken.
+   */
+  fetchImageUrls: boolean;
   keepMessageContents: boolean;
   taskRetentionHours: number;
   shutdownGraceSeconds: number;
@@ -142,6 +147,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<Settings, OptionalSetting>> = {
   // The chat skill's 32,000-character message, every character escaped (\uXXXX: 6 bytes), is 192,000 bytes;
   // 256 KiB leaves about 70 KB for the envelope (ids, nonce, signature) and the channel.
   bodyLimitBytes: 262_144,
+  fetchImageUrls: false,
   keepMessageContents: false,
   taskRetentionHours: 24,
   shutdownGraceSeconds: 10,
@@ -296,6 +302,7 @@ const FIELDS: { [K in SettingName]-?: Field } = {
   devHttpPeers: boolean(),
   allowUnsigned: boolean(),
   bodyLimitBytes: integer(1024, 104_857_600, 'bytes'),
+  fetchImageUrls: boolean(),
   keepMessageContents: boolean(),
   taskRetentionHours: integer(1, 8760, 'hours'),
   shutdownGraceSeconds: integer(0, 600, 'seconds'),

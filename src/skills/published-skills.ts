@@ -3,6 +3,7 @@ import type { Skill } from '../agent/skill.js';
 import type { SkillRegistry } from '../agent/skill-registry.js';
 import type { SkillDirectory, SkillRuntime } from '../calls/skill-runtime.js';
 import { createAgentSkill } from '../bridge/chat-skill.js';
+import { attachmentRules } from '../calls/image-fetch.js';
 import { gatewayError, type GatewayError } from '../bridge/diagnosis.js';
 import { toolClassOfExposure } from '../bridge/exposure-class.js';
 import type { GatewayLink } from '../bridge/gateway-link.js';
@@ -140,6 +141,7 @@ export class PublishedSkills implements SkillDirectory {
       ...runtime.gateway,
       defaultChannel: () => settings().defaultChannel,
       callerInstructions: () => settings().callerInstructions,
+      attachments: () => attachmentRules(settings()),
       usage: this.usage,
     }) as Skill;
   }

@@ -41,6 +41,10 @@ const incoming: TrafficEntry = entry(7, {
   mode: 'async',
   signatureForm: 'both',
   passed: ['key', 'request', 'limits', 'screen'],
+  files: [
+    { name: 'notes.md', type: 'text/markdown', bytes: 13 },
+    { name: 'cat.png', type: 'image/png', bytes: 2048, fetched: true },
+  ],
 });
 
 const outgoing: TrafficEntry = entry(8, {
@@ -108,6 +112,12 @@ const SHOWN: { [K in keyof TrafficEntry]-?: { check: Shown; out?: true } } = {
       expect(screen.getByTestId('key-status').textContent).toMatch(
         /revoked Its holder still calls with this key/,
       );
+    },
+  },
+  files: {
+    check: () => {
+      const files = screen.getAllByTestId('traffic-file').map((item) => item.textContent);
+      expect(files).toEqual(['notes.md text/markdown, 13 B', 'cat.png image/png, 2.0 KB fetched from a URL']);
     },
   },
   passed: {

@@ -4,6 +4,19 @@ import { parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3/client';
 import { buildA2ACard, type A2ACardInput } from '../../src/a2a/agent-card.js';
 import { legacyCard } from '../../src/a2a/card-route.js';
 
+// The media types a message may carry (calls/attachments.ts), written out: the card must say exactly these.
+const INPUT_MODES = [
+  'text/plain',
+  'text/markdown',
+  'text/csv',
+  'text/*',
+  'application/json',
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+];
+
 const input: A2ACardInput = {
   baseUrl: 'https://agent.example.com/',
   name: 'Operator agent',
@@ -32,9 +45,19 @@ describe('the A2A card', () => {
         id: 'chat',
         tags: ['chat'],
         examples: ['Hello?'],
-        inputModes: ['text/plain'],
+        inputModes: INPUT_MODES,
       }),
     ]);
+  });
+
+  it('says, for the card and each skill, what a message may carry: text, text files, JSON, four image types', () => {
+    const card = buildA2ACard({
+      ...input,
+      skills: [...input.skills, { id: 'research', name: 'R', description: 'r' }],
+    });
+    expect(card.defaultInputModes).toEqual(INPUT_MODES);
+    for (const skill of card.skills) expect(skill.inputModes).toEqual(INPUT_MODES);
+    expect(card.defaultOutputModes).toEqual(['text/plain']);
   });
 
   it('offers a keyless alternative under the open policy', () => {

@@ -127,6 +127,7 @@ describe('in memory', () => {
       callerName: 'Alice agent',
       keyStatus: 'revoked',
       passed: ['key', 'request'],
+      files: [{ name: 'notes.md', type: 'text/markdown', bytes: 120 }],
     };
     const { log, dir } = openLog();
     expect(log.add(full)).toEqual({ id: 1, ...full });

@@ -57,6 +57,7 @@ export type {
   StatusResponse,
   A2ATrafficDetail,
   TrafficEntry,
+  TrafficFile,
   TrafficFilter,
   TrafficMinute,
   TrafficResponse,

@@ -1,4 +1,4 @@
-import type { A2ATrafficDetail, TrafficEntry } from '../api/contract';
+import type { A2ATrafficDetail, TrafficEntry, TrafficFile } from '../api/contract';
 import { formatBytes, formatDateTime, formatMs } from '../lib/format';
 import { unknownCaller } from '../traffic/caller';
 import { outboundSteps } from '../traffic/outbound';
@@ -208,6 +208,7 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
 
       <section aria-labelledby="details-contents">
         <h3 id="details-contents">Contents</h3>
+        {entry.files?.length ? <FileList files={entry.files} /> : null}
         {entry.preview ? (
           <>
             {entry.preview.payload !== undefined ? (
@@ -230,6 +231,27 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
         )}
       </section>
     </aside>
+  );
+}
+
+/** The files and data parts a call carried: names, types and sizes (escaped by the agent), never the bytes. */
+function FileList({ files }: { files: TrafficFile[] }) {
+  return (
+    <>
+      <p className="preview-label">Files</p>
+      <ul className="file-list" data-testid="traffic-files">
+        {files.map((file, index) => (
+          <li key={index} data-testid="traffic-file">
+            <code>{file.name || '(unnamed)'}</code> {file.type || 'no type'},{' '}
+            {file.fetched
+              ? file.bytes > 0
+                ? `${formatBytes(file.bytes)} fetched from a URL`
+                : 'by URL, not fetched'
+              : formatBytes(file.bytes)}
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }
 

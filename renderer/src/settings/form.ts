@@ -227,6 +227,12 @@ export const SECTIONS: SettingSection[] = [
         help: 'Lets callers that sign nothing call public skills (rate-limited per address; off by default). They prove no identity: the access policy cannot tell them apart.',
       },
       {
+        name: 'fetchImageUrls',
+        label: 'Fetch images sent by URL',
+        kind: 'boolean',
+        help: 'Off by default: callers send images inline. On, the agent fetches an image a caller names by URL (public https addresses only, as for push notifications; at most 10 MB and 10 s each) and passes it to your gateway.',
+      },
+      {
         name: 'allowedPeers',
         label: 'Allowed peers',
         kind: 'list',
