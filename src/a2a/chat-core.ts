@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { ProtocolError } from '../protocol/index.js';
+import { ProtocolError, type CallChain } from '../protocol/index.js';
 
 /**
  * The narrow seam between the A2A front door and the caller-admission core that SAMVAD's pipeline also
@@ -62,13 +62,18 @@ export interface ChatTurn {
   contextId: string;
   /** The A2A task this turn runs as (server-generated UUIDv4). */
   taskId: string;
+  /**
+   * The chain of calls the message said it belongs to (its metadata under the call-chain extension,
+   * chain-metadata.ts); absent: it said none.
+   */
+  chain?: CallChain;
 }
 
 /**
  * A turn as the gate sees it, before a task exists: the contextId is the caller's own, when it sent one.
  * (Each task takes one message: a follow-up is a new task in the same context, so there is no taskId.)
  */
-export type ChatTurnRequest = Pick<ChatTurn, 'message'> & Partial<Pick<ChatTurn, 'contextId'>>;
+export type ChatTurnRequest = Pick<ChatTurn, 'message'> & Partial<Pick<ChatTurn, 'contextId' | 'chain'>>;
 
 export interface ChatControl {
   /** Aborted by a CancelTask, or when the agent shuts down: stop the gateway call (an honest cancel). */

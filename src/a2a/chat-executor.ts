@@ -10,6 +10,7 @@ import { ProtocolError } from '../protocol/index.js';
 import { callerOf, scopeOf } from './call-context.js';
 import type { A2ACaller, ChatCore, ChatReply } from './chat-core.js';
 import { agentMessage, messageText, textPart } from './message-text.js';
+import { messageChain } from './chain-metadata.js';
 
 /** The one artifact a chat task produces: the reply. */
 export const REPLY_ARTIFACT_ID = 'reply';
@@ -99,7 +100,12 @@ export class ChatExecutor<C extends A2ACaller> implements AgentExecutor {
         bus.publish(artifactUpdate(taskId, contextId, text, { append: !first, lastChunk: false }));
         first = false;
       };
-      const turn = { message: messageText(request.userMessage), contextId, taskId };
+      const turn = {
+        message: messageText(request.userMessage),
+        contextId,
+        taskId,
+        chain: messageChain(request.userMessage),
+      };
       const reply = await this.core.run(callerOf<C>(request.context), turn, {
         signal: controller.signal,
         onDelta: quiet ? undefined : onDelta,
