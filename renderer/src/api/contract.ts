@@ -30,6 +30,7 @@ export type {
   KeyView,
   McpResponse,
   McpStatusView,
+  OutboundBudgetView,
   OutboundCredentialRequest,
   OutboundCredentialScheme,
   OutboundCredentialsResponse,
