@@ -98,7 +98,7 @@ export class HopGuard {
     return chain;
   }
 
-  /** The inbound chains being served now (the console's view). */
+  /** The inbound chains being served now (copies): what calls out would continue. */
   runningChains(): CallChain[] {
     return [...this.running.values()].map((chain) => ({ ...chain }));
   }
