@@ -12,8 +12,10 @@ import { GatewayLink } from './bridge/gateway-link.js';
 import type { GatewaySnapshot } from './bridge/gateway-state.js';
 import type { GatewayTarget } from './bridge/gateway-target.js';
 import type { GatewayWatch } from './bridge/gateway-watch.js';
+import { HopGuard } from './calls/hop-guard.js';
 import { KeyStore } from './keys/keystore.js';
 import { ensureDir } from './lib/atomic-file.js';
+import { OutboundBudget } from './mcp/outbound-budget.js';
 import { OutboundCalls } from './mcp/outbound.js';
 import type { AgentCard } from './protocol/index.js';
 import { Registrar, type Registration } from './registry/registration.js';
@@ -55,6 +57,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
   readonly gatewayWatch: GatewayWatch;
   /** Calls out to other agents for the operator's own agent (the MCP tools), under the outbound policy. */
   readonly outbound: OutboundCalls;
+  /** The hop guard across agents: the chains of calls in (both doors) and out (the MCP tools). */
+  readonly chains: HopGuard;
   /** Where the agent is reached from outside: the tunnel's life, the public URL. */
   readonly publicAddress: PublicAddress;
   /** The A2A front door on the agent port: its card, transports and tasks. */
@@ -78,6 +82,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     this.settings = options.settings;
     this.demo = options.demo ?? false;
     const settings = () => this.settings;
+    this.chains = new HopGuard({ hopLimit: () => this.settings.hopLimit, now });
     this.gateway = new GatewayLink({
       settings,
       env: options.env ?? process.env,
@@ -169,6 +174,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       settings,
       access: this.access.gate,
       screen: screenPayload,
+      chains: this.chains,
       taskLimits: options.taskLimits,
       state: shared && { limits: shared.limits, tasks: shared.tasks, recoverEveryMs: shared.recoverEveryMs },
       intake: options.intake,
@@ -197,6 +203,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       identity: () => ({ id: this.card().id, signer: this.keys.signer }),
       settings,
       onEvent: (event) => this.emit('outbound', event),
+      chains: this.chains,
+      budget: new OutboundBudget({ dataDir, settings, now }),
       now,
     });
     // On Redis, once the lists are loaded (ReplicaSync), and at each reload of them.
@@ -232,6 +240,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
     this.publicAddress.close();
     await this.server.close(graceMs);
     await this.a2aKeys.close();
+    this.outbound.budget.flush();
     this.shared?.close();
   }
 

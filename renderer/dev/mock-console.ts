@@ -928,6 +928,19 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
     }
     if (route === 'GET /api/a2a/keys') return json(res, 200, a2aKeysView());
     if (route === 'GET /api/outbound/credentials') return json(res, 200, credentialsView());
+    if (route === 'GET /api/outbound/budgets') {
+      const resetsAt = new Date(new Date().setUTCHours(24, 0, 0, 0)).toISOString();
+      return json(res, 200, {
+        day: resetsAt.slice(0, 10),
+        resetsAt,
+        callsPerDay: 100,
+        tokensPerDay: 100_000,
+        callees: [
+          { callee: 'agent://looping-friend.example', calls: 100, tokens: 48_200, spent: 'calls' },
+          { callee: 'agent://weather.example', calls: 4, tokens: 1_310 },
+        ],
+      });
+    }
     if (route === 'POST /api/gateway/accept' || route === 'POST /api/gateway/withdraw') {
       acceptedMain = route.endsWith('accept') ? new Date().toISOString() : undefined;
       stateChanged('gateway');

@@ -1,6 +1,7 @@
 import { A2A_PROTOCOL_VERSION, type AgentCard, type AgentInterface } from '@a2a-js/sdk';
 import { duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
 import { INPUT_MODES } from '../calls/attachments.js';
+import { CHAIN_EXTENSION } from './chain-metadata.js';
 
 /** Where the A2A front door answers on the agent port (SAMVAD's card stays at /.well-known/agent.json). */
 export const A2A_PATHS = {
@@ -80,7 +81,12 @@ export function buildA2ACard(input: A2ACardInput): AgentCard {
     provider: input.provider,
     version: input.version,
     documentationUrl: input.documentationUrl,
-    capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: false },
+    capabilities: {
+      streaming: true,
+      pushNotifications: true,
+      extensions: [CHAIN_EXTENSION],
+      extendedAgentCard: false,
+    },
     securitySchemes: {
       [KEY_SCHEME]: {
         scheme: {

@@ -150,6 +150,8 @@ export interface AppParts {
   keys: { readonly signer: ReturnType<CardRouteOptions['signer']>; publicKeys(): PublicKeyEntry[] };
   a2aKeys: A2ACallsOptions['keys'];
   access: { store: { deniedUntil(caller: string): number | undefined } };
+  /** The hop guard SAMVAD's pipeline uses too (calls/hop-guard.ts). */
+  readonly chains: A2ACallsOptions['chains'];
   server: {
     limits: A2ACallsOptions['limits'];
     tasks: A2ATasksOptions['taskState'];
@@ -194,6 +196,7 @@ export function createAppA2ADoor(app: AppParts, wiring: AppWiring): A2ADoor {
       callerInstructions: () => settings().callerInstructions,
       draining: () => app.server.draining,
       attachments: () => attachmentRules(settings()),
+      chains: app.chains,
       now: wiring.now,
     },
     tasks: {

@@ -9,7 +9,7 @@ import {
 import { isLegacyJsonRpcMethod, isV1JsonRpcMethod, legacyJsonRpcToV1Method } from '@a2a-js/sdk/compat/v0_3';
 import type { EnvelopeEvent } from '../agent/events.js';
 import { A2A_METHOD_STEPS, A2A_STEPS, type A2AStep, type TrafficFile } from '../protocol/console-api.js';
-import { DEFAULT_SKILL, ProtocolError, type Mode } from '../protocol/index.js';
+import { DEFAULT_SKILL, ProtocolError, type CallChain, type Mode } from '../protocol/index.js';
 import { KnownCallerRefused, type A2ACaller } from './chat-core.js';
 
 /**
@@ -35,6 +35,8 @@ export interface A2ACallRecord {
   passed: A2AStep[];
   /** The rule the injection screen matched (`flag`: let through; `refuse`: refused at the screen). */
   screened?: { rule: string };
+  /** The chain of calls the message said it belongs to (its call-chain extension's metadata). */
+  chain?: CallChain;
   /** What refused or failed the request, when something did. */
   error?: unknown;
   /** The message's files and data parts (names, types, sizes; never their bytes). */
@@ -125,6 +127,7 @@ export function trafficEvent(call: A2ACallRecord, status: number, bytesOut: numb
   if (failedAt && event.a2a) event.a2a.failedAt = failedAt;
   if (call.screened) event.screen = call.screened;
   if (call.files?.length) event.files = call.files.map((file) => ({ ...file }));
+  if (call.chain) event.chain = call.chain;
   // Only a message runs a skill (its door's): reading, listing or canceling a task runs none.
   if (call.method !== undefined && SEND_METHODS.has(call.method)) event.skill = call.skill ?? DEFAULT_SKILL;
   if (call.caller?.name) event.callerName = call.caller.name;
@@ -188,6 +191,8 @@ const PROTOCOL_STEPS: Partial<Record<NonNullable<ProtocolError['step']>, A2AStep
   shape: 'request',
   input: 'request',
   'rate-limit': 'limits',
+  // The gate checks a message's chain before its rate and budget: too deep, or come back round a loop.
+  chain: 'limits',
   handler: 'task',
 };
 

@@ -106,6 +106,16 @@ export function legacyCard(card: AgentCard): Record<string, unknown> {
     capabilities: {
       streaming: card.capabilities?.streaming ?? false,
       pushNotifications: card.capabilities?.pushNotifications ?? false,
+      // v0.3 has the same AgentExtension (uri, description, required): the call-chain extension.
+      ...(card.capabilities?.extensions.length
+        ? {
+            extensions: card.capabilities.extensions.map(({ uri, description, required }) => ({
+              uri,
+              description,
+              required,
+            })),
+          }
+        : {}),
     },
     ...(card.documentationUrl ? { documentationUrl: card.documentationUrl } : {}),
     ...(card.provider ? { provider: card.provider } : {}),

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { TurnContent, TurnImage } from '../calls/attachments.js';
-import { ProtocolError } from '../protocol/index.js';
+import { ProtocolError, type CallChain } from '../protocol/index.js';
 
 /**
  * The narrow seam between the A2A front door and the caller-admission core that SAMVAD's pipeline also
@@ -65,6 +65,11 @@ export interface ChatTurn {
   contextId: string;
   /** The A2A task this turn runs as (server-generated UUIDv4). */
   taskId: string;
+  /**
+   * The chain of calls the message said it belongs to (its metadata under the call-chain extension,
+   * chain-metadata.ts); absent: it said none.
+   */
+  chain?: CallChain;
 }
 
 /**
@@ -72,7 +77,7 @@ export interface ChatTurn {
  * (Each task takes one message: a follow-up is a new task in the same context, so there is no taskId.)
  */
 export type ChatTurnRequest = Pick<ChatTurn, 'message'> &
-  Partial<Pick<ChatTurn, 'contextId'>> & {
+  Partial<Pick<ChatTurn, 'contextId' | 'chain'>> & {
     /**
      * The message's parts as the caller core takes them (`message` is its text): `admit` counts its images
      * against the budget and fetches those sent by URL, once the limits let the turn through.

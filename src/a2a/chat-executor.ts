@@ -11,6 +11,7 @@ import { callerOf, scopeOf } from './call-context.js';
 import type { A2ACaller, ChatCore, ChatReply } from './chat-core.js';
 import { INLINE_ONLY } from '../calls/attachments.js';
 import { agentMessage, messageContent, textPart } from './message-text.js';
+import { messageChain } from './chain-metadata.js';
 
 /** The one artifact a chat task produces: the reply. */
 export const REPLY_ARTIFACT_ID = 'reply';
@@ -102,7 +103,13 @@ export class ChatExecutor<C extends A2ACaller> implements AgentExecutor {
       };
       // As the gate admitted it (its images sent by URL fetched); parsed here only if it never was.
       const content = scopeOf(request.context).content ?? messageContent(request.userMessage, INLINE_ONLY);
-      const turn = { message: content.text, images: content.images, contextId, taskId };
+      const turn = {
+        message: content.text,
+        images: content.images,
+        contextId,
+        taskId,
+        chain: messageChain(request.userMessage),
+      };
       const reply = await this.core.run(callerOf<C>(request.context), turn, {
         signal: controller.signal,
         onDelta: quiet ? undefined : onDelta,

@@ -27,6 +27,7 @@ import { isTask, noteEvent, noteTask, passStep } from './call-record.js';
 import type { A2ACaller, A2AGate } from './chat-core.js';
 import { INLINE_ONLY, type ContentRules } from '../calls/attachments.js';
 import { checkContextId, checkReferenceTaskIds, messageContent, messageFiles } from './message-text.js';
+import { messageChain } from './chain-metadata.js';
 import { OpenStreams, type StreamPlace } from './open-streams.js';
 import { pushConfigProblem } from './push-config-bounds.js';
 import { TERMINAL_STATES } from './task-store.js';
@@ -378,6 +379,8 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     if (message?.taskId) await this.refuseFollowUp(message.taskId, context);
     const push = params.configuration?.taskPushNotificationConfig;
     if (push) this.checkPush(push);
+    const chain = messageChain(message);
+    if (call && chain) call.chain = chain;
     passStep(call, 'request');
     const caller = callerOf<C>(context);
     let place: StreamPlace | undefined;
@@ -385,7 +388,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
       // The caps first: the gate's admission counts the request and holds the turn's budget reservation.
       if (mode === 'stream') place = this.takeStream(context);
       scope.slot = await this.options.taskCapacity?.(caller.id);
-      const turn = { message: content.text, contextId: message?.contextId || undefined, content };
+      const turn = { message: content.text, contextId: message?.contextId || undefined, content, chain };
       scope.content = content;
       await this.options.gate.admit(caller, turn, {
         passed: (step) => passStep(call, step),

@@ -24,6 +24,7 @@ import type { CallLimits } from '../state/call-limits.js';
 import { chargeUsage, checkLimits, screenCall, type PayloadScreen } from '../calls/admission.js';
 import { chatImages } from '../calls/attachments.js';
 import { fetchImages, type AttachmentRules } from '../calls/image-fetch.js';
+import type { HopGuard } from '../calls/hop-guard.js';
 import { audienceRefusal, callerLimits, skillAccount, type SkillGrant } from '../calls/skill-access.js';
 import type { SkillDirectory, SkillRuntime } from '../calls/skill-runtime.js';
 
@@ -49,6 +50,11 @@ export interface A2ACallsOptions extends A2AKeyGateOptions {
   draining?(): boolean;
   /** How a message's images sent by URL are fetched now (the operator's settings); none: refused. */
   attachments?(): AttachmentRules;
+  /**
+   * The hop guard SAMVAD's pipeline uses too: a message too deep in its chain of calls, or come back round a
+   * loop, is refused; while a turn runs, calls out of the operator's agent continue its chain.
+   */
+  chains?: Pick<HopGuard, 'check' | 'enter'>;
   now?: () => number;
 }
 
@@ -143,6 +149,8 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
       });
     }
     this.refuseDeclined(caller);
+    // Before the limits, as SAMVAD's step 3d: a loop refused costs nobody's rate or budget.
+    options.chains?.check(turn.chain);
     const skill = this.skillOf(caller);
     const problem = skill.gateway.targetProblem?.();
     if (problem) throw callerRefusal(problem);
@@ -231,6 +239,7 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
     const account = admission?.account ?? this.counted(caller, skill).account;
     const usage = options.skills?.usage;
     usage?.turn(skill.id);
+    const leave = options.chains?.enter(turn.chain);
     try {
       const reply = await runGatewayTurn(skill.gateway, {
         message: turn.message,
@@ -254,6 +263,7 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
       });
       return reply.usage ? { reply: reply.reply, usage: reply.usage } : { reply: reply.reply };
     } finally {
+      leave?.();
       if (admission && admission.reserved > 0)
         options.limits.release(account, admission.reserved, admission.reservedAt);
     }

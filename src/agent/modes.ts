@@ -1,6 +1,7 @@
 import { proxyHop } from './client-address.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  CHAIN_FIELD,
   ProtocolError,
   errorBody,
   okResponse,
@@ -78,6 +79,7 @@ export async function handleEnvelope(
     if (trace.screen) event.screen = trace.screen;
     if (trace.files) event.files = trace.files;
     if (trace.onBehalfOf) event.onBehalfOf = trace.onBehalfOf;
+    if (trace.chain) event.chain = trace.chain;
     // The gateway answered a sync or stream call before it is logged; an async task runs after its 202.
     const handled = fields.verdict === 'accepted' && mode !== 'async';
     event.passed = handled ? [...(trace.passed ?? []), 'handler'] : [...(trace.passed ?? [])];
@@ -182,6 +184,7 @@ async function replySync(
       signal,
       reportUsage: usageReporter(runtime, accepted),
       promptFloor: runtime.pipeline.limits.promptFloor(),
+      chains: runtime.pipeline.chains,
     });
   } finally {
     // Before the reply leaves: the sender's next call must not meet this one's reservation.
@@ -258,6 +261,8 @@ function heldEnvelope(accepted: Accepted, held: HeldCall): NonNullable<StoredTas
     accepted.envelope;
   const envelope: Envelope = { from, to, skill, mode, nonce, timestamp, traceId, spanId, payload };
   if (parentSpanId) envelope.parentSpanId = parentSpanId;
+  // The chain it came with (checked at receipt): its turn's calls out continue it once it runs.
+  if (accepted.chain) envelope[CHAIN_FIELD] = accepted.chain;
   const { keys, pinned } = held.signedWith;
   return { envelope, code: held.code, keys, ...(pinned ? { pinned } : {}), ...callerFields(accepted) };
 }
@@ -311,6 +316,7 @@ export async function runHeldTask(runtime: AgentRuntime, task: StoredTask): Prom
     admittedBy: 'approved',
     ...callerFields(held),
   };
+  if (envelope[CHAIN_FIELD]) accepted.chain = envelope[CHAIN_FIELD];
   if (skill !== DEFAULT_SKILL) accepted.account = skillAccount(task.sender, skill);
   runTask(runtime, accepted, task).catch((error: unknown) =>
     console.error(`Task ${task.taskId}: ${(error as Error).message}`),
@@ -345,6 +351,7 @@ async function runTask(runtime: AgentRuntime, accepted: Accepted, task: StoredTa
       progress: (fraction) => runtime.tasks.setProgress(task, fraction),
       reportUsage: usageReporter(runtime, accepted),
       promptFloor: runtime.pipeline.limits.promptFloor(),
+      chains: runtime.pipeline.chains,
     });
     finished = await runtime.tasks.finish(task, { result });
     envelopeOut = okResponse(task.traceId, task.spanId, result);
@@ -422,6 +429,7 @@ async function replyStream(
         emit: (chunk) => sse.send({ chunk, done: false }),
         reportUsage: usageReporter(runtime, accepted),
         promptFloor: runtime.pipeline.limits.promptFloor(),
+        chains: runtime.pipeline.chains,
       });
     } finally {
       releaseReservation(runtime, accepted);

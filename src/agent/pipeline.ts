@@ -3,6 +3,7 @@ import { timingSafeEqual, createHash, randomBytes } from 'node:crypto';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import {
+  CHAIN_FIELD,
   ProtocolError,
   authFailed,
   digestMatches,
@@ -13,6 +14,7 @@ import {
   schemaInvalid,
   verifyObjectSignature,
   verifyParsedSignature,
+  type CallChain,
   type Envelope,
   type Mode,
   type RefusalStep,
@@ -26,6 +28,7 @@ import { describeSchemaError, type RegisteredSkill, type SkillRegistry } from '.
 import { UNSIGNED_CALLER } from './skill.js';
 import type { CallLimits } from '../state/call-limits.js';
 import { checkLimits, screenCall, type PayloadScreen } from '../calls/admission.js';
+import { chainOf, type HopGuard } from '../calls/hop-guard.js';
 import { audienceRefusal, skillAccount, type SkillGrant } from '../calls/skill-access.js';
 import { DEFAULT_SKILL } from '../protocol/skill-ids.js';
 
@@ -60,6 +63,11 @@ export interface PipelineDeps {
   /** Who may reach the skills; without one every verified sender is admitted (`open`). */
   access?: AccessCheck;
   screen?: PayloadScreen;
+  /**
+   * The hop guard: refuses a call too deep in its chain of calls, or one that came back (a loop); while an
+   * accepted call runs, calls out continue its chain (run-skill.ts).
+   */
+  chains?: Pick<HopGuard, 'check' | 'enter'>;
   now?: () => number;
 }
 
@@ -89,6 +97,8 @@ export interface ReceiveTrace {
   onBehalfOf?: string;
   /** The files the payload carries (the chat skills' attachments), as Traffic shows them. */
   files?: TrafficFile[];
+  /** The chain of calls the envelope said it belongs to (call-chain.ts), once its shape passed. */
+  chain?: CallChain;
   /**
    * The steps passed so far, in the order they ran: the log shows these ticked, and no other (an unsigned
    * call has no timestamp, signature or nonce to check; a call without a delegation token checks none).
@@ -123,6 +133,8 @@ export interface Accepted {
   reservedAt?: number;
   /** Where its rate and tokens count: the sender's account with this skill (skillAccount); none: the sender's. */
   account?: string;
+  /** The chain of calls it belongs to, when it said (its turn's calls out continue it: calls/hop-guard.ts). */
+  chain?: CallChain;
 }
 
 /**
@@ -237,6 +249,10 @@ export async function receive(
     passStep(trace, 'delegation');
   }
 
+  // 3d. The chain of calls, when sent (its shape passed at step 1): too deep, or come back round a loop.
+  // Refused here, a call costs no limit and keeps its nonce.
+  const chain = checkChain(deps, envelope[CHAIN_FIELD], trace);
+
   // 4. Trust tier, and the skill's audience: who the operator opened it to (an unknown skill is reported
   // at step 7). Refused here, a call costs no limit and keeps its nonce.
   const entry = deps.skills.get(envelope.skill);
@@ -279,11 +295,22 @@ export async function receive(
     const delegated = grant ? { onBehalfOf: grant.issuer, delegationScope: grant.scope } : {};
     const accepted = admit(deps, { envelope, sender, entry: checked, ...delegated }, request, rule, trace);
     if (limits.account) accepted.account = limits.account;
+    if (chain) accepted.chain = chain;
     return keepReservation(deps, accepted, reserve, reservedAt);
   } catch (error) {
     if (reserve > 0) deps.limits.release(account, reserve, reservedAt);
     throw error;
   }
+}
+
+/** The chain a call carries, once checked by the hop guard (calls/hop-guard.ts); none: undefined. */
+function checkChain(deps: PipelineDeps, value: unknown, trace: ReceiveTrace): CallChain | undefined {
+  const chain = chainOf(value, `Envelope field "${CHAIN_FIELD}"`);
+  if (!chain) return undefined;
+  trace.chain = chain;
+  deps.chains?.check(chain);
+  passStep(trace, 'chain');
+  return chain;
 }
 
 /** The skill's audience (calls/skill-access.ts): refused with AUTH_FAILED 403 when the caller is outside it. */
@@ -589,6 +616,7 @@ async function acceptUnsigned(
     throw schemaInvalid('An unsigned call needs {"skill": "...", "payload": {...}}.');
   }
   passStep(trace, 'shape');
+  const chain = checkChain(deps, body[CHAIN_FIELD], trace);
   // A policy that takes no unsigned calls refuses them here, before they spend the agent's rate limit.
   const request: AccessRequest = {
     sender,
@@ -622,6 +650,7 @@ async function acceptUnsigned(
     passStep(trace, 'input');
     const accepted = admit(deps, { envelope, sender, entry: checked }, request, rule, trace);
     if (limits.account) accepted.account = limits.account;
+    if (chain) accepted.chain = chain;
     return keepReservation(deps, accepted, reserve, now);
   } catch (error) {
     if (reserve > 0) deps.limits.release(account, reserve, now);

@@ -1,3 +1,4 @@
+import type { HopGuard } from '../calls/hop-guard.js';
 import { ProtocolError, type Mode } from '../protocol/index.js';
 import type { Accepted } from './pipeline.js';
 import type { SkillContext } from './skill.js';
@@ -8,12 +9,14 @@ export interface RunHooks {
   progress?: (fraction: number) => void;
   reportUsage: (tokens: number, prompt?: number) => void;
   promptFloor: number;
+  /** While the handler runs, calls out of the operator's agent continue this call's chain (hop-guard.ts). */
+  chains?: Pick<HopGuard, 'enter'>;
 }
 
 const noop = (): undefined => undefined;
 
 /** Runs a verified call's handler with the context every mode shares (step 8 of the pipeline). */
-export function runSkill(accepted: Accepted, mode: Mode, hooks: RunHooks): Promise<unknown> {
+export async function runSkill(accepted: Accepted, mode: Mode, hooks: RunHooks): Promise<unknown> {
   // The caller built field by field (every call comes here): spreading optional parts cost µs per call.
   const caller: SkillContext['caller'] = {
     id: accepted.sender,
@@ -38,7 +41,12 @@ export function runSkill(accepted: Accepted, mode: Mode, hooks: RunHooks): Promi
     reportUsage: hooks.reportUsage,
     promptFloor: hooks.promptFloor,
   };
-  return accepted.entry.skill.handler(context);
+  const leave = hooks.chains?.enter(accepted.chain);
+  try {
+    return await accepted.entry.skill.handler(context);
+  } finally {
+    leave?.();
+  }
 }
 
 /**

@@ -26,7 +26,7 @@ import {
   type EnvelopeExchange,
 } from './modes.js';
 import type { PeerKeyResolver } from './peer-keys.js';
-import type { PayloadScreen, PipelineSettings } from './pipeline.js';
+import type { PayloadScreen, PipelineDeps, PipelineSettings } from './pipeline.js';
 import { sendSigned } from './respond.js';
 import type { AgentRuntime } from './runtime.js';
 import type { SkillRegistry } from './skill-registry.js';
@@ -66,6 +66,8 @@ export interface AgentServerOptions {
   access?: AccessCheck;
   /** The injection screen over payloads. */
   screen?: PayloadScreen;
+  /** The hop guard (calls/hop-guard.ts): chains of calls too deep, or come back round a loop, are refused. */
+  chains?: PipelineDeps['chains'];
   /** Tasks kept per sender and in all (tests use small ones). */
   taskLimits?: { maxPerSender?: number; maxTotal?: number };
   /**
@@ -148,6 +150,7 @@ export class AgentServer {
         settings: options.settings,
         access: options.access,
         screen: options.screen,
+        chains: options.chains,
         now,
       },
       tasks: this.tasks,

@@ -4,6 +4,7 @@ import { a2aKeyRoutes } from './a2a-key-routes.js';
 import { accessRoutes } from './access-routes.js';
 import { agentRoutes } from './agent-routes.js';
 import type { ApiDeps } from './api-deps.js';
+import { budgetRoutes } from './budget-routes.js';
 import { checkDeclaredLength } from './body.js';
 import { credentialRoutes } from './credential-routes.js';
 import { gatewayRoutes } from './gateway-routes.js';
@@ -29,6 +30,7 @@ export function consoleApi(deps: ApiDeps): (ctx: Context) => Promise<void> {
   skillsRoutes(router, deps);
   settingsRoutes(router, deps);
   credentialRoutes(router, deps);
+  budgetRoutes(router, deps);
 
   const routes = router.routes();
   return async (ctx: Context): Promise<void> => {

@@ -272,6 +272,11 @@ const FIELDS: { [K in keyof EnvelopeEvent]-?: Keep<NonNullable<EnvelopeEvent[K]>
   callee: text,
   replySignature: same,
   onBehalfOf: text,
+  // Checked at the door (call-chain.ts); a line read back from the file keeps an id and a number only.
+  chain: (chain, mask) =>
+    typeof chain.id === 'string' && typeof chain.hop === 'number'
+      ? { id: mask(chain.id) ?? '', hop: chain.hop }
+      : undefined,
   protocol: same,
   // The method, version, transport and step come from fixed sets; the context is the caller's text.
   a2a: (a2a, mask) =>

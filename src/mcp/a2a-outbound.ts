@@ -14,10 +14,12 @@ import {
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
   RestTransportFactory,
+  ServiceParameters,
+  withA2AExtensions,
   type Client,
 } from '@a2a-js/sdk/client';
 import { CARD_MAX_BYTES, CARD_TIMEOUT_MS } from '../client/index.js';
-import type { Mode } from '../protocol/index.js';
+import { CHAIN_EXTENSION_URI, type CallChain, type Mode } from '../protocol/index.js';
 import {
   a2aFailure,
   isFinal,
@@ -128,17 +130,20 @@ export class A2ACalls {
     const mode = input.mode ?? 'blocking';
     const endpoint = mode === 'stream' ? 'SendStreamingMessage' : 'SendMessage';
     return this.run(input.agent, { endpoint, mode: LOG_MODE[mode] }, async (call, settings) => {
+      this.frame.checkBudget(call.ref.agentId);
       call.preview.payload = input.message;
       const signal = this.frame.deadline(call, input.signal);
       const card = await this.checkedCard(call, settings, signal);
       const client = await this.client(call, settings, card, signal);
-      const request = messageRequest(input, mode);
+      const request = messageRequest(input, mode, this.frame.sending(call, call.ref.agentId));
+      // The chain's extension is activated (A2A-Extensions): an agent that knows it reads the metadata.
+      const options = { signal, serviceParameters: CHAIN_PARAMETERS };
       const followed: { answer: A2AAnswer; capReached?: true } =
         mode === 'stream'
-          ? await this.stream(call, client, request, signal)
+          ? await this.stream(call, client, request, options)
           : mode === 'blocking'
-            ? { answer: readResult(await client.sendMessage(request, { signal })) }
-            : await this.submit(call, client, request, signal, settings);
+            ? { answer: readResult(await client.sendMessage(request, options)) }
+            : await this.submit(call, client, request, options, settings);
       const { answer } = followed;
       this.note(call, answer);
       const settled = answer.kind === 'message' || isFinal(answer.state) || isWaiting(answer.state);
@@ -165,6 +170,7 @@ export class A2ACalls {
     const endpoint = input.action === 'cancel' ? 'CancelTask' : 'GetTask';
     return this.run(input.agent, { endpoint }, async (call, settings) => {
       call.taskId = input.taskId;
+      this.frame.budgeted(call, call.ref.agentId);
       const signal = this.frame.deadline(call, input.signal);
       const card = await this.checkedCard(call, settings, signal);
       const client = await this.client(call, settings, card, signal);
@@ -184,11 +190,12 @@ export class A2ACalls {
     call: Call,
     client: Client,
     request: SendMessageRequest,
-    signal: AbortSignal,
+    options: SendOptions,
   ): Promise<{ answer: A2AAnswer }> {
+    const { signal } = options;
     const gathered = new StreamAnswer();
     try {
-      for await (const event of client.sendMessageStream(request, { signal })) {
+      for await (const event of client.sendMessageStream(request, options)) {
         // Settled: stop reading (leaving the loop closes the stream).
         if (gathered.add(event)) break;
       }
@@ -216,10 +223,11 @@ export class A2ACalls {
     call: Call,
     client: Client,
     request: SendMessageRequest,
-    signal: AbortSignal,
+    options: SendOptions,
     settings: OutboundSettings,
   ): Promise<{ answer: A2AAnswer; capReached?: true }> {
-    let answer = readResult(await client.sendMessage(request, { signal }));
+    const { signal } = options;
+    let answer = readResult(await client.sendMessage(request, options));
     const pollUntil = call.started + settings.outboundTimeoutMs * 0.8;
     for (let wait = POLL_FIRST_MS; ; wait = Math.min(wait * 2, POLL_MAX_MS)) {
       const taskId = answer.taskId;
@@ -373,8 +381,19 @@ function timedOut(signal: AbortSignal): boolean {
   return signal.aborted && reason instanceof Error && reason.name === 'TimeoutError';
 }
 
-/** The model's text as one A2A message (v1.0 shapes; the SDK's transports write v0.3 where needed). */
-function messageRequest(input: SendInput, mode: SendMode): SendMessageRequest {
+/** How a message is sent: within the call's deadline, the call-chain extension activated. */
+interface SendOptions {
+  signal: AbortSignal;
+  serviceParameters: ServiceParameters;
+}
+
+const CHAIN_PARAMETERS: ServiceParameters = ServiceParameters.create(withA2AExtensions(CHAIN_EXTENSION_URI));
+
+/**
+ * The model's text as one A2A message (v1.0 shapes; the SDK's transports write v0.3 where needed), with the
+ * chain of calls it belongs to in its metadata under the call-chain extension (protocol/call-chain.ts).
+ */
+function messageRequest(input: SendInput, mode: SendMode, chain: CallChain): SendMessageRequest {
   return {
     tenant: '',
     message: {
@@ -390,8 +409,8 @@ function messageRequest(input: SendInput, mode: SendMode): SendMessageRequest {
           metadata: undefined,
         },
       ],
-      metadata: undefined,
-      extensions: [],
+      metadata: { [CHAIN_EXTENSION_URI]: { id: chain.id, hop: chain.hop } },
+      extensions: [CHAIN_EXTENSION_URI],
       referenceTaskIds: [],
     },
     configuration: {

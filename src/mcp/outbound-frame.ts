@@ -5,8 +5,10 @@
  * can meet, and one traffic entry per tool call (direction `out`).
  */
 import type { EnvelopeEvent } from '../agent/events.js';
+import { newChain, type HopGuard } from '../calls/hop-guard.js';
 import { oneLine } from '../lib/text.js';
-import type { ErrorCode } from '../protocol/index.js';
+import type { CallChain, ErrorCode } from '../protocol/index.js';
+import { tokensFor, type OutboundBudget } from './outbound-budget.js';
 import { OutboundError, OutboundRateWindow, type OutboundSettings } from './outbound-policy.js';
 import { oneLineJson, type UntrustedPart } from './untrusted.js';
 
@@ -16,6 +18,13 @@ export interface FrameOptions {
   settings: () => OutboundSettings;
   /** One traffic entry per tool call, refusals included. */
   onEvent: (event: EnvelopeEvent) => void;
+  /**
+   * Where a call's chain comes from (calls/hop-guard.ts): the inbound call the operator's agent is serving,
+   * one hop further, or a new chain. None: a new chain every call.
+   */
+  chains?: Pick<HopGuard, 'next'>;
+  /** Each agent's daily budget of calls and tokens (outbound-budget.ts); none: no budget. */
+  budget?: OutboundBudget;
   now?: () => number;
 }
 
@@ -40,6 +49,10 @@ export interface CallLog {
   preview: { payload?: string; reply?: string };
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** The chain the call carried (`sending`). */
+  chain?: CallChain;
+  /** The agent (its agent:// id) whose daily token budget what the call sent and read counts against. */
+  budgetKey?: string;
 }
 
 /** The entry's fields that depend on the protocol and the tool (endpoint, skill, mode, signature...). */
@@ -71,6 +84,27 @@ export class OutboundFrame {
 
   begin(callee: string): CallLog {
     return { callee, started: this.now(), status: 200, bytesIn: 0, bytesOut: 0, preview: {} };
+  }
+
+  /** A call to the agent `key` (its agent:// id) may go out: refused (429) once its daily budget is spent. */
+  checkBudget(key: string): void {
+    this.options.budget?.check(key);
+  }
+
+  /**
+   * The call goes out now: one more against the agent's daily calls, and what it sends and reads against
+   * its tokens; returns the chain it carries, one hop past the inbound call the operator's agent serves.
+   */
+  sending(call: CallLog, key: string): CallChain {
+    this.options.budget?.countCall(key);
+    call.budgetKey = key;
+    call.chain = this.options.chains?.next() ?? newChain();
+    return call.chain;
+  }
+
+  /** What a look at a task reads from the agent `key` counts against its daily tokens too. */
+  budgeted(call: CallLog, key: string): void {
+    call.budgetKey = key;
   }
 
   /** One HTTP request to another agent, any of them, any protocol: refused (429) past outboundPerMinute. */
@@ -141,6 +175,9 @@ export class OutboundFrame {
     };
     const taskId = call.taskId ?? failure?.details.taskId;
     if (taskId) event.taskId = hide(taskId);
+    if (call.chain) event.chain = call.chain;
+    if (call.budgetKey)
+      this.options.budget?.addTokens(call.budgetKey, tokensFor(call.bytesIn + call.bytesOut));
     const note = failure
       ? { code: failure.details.code, message: failure.message, parts: failure.details.untrusted }
       : call.note;

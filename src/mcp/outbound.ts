@@ -9,7 +9,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { EnvelopeEvent } from '../agent/events.js';
 import { AgentCallError, AgentClient, type CallOptions } from '../client/index.js';
 import { publicOnlyDispatcher } from '../lib/public-dispatcher.js';
+import type { HopGuard } from '../calls/hop-guard.js';
 import {
+  CHAIN_FIELD,
   DEFAULT_ENDPOINTS,
   type AgentCard,
   type Mode,
@@ -33,6 +35,7 @@ import {
   parseAgentRef,
   type OutboundSettings,
 } from './outbound-policy.js';
+import type { OutboundBudget } from './outbound-budget.js';
 import { signatureNote, withReply, type ReplyCheck, type UsedReply } from './reply-signature.js';
 import { oneLineJson } from './untrusted.js';
 
@@ -42,6 +45,10 @@ export interface OutboundOptions {
   settings: () => OutboundSettings;
   /** One traffic entry per outbound request, refusals included (direction `out`). */
   onEvent: (event: EnvelopeEvent) => void;
+  /** Where each call's chain comes from (calls/hop-guard.ts); none: a new chain every call. */
+  chains?: Pick<HopGuard, 'next'>;
+  /** Each agent's daily budget of calls and tokens, shared with the A2A tools. */
+  budget: OutboundBudget;
   now?: () => number;
 }
 
@@ -83,6 +90,8 @@ const POLL_MAX_MS = 2000;
 export class OutboundCalls {
   /** What calls out share with the other protocol's tools: settings, the per-minute cap, the log. */
   readonly frame: OutboundFrame;
+  /** Each agent's daily budget of calls and tokens (the console's Calls out shows it). */
+  readonly budget: OutboundBudget;
   private readonly now: () => number;
   private cached: { key: string; client: AgentClient } | undefined;
 
@@ -91,9 +100,12 @@ export class OutboundCalls {
       ownId: () => options.identity().id,
       settings: options.settings,
       onEvent: options.onEvent,
+      chains: options.chains,
+      budget: options.budget,
       now: options.now,
     });
     this.now = this.frame.now;
+    this.budget = options.budget;
   }
 
   /** Our own agent id: what callees see as `from`. */
@@ -129,14 +141,16 @@ export class OutboundCalls {
       async: DEFAULT_ENDPOINTS.task,
     }[mode];
     return this.run({ agent: input.agent, endpoint, skill: input.skill, mode }, async (ctx) => {
+      this.frame.checkBudget(ctx.callee);
       ctx.bytesOut = JSON.stringify(input.payload).length;
       ctx.preview.payload = JSON.stringify(input.payload);
       const outcome = await this.withDeadline(ctx, input.signal, async (signal) => {
         // The card first: a callee whose card does not validate is never sent anything.
         const card = await ctx.client.fetchCard(ctx.callee);
         checkSkill(ctx.callee, card, input.skill, mode);
-        // Our trace id, so the log entry and the callee's own log name the same call.
-        const opts: CallOptions = { envelope: { traceId: ctx.traceId }, signal };
+        const chain = this.frame.sending(ctx, ctx.callee);
+        // Our trace id, so the log entry and the callee's own log name the same call; the chain it is in.
+        const opts: CallOptions = { envelope: { traceId: ctx.traceId, [CHAIN_FIELD]: chain }, signal };
         if (input.delegationToken) opts.delegationToken = input.delegationToken;
         if (mode === 'sync') return this.sync(ctx, input, opts);
         if (mode === 'stream') return this.stream(ctx, input, opts);
@@ -151,6 +165,7 @@ export class OutboundCalls {
     const endpoint = DEFAULT_ENDPOINTS.taskStatus.replace(':taskId', encodeURIComponent(taskId));
     return this.run({ agent, endpoint, mode: 'async' }, async (ctx) => {
       ctx.taskId = taskId;
+      this.frame.budgeted(ctx, ctx.callee);
       const { task: record, response } = await this.withDeadline(ctx, signal, (s) =>
         ctx.client.getTaskReply(ctx.callee, taskId, { signal: s }),
       );

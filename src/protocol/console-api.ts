@@ -14,6 +14,7 @@ export const PIPELINE_STEPS: readonly RefusalStep[] = [
   'timestamp',
   'signature',
   'delegation',
+  'chain',
   'trust',
   'rate-limit',
   'nonce',
@@ -99,6 +100,11 @@ export interface TrafficEntry {
   replySignature?: ReplySignature;
   /** The agent a delegation token says the caller acts for (its `iss`), after the token verified. */
   onBehalfOf?: string;
+  /**
+   * The chain of calls between agents (docs/mcp.md "Chains of calls"): in, the one the call said it belongs
+   * to (absent: it said none); out, the one the bridge sent with it.
+   */
+  chain?: { id: string; hop: number };
   /** The protocol the call spoke; absent: SAMVAD. */
   protocol?: 'samvad' | 'a2a';
   a2a?: A2ATrafficDetail;
@@ -129,6 +135,19 @@ export interface TrafficFile {
   bytes: number;
   /** An image the caller sent by URL, for the bridge to fetch. */
   fetched?: boolean;
+}
+
+/**
+ * GET /api/outbound/budgets: today's calls and tokens to each agent the operator's own agent called (UTC
+ * day), against the daily budgets per agent (0: no limit). `spent` names the budget a callee used up.
+ */
+export interface OutboundBudgetView {
+  day: string;
+  /** When the day's counts start again (UTC midnight), ISO 8601. */
+  resetsAt: string;
+  callsPerDay: number;
+  tokensPerDay: number;
+  callees: { callee: string; calls: number; tokens: number; spent?: 'calls' | 'tokens' }[];
 }
 
 /** What an A2A call was, for Traffic's details (protocol 'a2a' entries only). */

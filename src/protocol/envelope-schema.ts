@@ -1,3 +1,5 @@
+import { chainSchema } from './call-chain.js';
+
 /**
  * `agent://` and a host: DNS labels or a bracketed IPv6 literal, an optional port. Nothing else, so a sender
  * id can never carry spaces, control characters or escape sequences into a log line or a terminal.
@@ -33,6 +35,8 @@ export const envelopeSchema = {
     },
     callbackUrl: { type: ['string', 'null'], format: 'uri', maxLength: 2048 },
     payload: { type: 'object' },
+    // This bridge's extension (call-chain.ts): a malformed chain is refused; other fields are read past.
+    'x-agent-bridge-chain': chainSchema,
     kid: { type: 'string', minLength: 1, maxLength: 256 },
     signature: { type: 'string', minLength: 1, maxLength: 256 },
   },

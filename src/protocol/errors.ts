@@ -19,6 +19,7 @@ export type RefusalStep =
   | 'shape'
   | 'signature'
   | 'delegation'
+  | 'chain'
   | 'timestamp'
   | 'trust'
   | 'rate-limit'

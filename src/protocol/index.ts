@@ -1,3 +1,4 @@
+export * from './call-chain.js';
 export * from './canonical-json.js';
 export * from './card.js';
 export * from './ed25519.js';

@@ -1,4 +1,5 @@
 /** Wire types of SAMVAD 1.2 (PROTOCOL.md). Pure data: no I/O here. */
+import type { CallChain } from './call-chain.js';
 import type { ErrorCode } from './errors.js';
 
 export const PROTOCOL_VERSION = '1.2';
@@ -70,6 +71,8 @@ export interface Envelope {
   auth?: { scheme: 'bearer' | 'none'; token?: string } | null;
   callbackUrl?: string | null;
   payload: Record<string, unknown>;
+  /** The chain of calls this one belongs to (call-chain.ts): this bridge's extension, signed like the rest. */
+  'x-agent-bridge-chain'?: CallChain;
   /** Form B only. */
   kid?: string;
   signature?: string;

@@ -287,6 +287,24 @@ const FLAGS: FlagSpec[] = [
     help: "refuse other agents' replies that carry no signature (the protocol's own SDKs sign none)",
   },
   {
+    flag: 'outbound-calls-per-day',
+    setting: 'outboundCallsPerDay',
+    value: 'N',
+    help: 'calls your agent may make to one agent a UTC day (0: no limit)',
+  },
+  {
+    flag: 'outbound-tokens-per-day',
+    setting: 'outboundTokensPerDay',
+    value: 'N',
+    help: 'tokens (about 4 characters each, sent and read) to and from one agent a UTC day (0: no limit)',
+  },
+  {
+    flag: 'hop-limit',
+    setting: 'hopLimit',
+    value: 'N',
+    help: 'the deepest hop of a chain of calls between agents that this agent takes',
+  },
+  {
     flag: 'shutdown-grace',
     setting: 'shutdownGraceSeconds',
     value: 'SECONDS',

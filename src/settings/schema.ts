@@ -89,6 +89,12 @@ export type Settings = {
   outboundMaxReplyBytes: number;
   /** Refuse replies that carry no signature (the protocol's own SDKs sign none); a wrong one is always refused. */
   outboundRequireSignedReplies: boolean;
+  /** Calls (samvad_call, a2a_send) to one agent a UTC day; past it the MCP tools refuse. 0: no limit. */
+  outboundCallsPerDay: number;
+  /** Tokens (about 4 characters each, sent and read) to and from one agent a UTC day. 0: no limit. */
+  outboundTokensPerDay: number;
+  /** The deepest hop of a chain of calls between agents this agent takes (calls/hop-guard.ts). */
+  hopLimit: number;
   /** GET /metrics on the console's loopback port without the console token (a local Prometheus). */
   metricsNoAuth: boolean;
   /** Shared state for several replicas (nonces, limits, budget, tasks, approvals, registration); none: the data dir. */
@@ -159,6 +165,11 @@ export const DEFAULT_SETTINGS: Readonly<Omit<Settings, OptionalSetting>> = {
   outboundTimeoutMs: 45_000,
   outboundMaxReplyBytes: 262_144,
   outboundRequireSignedReplies: false,
+  // A loop between two agents stops at the first call that comes back; these bound what one agent is sent
+  // and what comes back from it over a day (openclaw/openclaw#37842: 398 messages overnight).
+  outboundCallsPerDay: 100,
+  outboundTokensPerDay: 100_000,
+  hopLimit: 4,
   metricsNoAuth: false,
   taskLeaseSeconds: 30,
   autoUpdate: true,
@@ -315,6 +326,9 @@ const FIELDS: { [K in SettingName]-?: Field } = {
   outboundTimeoutMs: integer(1000, 600_000, 'milliseconds'),
   outboundMaxReplyBytes: integer(1024, 8_388_608, 'bytes'),
   outboundRequireSignedReplies: boolean(),
+  outboundCallsPerDay: integer(0, 1_000_000),
+  outboundTokensPerDay: integer(0, 1_000_000_000),
+  hopLimit: integer(1, 100),
   metricsNoAuth: boolean(),
   redisUrl: {
     schema: { type: 'string', pattern: '^rediss?://[^\\s]+$', maxLength: 2048 },

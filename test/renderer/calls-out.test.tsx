@@ -7,7 +7,7 @@ import { act, cleanup, fireEvent, render, screen, within } from '@testing-librar
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createApiClient } from '../../renderer/src/api/client';
 import { CallsOutCard } from '../../renderer/src/components/CallsOutCard';
-import type { OutboundCredentialView } from '../../src/protocol/console-api.js';
+import type { OutboundBudgetView, OutboundCredentialView } from '../../src/protocol/console-api.js';
 import { fakeFetch, settingsView } from './fakes';
 
 afterEach(cleanup);
@@ -19,7 +19,22 @@ const KEPT: OutboundCredentialView = {
   addedAt: '2026-01-02T03:04:05.000Z',
 };
 
-function show(initial: Record<string, unknown>, credentials: OutboundCredentialView[] = []) {
+const BUDGETS: OutboundBudgetView = {
+  day: '2026-05-04',
+  resetsAt: '2026-05-05T00:00:00.000Z',
+  callsPerDay: 100,
+  tokensPerDay: 0,
+  callees: [
+    { callee: 'agent://loop.example', calls: 100, tokens: 52_000, spent: 'calls' },
+    { callee: 'agent://weather.example', calls: 3, tokens: 410 },
+  ],
+};
+
+function show(
+  initial: Record<string, unknown>,
+  credentials: OutboundCredentialView[] = [],
+  budgets: OutboundBudgetView = { ...BUDGETS, callees: [] },
+) {
   let current = { outboundPerMinute: 30, outboundTimeoutMs: 45_000, ...initial };
   let kept = credentials;
   const { fetch, calls } = fakeFetch({
@@ -29,6 +44,7 @@ function show(initial: Record<string, unknown>, credentials: OutboundCredentialV
       return { body: { ...settingsView(current), applied: Object.keys(body as object) } };
     },
     'GET /api/outbound/credentials': () => ({ body: { credentials: kept } }),
+    'GET /api/outbound/budgets': () => ({ body: budgets }),
     'POST /api/outbound/credentials': ({ body }) => {
       const { url, scheme, header } = body as OutboundCredentialView;
       if (!url.startsWith('https://')) {
@@ -157,5 +173,25 @@ describe('Calls out', () => {
     await act(async () => fireEvent.click(within(section).getByRole('button', { name: 'Keep' })));
     expect(within(section).getByTestId('credential-error').textContent).toMatch(/https base URL/);
     expect(value.value).toBe('');
+  });
+
+  it("shows today's calls and tokens per agent called, the budgets, and which agent's budget is spent", async () => {
+    show({ outbound: 'any', outboundAllowed: [] }, [], BUDGETS);
+    const budgets = await screen.findByTestId('outbound-budgets');
+    expect(budgets.textContent).toMatch(
+      /may get 100 calls and any number of tokens \(about four characters sent or read\) a day/,
+    );
+    const rows = within(budgets).getAllByRole('row').slice(1);
+    expect(rows.map((row) => [row.dataset.callee, row.dataset.spent])).toEqual([
+      ['agent://loop.example', 'calls'],
+      ['agent://weather.example', ''],
+    ]);
+    expect(rows[0]!.textContent).toBe('agent://loop.example calls spent100 of 10052,000 (no limit)');
+    expect(rows[1]!.textContent).toBe('agent://weather.example 3 of 100410 (no limit)');
+  });
+
+  it('says when the agent called nobody today', async () => {
+    show({ outbound: 'any', outboundAllowed: [] });
+    expect(await screen.findByTestId('outbound-budgets-empty')).toBeTruthy();
   });
 });

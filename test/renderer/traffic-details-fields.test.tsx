@@ -28,6 +28,7 @@ const incoming: TrafficEntry = entry(7, {
   held: true,
   direction: 'in',
   onBehalfOf: 'agent://issuer.example',
+  chain: { id: 'chain-7f3a-0001', hop: 3 },
   protocol: 'a2a',
   a2a: {
     method: 'SendMessage',
@@ -92,6 +93,7 @@ const SHOWN: { [K in keyof TrafficEntry]-?: { check: Shown; out?: true } } = {
   callee: { check: text((e) => e.callee), out: true },
   replySignature: { check: testId('reply-signature'), out: true },
   onBehalfOf: { check: text((e) => e.onBehalfOf) },
+  chain: { check: text((e) => `hop ${e.chain?.hop} of ${e.chain?.id} (as the caller said)`) },
   protocol: {
     check: (_pane, e) => expect(screen.getByTestId('details-protocol').dataset.protocol).toBe(e.protocol),
   },

@@ -15,16 +15,19 @@ import { entry } from './fakes';
 
 afterEach(cleanup);
 
+/** Steps a call passes only when it sends what they check: a delegation token, a chain of calls. */
+const WHEN_SENT: readonly string[] = ['delegation', 'chain'];
+
 /** What the pipeline records for a signed call that passed every step up to `until` (not included). */
 function signedUpTo(until?: RefusalStep): RefusalStep[] {
-  const all: RefusalStep[] = PIPELINE_STEPS.filter((step) => step !== 'delegation');
+  const all: RefusalStep[] = PIPELINE_STEPS.filter((step) => !WHEN_SENT.includes(step));
   return until === undefined ? all : all.slice(0, all.indexOf(until) === -1 ? 0 : all.indexOf(until));
 }
 
 const states = (steps: StepView[]) => steps.map((s) => `${s.step}:${s.state}`);
 
 describe('verificationSteps (SAMVAD)', () => {
-  it('ticks the steps an accepted call passed, the handler included; a token never sent is not ticked', () => {
+  it('ticks the steps an accepted call passed, the handler included; a token or chain never sent is not ticked', () => {
     const steps = verificationSteps(entry(1, { passed: signedUpTo() }));
     expect(steps.map((s) => s.step)).toEqual([...PIPELINE_STEPS]);
     expect(steps.filter((s) => s.state !== 'pass')).toEqual([
@@ -34,10 +37,33 @@ describe('verificationSteps (SAMVAD)', () => {
         state: 'not-run',
         detail: 'No delegation token was sent.',
       },
+      {
+        step: 'chain',
+        label: 'Not a loop: within the hop limit (when a chain was sent)',
+        state: 'not-run',
+        detail: 'The call named no chain of calls: it starts one.',
+      },
     ]);
   });
 
-  it.each(PIPELINE_STEPS.filter((step) => step !== 'delegation'))(
+  it('refused at the chain: a loop or too many hops, with the message', () => {
+    const steps = verificationSteps(
+      entry(9, {
+        verdict: 'chain',
+        code: 'DELEGATION_EXCEEDED',
+        status: 400,
+        message: 'This call came back to this agent',
+        passed: ['size', 'shape', 'timestamp', 'signature'],
+      }),
+    );
+    expect(steps.find((s) => s.step === 'chain')).toMatchObject({
+      state: 'fail',
+      detail: 'DELEGATION_EXCEEDED: This call came back to this agent',
+    });
+    expect(steps.find((s) => s.step === 'trust')?.state).toBe('not-run');
+  });
+
+  it.each(PIPELINE_STEPS.filter((step) => !WHEN_SENT.includes(step)))(
     'refused at %s: the steps it passed are ticked, it failed with the message, later ones did not run',
     (step) => {
       const steps = verificationSteps(
@@ -51,7 +77,7 @@ describe('verificationSteps (SAMVAD)', () => {
       );
       const at = PIPELINE_STEPS.indexOf(step);
       expect(
-        steps.slice(0, at).every((s) => s.state === (s.step === 'delegation' ? 'not-run' : 'pass')),
+        steps.slice(0, at).every((s) => s.state === (WHEN_SENT.includes(s.step) ? 'not-run' : 'pass')),
       ).toBe(true);
       expect(steps[at]).toMatchObject({ step, state: 'fail', detail: `AUTH_FAILED: no good at ${step}` });
       expect(steps.slice(at + 1).every((s) => s.state === 'not-run')).toBe(true);
@@ -75,6 +101,7 @@ describe('verificationSteps (SAMVAD)', () => {
       'timestamp:pass',
       'signature:pass',
       'delegation:not-run',
+      'chain:not-run',
       'trust:not-run',
       'rate-limit:not-run',
       'nonce:not-run',
@@ -137,7 +164,7 @@ describe('verificationSteps (SAMVAD)', () => {
       }),
     );
     const at = PIPELINE_STEPS.indexOf('access');
-    expect(steps.slice(0, at).every((s) => s.state === 'pass' || s.step === 'delegation')).toBe(true);
+    expect(steps.slice(0, at).every((s) => s.state === 'pass' || WHEN_SENT.includes(s.step))).toBe(true);
     expect(steps[at]).toMatchObject({ step: 'access', state: 'held' });
     expect(steps[at]?.detail).toBe(
       'Held: the task waits until you approve or deny its sender on the Access page.',

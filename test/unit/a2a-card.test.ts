@@ -35,7 +35,18 @@ describe('the A2A card', () => {
       { url: 'https://agent.example.com/a2a/rest', protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
       { url: 'https://agent.example.com/a2a/jsonrpc', protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
     ]);
-    expect(json.capabilities).toEqual({ streaming: true, pushNotifications: true, extendedAgentCard: false });
+    expect(json.capabilities).toEqual({
+      streaming: true,
+      pushNotifications: true,
+      extendedAgentCard: false,
+      // The call-chain extension (protocol/call-chain.ts): optional, declared so callers know to send it.
+      extensions: [
+        {
+          uri: 'https://agentbridge.dev/a2a/extensions/call-chain/v1',
+          description: expect.stringContaining('{id, hop}') as string,
+        },
+      ],
+    });
     expect(json.securitySchemes).toEqual({
       a2aKey: { httpAuthSecurityScheme: expect.objectContaining({ scheme: 'Bearer' }) },
     });

@@ -115,6 +115,7 @@ describe('in memory', () => {
       callee: 'agent://callee.example',
       replySignature: 'unsigned',
       onBehalfOf: 'agent://issuer.example',
+      chain: { id: 'chain-0123456789', hop: 2 },
       protocol: 'a2a',
       a2a: {
         method: 'SendMessage',

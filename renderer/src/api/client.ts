@@ -16,6 +16,7 @@ import type {
   McpResponse,
   OutboundCredentialRequest,
   OutboundCredentialsResponse,
+  OutboundBudgetView,
   SelfTestResponse,
   SettingsResponse,
   SettingsUpdateResponse,
@@ -157,6 +158,8 @@ export function createApiClient(options: ApiClientOptions) {
       json<OutboundCredentialsResponse>('POST', '/api/outbound/credentials', credential),
     removeCredential: (url: string) =>
       json<OutboundCredentialsResponse>('POST', '/api/outbound/credentials/remove', { url }),
+    /** Today's calls and tokens to each agent the operator's agent called, and the budgets per agent. */
+    outboundBudgets: () => json<OutboundBudgetView>('GET', '/api/outbound/budgets'),
     /** The A2A keys (never a key itself), and the per-sender limits a key without its own gets. */
     a2aKeys: () => json<A2AKeysResponse>('GET', '/api/a2a/keys'),
     /** A new A2A key: the answer holds the key itself, the only time it is ever shown. */

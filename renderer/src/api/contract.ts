@@ -31,6 +31,7 @@ export type {
   KeyView,
   McpResponse,
   McpStatusView,
+  OutboundBudgetView,
   OutboundCredentialRequest,
   OutboundCredentialScheme,
   OutboundCredentialsResponse,

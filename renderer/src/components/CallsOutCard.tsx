@@ -13,6 +13,7 @@ import { PolicyChoice } from './PolicyChoice';
 import { Badge } from './Badge';
 import { Card } from './Card';
 import { CopyButton } from './CopyButton';
+import { OutboundBudgets } from './OutboundBudgets';
 import { OutboundCredentials } from './OutboundCredentials';
 import { ErrorNotice, Loading, Notice } from './States';
 
@@ -224,6 +225,9 @@ export function CallsOutCard({ api, onSaved }: { api: ApiClient; onSaved: () => 
           return (await setAllowed([...saved.outboundAllowed, id])) !== undefined;
         }}
       />
+
+      <h3 className="subhead">Today, per agent called</h3>
+      <OutboundBudgets api={api} />
 
       <h3 className="subhead">Credentials for A2A agents</h3>
       <OutboundCredentials api={api} />

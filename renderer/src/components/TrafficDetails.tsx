@@ -194,6 +194,14 @@ export function TrafficDetails({ entry, onClose }: TrafficDetailsProps) {
               </span>
             </Field>
           ) : null}
+          {entry.chain ? (
+            <Field label="Chain of calls">
+              <span data-testid="call-chain" data-hop={entry.chain.hop}>
+                hop {entry.chain.hop} of <code>{entry.chain.id}</code>
+                {out ? ' (sent with the call)' : ' (as the caller said)'}
+              </span>
+            </Field>
+          ) : null}
           <Field label="Skill">{entry.skill ?? '—'}</Field>
           <Field label="Mode">{entry.mode ?? '—'}</Field>
           <Field label="Signature">{entry.signatureForm}</Field>

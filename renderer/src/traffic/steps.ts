@@ -32,6 +32,7 @@ export const STEP_LABELS: Record<RefusalStep, string> = {
   shape: 'Envelope well formed',
   signature: 'Signature verifies',
   delegation: 'Delegation token valid (when sent)',
+  chain: 'Not a loop: within the hop limit (when a chain was sent)',
   timestamp: 'Timestamp fresh',
   trust: 'Sender allowed',
   'rate-limit': 'Within rate limits',
@@ -45,7 +46,7 @@ export const STEP_LABELS: Record<RefusalStep, string> = {
 export const A2A_STEP_LABELS: Record<A2AStep, string> = {
   key: 'A2A key valid',
   request: 'Request well formed',
-  limits: 'Within limits (rate, token budget, open streams, tasks)',
+  limits: 'Within limits (hops, rate, token budget, open streams, tasks)',
   screen: 'Message screened for prompt injection',
   task: 'Answered',
 };
@@ -119,6 +120,8 @@ function skipped(view: StepView, entry: StepEntry): StepView {
       return unsigned ? { ...view, detail: 'An unsigned call carries none.' } : view;
     case 'delegation':
       return { ...view, detail: 'No delegation token was sent.' };
+    case 'chain':
+      return { ...view, detail: 'The call named no chain of calls: it starts one.' };
     case 'handler':
       return entry.mode === 'async' && entry.verdict === 'accepted' && !entry.held
         ? {
