@@ -234,7 +234,7 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
 
   /** Stops cleanly: in-flight work gets `shutdownGraceSeconds` (or `graceMs`) to finish, then fails. */
   async stop(graceMs = this.settings.shutdownGraceSeconds * 1000): Promise<void> {
-    this.gatewayWatch.stop();
+    this.gateway.stop();
     this.sync?.stop();
     this.access.close();
     this.publicAddress.close();

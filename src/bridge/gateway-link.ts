@@ -11,6 +11,7 @@ import { GatewayTarget, agentModel } from './gateway-target.js';
 import type { GatewayTurnOptions } from './gateway-turn.js';
 import { GatewayWatch } from './gateway-watch.js';
 import { attachmentRules, type FileSettings } from '../calls/image-fetch.js';
+import { OpenClawFileWatch } from './openclaw-file-watch.js';
 
 /** A skill's own refusals: what they say is the skill's, not the gateway's (its state is not told). */
 const SKILL_PROBLEMS: GatewayProblem[] = ['skill-unavailable', 'agent-missing', 'agent-unverified'];
@@ -70,16 +71,24 @@ export class GatewayLink {
   readonly watch: GatewayWatch;
   /** One gateway turn for both front doors: the restricted-agent rule, the call, its outcome. */
   readonly turn: GatewayTurnOptions;
+  /** OpenClaw's config file, watched once it is read: an edit counts from the next look, and is probed. */
+  private readonly file: OpenClawFileWatch;
   private resolved: ResolvedGateway;
 
   constructor(private readonly options: GatewayLinkOptions) {
     this.resolved = this.resolve();
+    this.file = new OpenClawFileWatch({
+      path: openclawConfigPath(options.env),
+      onEdit: () => this.watch.edited(),
+    });
+    const fileVersion = () => this.file.version();
     this.target = new GatewayTarget({
       gateway: () => this.resolved,
       agentId: () => options.settings().gatewayAgent,
       explicitModel: () => options.settings().gatewayModel,
       configPath: () => openclawConfigPath(options.env),
       accepted: () => options.settings().acceptedExposedAgent,
+      fileVersion,
       now: options.now,
       onChange: options.onAgent,
     });
@@ -92,6 +101,7 @@ export class GatewayLink {
         return this.target.lastListing;
       },
       skills: () => options.settings().skills ?? [],
+      fileVersion,
       classify: options.classify,
       now: options.now,
       onChange: () => options.onSkills?.(),
@@ -148,6 +158,12 @@ export class GatewayLink {
         else if (!kind || !SKILL_PROBLEMS.includes(kind)) this.called(outcome);
       },
     };
+  }
+
+  /** Stops probing and watching the config file. */
+  stop(): void {
+    this.watch.stop();
+    this.file.close();
   }
 
   /** The gateway as the settings resolve now. */

@@ -1,6 +1,7 @@
 // The agent on the gateway that callers reach, and what it can do: the bridge's security boundary
 // (GATEWAY.md, "Who the caller becomes on the gateway"). Checked at start, on each health probe and after a
-// settings change; calls read the cached answer, never a round trip of their own.
+// settings change; calls read the cached answer, never a round trip of their own. The config file is what
+// OpenClaw hot reloads within a second, so an edit of it counts from the next look (openclaw-file-watch.ts).
 //
 // Callers are served only by an agent that exists, whose tools are known not to reach the operator's
 // machine or that the operator accepted with exactly the tools it has now (threat: a stranger driving the
@@ -25,6 +26,8 @@ export interface GatewayTargetOptions {
   configPath(): string;
   /** The agent that exposes host tools the operator accepted for callers, and with which tools. */
   accepted?(): AcceptedExposedAgent | undefined;
+  /** The config file's version (OpenClawFileWatch): a look that finds another than was read reads it again. */
+  fileVersion?(): number;
   now?: () => number;
   /** The view changed (the console and the tray show it). */
   onChange?(view: GatewayAgentView): void;
@@ -44,7 +47,12 @@ interface FileFacts {
   snippet: string;
   /** Undefined when the file was not read (a remote gateway, no file). */
   agents?: string[];
+  /** The file's version when it was read (undefined when it was not: a remote gateway). */
+  version?: number;
 }
+
+/** What a check found of the agent on the gateway. */
+type Found = { id: string } & Pick<GatewayAgentView, 'check' | 'checkedAt' | 'available' | 'detail'>;
 
 /** The agent an OpenClaw model names (`openclaw` -> `default`), or undefined for another server's model. */
 export function openclawAgentOf(model: string): string | undefined {
@@ -64,14 +72,23 @@ export class GatewayTarget {
   /** Bumped by every reset: a check started before it must not overwrite what came after. */
   private generation = 0;
   private listing: AgentListing | undefined;
+  /** What the last check found of the agent on the gateway (undefined before it, or after a reset). */
+  private found: Found | undefined;
+  /** The file's version the view was judged on (undefined when it was not read: a gateway elsewhere). */
+  private judgedOn: number | undefined;
   private readonly now: () => number;
 
   constructor(private readonly options: GatewayTargetOptions) {
     this.now = options.now ?? Date.now;
-    this.current = this.initial();
+    const { view, version } = this.described();
+    this.current = view;
+    this.judgedOn = version;
   }
 
   get view(): GatewayAgentView {
+    // The file was written since it was read: judged on it now, against the agent list as last asked (an
+    // edit that adds or removes agents leaves the tools unknown until the list is asked again).
+    if (this.judgedOn !== undefined && this.options.fileVersion?.() !== this.judgedOn) this.judge();
     return this.current;
   }
 
@@ -79,7 +96,8 @@ export class GatewayTarget {
   reset(): Promise<GatewayAgentView> {
     this.generation += 1;
     this.running = undefined;
-    this.set(this.initial());
+    this.found = undefined;
+    this.judge();
     return this.refresh();
   }
 
@@ -106,7 +124,7 @@ export class GatewayTarget {
    * and never falls back to another one for a named agent.
    */
   problem(): GatewayError | undefined {
-    const view = this.current;
+    const view = this.view;
     const refusal = refusalOf(view);
     if (!refusal) return undefined;
     const url = this.options.gateway().config.url;
@@ -118,7 +136,7 @@ export class GatewayTarget {
    * undefined when the operator saw something else (the tools changed since, or the agent).
    */
   acceptance(agent: string, tools: string[]): AcceptedExposedAgent | undefined {
-    const view = this.current;
+    const view = this.view;
     if (view.tools.verdict !== 'exposes-host-tools' || (view.id ?? view.model) !== agent) return undefined;
     if (!sameTools(view.tools.tools, tools)) return undefined;
     return { agent, tools: [...view.tools.tools], at: new Date(this.now()).toISOString() };
@@ -131,21 +149,19 @@ export class GatewayTarget {
 
   /** A chat call was refused as naming an unknown agent: the cached answer was stale. */
   noteUnknownAgent(): void {
+    if (this.found?.check === 'present') this.found = { ...this.found, check: 'missing' };
     if (this.current.check === 'present') this.set({ ...this.current, check: 'missing' });
     void this.refresh();
   }
 
-  private initial(): GatewayAgentView {
-    return this.described().view;
-  }
-
   /** The view before the gateway's agent list is asked, and what the config file declares. */
-  private described(): { view: GatewayAgentView; agents?: string[] } {
+  private described(): { view: GatewayAgentView; agents?: string[]; version?: number } {
     const explicit = this.options.explicitModel();
     // An explicit OpenClaw model names an agent all the same: check and classify it like gatewayAgent
     // (`openclaw` alone is the default agent, listed as `openclaw/default`).
     const named = explicit === undefined ? undefined : openclawAgentOf(explicit);
     if (explicit && named === undefined) {
+      const { snippet, version } = this.fromFile(this.options.agentId());
       return {
         view: {
           model: explicit,
@@ -154,42 +170,63 @@ export class GatewayTarget {
             verdict: 'unknown',
             detail: `An explicit model ("${explicit}") is set, so the bridge cannot tell which agent or tools callers reach.`,
           },
-          snippet: this.fromFile(this.options.agentId()).snippet,
+          snippet,
         },
+        ...(version === undefined ? {} : { version }),
       };
     }
     const id = named ?? this.options.agentId();
     const model = named !== undefined && explicit ? explicit : agentModel(id);
-    const { tools, snippet, agents } = this.fromFile(id);
+    const { tools, snippet, agents, version } = this.fromFile(id);
     return {
       view: { id, model, check: 'checking', tools, snippet },
       ...(agents ? { agents } : {}),
+      ...(version === undefined ? {} : { version }),
     };
   }
 
   private async check(generation: number): Promise<GatewayAgentView> {
-    const { view: base, agents: declared } = this.described();
-    if (base.check === 'skipped' || !base.id) {
+    const { view: base } = this.described();
+    const id = base.id;
+    if (base.check === 'skipped' || !id) {
       this.listing = undefined;
-      this.set(base);
-      return base;
+      this.found = undefined;
+      return this.judge();
     }
     const resolved = this.options.gateway();
     const checkedAt = new Date(this.now()).toISOString();
     if (resolved.status !== 'configured') {
       this.listing = undefined;
-      return this.set({ ...base, check: 'unknown', checkedAt, detail: `the gateway is ${resolved.status}` });
+      this.found = { id, check: 'unknown', checkedAt, detail: `the gateway is ${resolved.status}` };
+      return this.judge();
     }
     const listing = await listGatewayAgents(resolved.config);
     // Settings may have changed while the check ran (another URL, agent or model): a stale answer is dropped.
     if (generation !== this.generation) return this.current;
     this.listing = listing;
-    if (!listing.ok) return this.set({ ...base, check: 'unknown', checkedAt, detail: listing.detail });
-    const check = listing.agents.includes(base.id) ? 'present' : 'missing';
-    // `openclaw/default` is OpenClaw's alias for its default agent, listed always: not an agent of its own.
-    const available = listing.agents.filter((id) => id !== 'default');
-    const tools = declared ? runningVerdict(base.tools, declared, available) : base.tools;
-    return this.set({ ...base, check, checkedAt, available, tools });
+    this.found = listing.ok
+      ? {
+          id,
+          check: listing.agents.includes(id) ? 'present' : 'missing',
+          checkedAt,
+          // `openclaw/default` is OpenClaw's alias for its default agent, listed always: not an agent of its own.
+          available: listing.agents.filter((agent) => agent !== 'default'),
+        }
+      : { id, check: 'unknown', checkedAt, detail: listing.detail };
+    // The file as it is now: an edit made while the list was asked is what the gateway may run.
+    return this.judge();
+  }
+
+  /** The view from the config file as it is now and the agent as the last check found it; callers follow it. */
+  private judge(): GatewayAgentView {
+    const { view: base, agents: declared, version } = this.described();
+    this.judgedOn = version;
+    const found = this.found;
+    if (base.check === 'skipped' || !found || found.id !== base.id) return this.set(base);
+    const { id: _id, ...seen } = found;
+    const tools =
+      declared && found.available ? runningVerdict(base.tools, declared, found.available) : base.tools;
+    return this.set({ ...base, ...seen, tools });
   }
 
   /** The tool policy and the snippet from OpenClaw's config file, when the gateway runs on this machine. */
@@ -211,13 +248,17 @@ export class GatewayTarget {
         snippet: restrictedAgentSnippet(target),
       };
     }
+    // Taken before the file is read: a write in between makes the next look read it again.
+    const version = this.options.fileVersion?.();
+    const at = version === undefined ? {} : { version };
     const file = readOpenClawFile(this.options.configPath());
-    if (!file.ok) return { tools: exposureOfFile(file, id), snippet: restrictedAgentSnippet(target) };
+    if (!file.ok) return { tools: exposureOfFile(file, id), snippet: restrictedAgentSnippet(target), ...at };
     const agents = declaredAgents(file.config);
     return {
       tools: classifyToolPolicy(file.config, id),
       snippet: restrictedAgentSnippet(target, rosterFacts(file.config)),
       ...(agents ? { agents } : {}),
+      ...at,
     };
   }
 

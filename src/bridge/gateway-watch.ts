@@ -1,6 +1,6 @@
 // Keeps the gateway state (gateway-state.ts) current: probes the gateway (GET /health and, through the
-// target, GET /v1/models; never chat) at start, periodically and on request, and feeds it every chat
-// call's outcome. Each transition is reported once.
+// target, GET /v1/models; never chat) at start, periodically, on request and after an edit of OpenClaw's
+// config file, and feeds it every chat call's outcome. Each transition is reported once.
 import type { GatewayOutcome } from './gateway-turn.js';
 import type { GatewayError } from './diagnosis.js';
 import type { ResolvedGateway } from './gateway-config.js';
@@ -14,6 +14,13 @@ import {
 } from './gateway-state.js';
 import type { GatewayTarget } from './gateway-target.js';
 
+/**
+ * After an edit of OpenClaw's config file, the gateway is asked at once (the console hears of the edit) and
+ * again after these delays: OpenClaw applies a valid edit half a second or more after it is saved, and
+ * until the agents it lists are the ones the file declares, the file's tools are not taken as what it runs.
+ */
+export const RECHECKS_AFTER_EDIT_MS: readonly number[] = [1000, 3000, 7000];
+
 export interface GatewayWatchOptions {
   gateway(): ResolvedGateway;
   target: GatewayTarget;
@@ -26,6 +33,7 @@ export interface GatewayWatchOptions {
 export class GatewayWatch {
   private readonly machine: GatewayStateMachine;
   private timer: NodeJS.Timeout | undefined;
+  private rechecks: NodeJS.Timeout[] = [];
   private running: Promise<GatewaySnapshot> | undefined;
   private first: Promise<GatewaySnapshot> | undefined;
   /** Whether probes ask GET /health (off when the periodic probe is off: only the agent list is asked). */
@@ -55,6 +63,18 @@ export class GatewayWatch {
 
   stop(): void {
     clearInterval(this.timer);
+    for (const recheck of this.rechecks.splice(0)) clearTimeout(recheck);
+  }
+
+  /** OpenClaw's config file was written: probes now, and again while the gateway takes the edit. */
+  edited(): void {
+    for (const recheck of this.rechecks.splice(0)) clearTimeout(recheck);
+    this.rechecks = RECHECKS_AFTER_EDIT_MS.map((ms) => {
+      const recheck = setTimeout(() => void this.probeNow(), ms);
+      recheck.unref();
+      return recheck;
+    });
+    void this.probeNow();
   }
 
   /**

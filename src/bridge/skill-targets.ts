@@ -2,7 +2,8 @@
 // restricted agent for `chat`: listed by the gateway (GET /v1/models, the one list the chat check asks for
 // anyway), its tools classified from the gateway's config file while that file is what the gateway runs.
 // Calls read the cached answer, never a round trip of their own; it is renewed at start, on each probe and
-// after a change of the skills or the gateway settings.
+// after a change of the skills or the gateway settings, and the file is read again at the first look after
+// it was written (OpenClaw hot reloads it within a second: openclaw-file-watch.ts).
 import { isLoopbackHost } from '../protocol/index.js';
 import type { SkillAgentCheck } from '../protocol/console-api.js';
 import type { SkillSetting, ToolClassView } from '../protocol/skills.js';
@@ -31,6 +32,8 @@ export interface SkillTargetsOptions {
   listing(): Promise<AgentListing | undefined>;
   /** The skills published now (paused ones too: the console shows them). */
   skills(): SkillAgent[];
+  /** The config file's version (OpenClawFileWatch): a look that finds another than was read reads it again. */
+  fileVersion?(): number;
   /** The classifier (tool-class.ts); until it is merged, today's exposure check as a class. */
   classify?: ClassifyAgentTools;
   now?: () => number;
@@ -38,9 +41,13 @@ export interface SkillTargetsOptions {
   onChange?(): void;
 }
 
-/** The config file as last read: parsed, or why not (and nothing at all for a gateway elsewhere). */
-type FileFacts =
-  { ok: true; config: unknown; declared?: string[] } | { ok: false; detail: string } | { remote: true };
+/**
+ * The config file as last read: parsed, or why not (and nothing at all for a gateway elsewhere), with its
+ * version then (undefined when it is not read).
+ */
+type FileFacts = (
+  { ok: true; config: unknown; declared?: string[] } | { ok: false; detail: string } | { remote: true }
+) & { version?: number };
 
 export class SkillTargets {
   private file: FileFacts | undefined;
@@ -63,7 +70,14 @@ export class SkillTargets {
    * classified yet, so a new skill has its class at once), its presence from the last agent list.
    */
   target(skill: SkillAgent): SkillTarget {
-    this.file ??= this.readFile();
+    if (!this.file) this.file = this.readFile();
+    else if (this.file.version !== undefined && this.options.fileVersion?.() !== this.file.version) {
+      this.reread();
+    }
+    return this.cached(skill);
+  }
+
+  private cached(skill: SkillAgent): SkillTarget {
     const key = `${skill.agent}\n${skill.sandboxNetwork === true}`;
     const cached = this.cache.get(skill.id);
     if (cached && cached.key === key && cached.version === this.version) return cached.target;
@@ -88,6 +102,19 @@ export class SkillTargets {
     return this.running;
   }
 
+  /**
+   * The file was written since it was read: every skill is judged on it from now, against the agent list as
+   * last asked (an edit that adds or removes agents leaves them unverified until the list is asked again).
+   */
+  private reread(): void {
+    const skills = this.options.skills();
+    const before = JSON.stringify(skills.map((skill) => this.cached(skill)));
+    this.file = this.readFile();
+    this.version += 1;
+    const after = JSON.stringify(skills.map((skill) => this.cached(skill)));
+    if (after !== before) this.options.onChange?.();
+  }
+
   /** A skill's call named an agent the gateway does not know: the cached answer was stale. */
   noteUnknownAgent(): void {
     void this.refresh();
@@ -96,7 +123,8 @@ export class SkillTargets {
   /** `always`: ask the gateway's list even with no skill published (a new skill's check). */
   private async renew(always = false): Promise<void> {
     const skills = this.options.skills();
-    const before = JSON.stringify(skills.map((skill) => this.target(skill)));
+    this.file ??= this.readFile();
+    const before = JSON.stringify(skills.map((skill) => this.cached(skill)));
     // The file first, at once: tools it no longer allows stop serving before the list comes back.
     this.file = this.readFile();
     this.version += 1;
@@ -106,7 +134,7 @@ export class SkillTargets {
     this.checkedAt = new Date(this.now()).toISOString();
     this.version += 1;
     for (const id of this.cache.keys()) if (!skills.some((skill) => skill.id === id)) this.cache.delete(id);
-    const after = JSON.stringify(this.options.skills().map((skill) => this.target(skill)));
+    const after = JSON.stringify(this.options.skills().map((skill) => this.cached(skill)));
     if (after !== before) this.options.onChange?.();
   }
 
@@ -190,11 +218,13 @@ export class SkillTargets {
   }
 
   private readFile(): FileFacts {
+    // Taken before the file is read: a write in between makes the next look read it again.
+    const version = this.options.fileVersion?.();
     const file = this.readConfig();
     if ('remote' in file) return file;
-    if (!file.ok) return { ok: false, detail: file.detail };
+    if (!file.ok) return { ok: false, detail: file.detail, version };
     const declared = declaredAgents(file.config);
-    return { ok: true, config: file.config, ...(declared ? { declared } : {}) };
+    return { ok: true, config: file.config, ...(declared ? { declared } : {}), version };
   }
 }
 

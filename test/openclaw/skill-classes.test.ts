@@ -11,10 +11,8 @@
  * sandbox image are here; scripts/openclaw/sandbox-image.sh builds it). Then a config edit that gives
  * Research `exec`: the classifier says host, and the gateway does offer exec.
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import JSON5 from 'json5';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,15 +33,13 @@ import {
   type ModelServer,
 } from './model-server.js';
 import { HOST_REACHING, offered } from './offered.js';
+import { probePodman, releasePodman, run } from './podman.js';
 
 const available = openclawAvailable();
 const mark = (label: string) => `${label}-${randomBytes(6).toString('hex')}`;
 /** Tool Search's controls, which every agent that has any tool may be offered (they reach only its own). */
 const META = ['tool_call', 'tool_describe', 'tool_search'];
-const IMAGE = 'openclaw-sandbox:bookworm-slim';
 
-/** Whether this machine can run OpenClaw's Podman sandbox, and the Podman settings it needs. */
-type ContainerRuntime = { ok: true; env: NodeJS.ProcessEnv } | { ok: false; why: string };
 const runtime = available ? await probePodman() : ({ ok: false, why: 'OpenClaw is not installed' } as const);
 
 describe.skipIf(!available)(`real OpenClaw ${OPENCLAW_VERSION}: the tool classes of skills' agents`, () => {
@@ -66,9 +62,7 @@ describe.skipIf(!available)(`real OpenClaw ${OPENCLAW_VERSION}: the tool classes
     if (sandboxUsed) await gateway.cli(['sandbox', 'recreate', '--all', '--force']);
     await gateway?.stop();
     await model?.close();
-    if (runtime.ok && runtime.env.CONTAINERS_CONF) {
-      rmSync(join(runtime.env.CONTAINERS_CONF, '..'), { recursive: true, force: true });
-    }
+    releasePodman(runtime);
   });
 
   const config = () => JSON5.parse<Record<string, unknown>>(readFileSync(gateway.configPath, 'utf8'));
@@ -322,55 +316,5 @@ describe.skipIf(!available)(`real OpenClaw ${OPENCLAW_VERSION}: the tool classes
 if (!available) {
   describe("real OpenClaw: the tool classes of skills' agents (not installed)", () => {
     it.skip('needs the pinned OpenClaw runtime: run `npm run test:openclaw`, which installs it first', () => {});
-  });
-}
-
-/**
- * Podman with OpenClaw's sandbox image, able to start a container as OpenClaw does (`--init`, no network).
- * Where the stock runtime cannot (crun and a hybrid cgroup tree, or ulimits above the host's hard limits, as
- * in some VMs), a containers.conf of this test's own picks runc and lower ulimits, given to the gateway as
- * CONTAINERS_CONF; the operator's machine needs neither.
- */
-async function probePodman(): Promise<ContainerRuntime> {
-  const version = await run('podman', ['--version']);
-  if (version.status !== 0)
-    return { ok: false, why: 'Podman is not installed (apt-get install podman catatonit)' };
-  const image = await run('podman', ['image', 'exists', IMAGE]);
-  if (image.status !== 0) {
-    return {
-      ok: false,
-      why: `no ${IMAGE} in Podman's store (sh scripts/openclaw/sandbox-image.sh builds it)`,
-    };
-  }
-  const probe = ['run', '--rm', '--init', '--network', 'none', IMAGE, 'true'];
-  const plain = await run('podman', probe);
-  if (plain.status === 0) return { ok: true, env: {} };
-  const dir = mkdtempSync(join(tmpdir(), 'podman-conf-'));
-  const conf = join(dir, 'containers.conf');
-  writeFileSync(
-    conf,
-    '[containers]\ndefault_ulimits = ["nofile=1024:2048", "nproc=256:256"]\n[engine]\nruntime = "runc"\n',
-  );
-  const tuned = await run('podman', probe, { CONTAINERS_CONF: conf });
-  if (tuned.status === 0) return { ok: true, env: { CONTAINERS_CONF: conf } };
-  rmSync(dir, { recursive: true, force: true });
-  return {
-    ok: false,
-    why: `Podman cannot start a container here: ${plain.out.trim()} / ${tuned.out.trim()}`,
-  };
-}
-
-function run(
-  file: string,
-  args: string[],
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ status: number; out: string }> {
-  return new Promise((resolve) => {
-    execFile(file, args, { env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({
-        status: error ? (typeof error.code === 'number' ? error.code : 1) : 0,
-        out: `${stdout}${stderr}`,
-      });
-    });
   });
 }
