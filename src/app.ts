@@ -191,6 +191,16 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       now,
       onCallback: (event) => this.emit('callback', event),
       onCall: (event) => this.emit('envelope', event),
+      // With replicas the knocks' list would be one replica's: keyless callers are refused there instead.
+      ...(shared
+        ? {}
+        : {
+            knocks: {
+              dataDir,
+              limits: options.knockLimits,
+              onChange: () => this.emit('access', { kind: 'changed' }),
+            },
+          }),
     });
     this.server.mount(this.a2a.mounted);
     this.outbound = new OutboundCalls({

@@ -25,10 +25,14 @@ import { isKeyless } from './key-gate.js';
 import { callerOf, scopeOf } from './call-context.js';
 import { isTask, noteEvent, noteTask, passStep } from './call-record.js';
 import type { A2ACaller, A2AGate } from './chat-core.js';
+import type { KnockHandling } from './knock.js';
 import { checkContextId, checkReferenceTaskIds, messageText } from './message-text.js';
 import { OpenStreams, type StreamPlace } from './open-streams.js';
 import { pushConfigProblem } from './push-config-bounds.js';
-import { TERMINAL_STATES } from './task-store.js';
+import { TERMINAL_STATES, WAITING_STATES } from './task-store.js';
+
+const NO_KNOCKS =
+  "This agent takes A2A calls from holders of an A2A key only: ask this agent's operator for one.";
 
 const KEYLESS_LIST =
   'Listing tasks needs an A2A key: keyless callers share their address with every other caller behind the ' +
@@ -36,6 +40,8 @@ const KEYLESS_LIST =
 
 /** How often a task running at another replica is read again for a resubscribed caller. */
 const FOLLOW_EVERY_MS = 300;
+/** How often a task that waits (for the operator, for its caller) is read again: it changes seldom. */
+const FOLLOW_WAITING_EVERY_MS = 1000;
 
 export interface GatedHandlerOptions<C extends A2ACaller> {
   gate: A2AGate<C>;
@@ -51,6 +57,11 @@ export interface GatedHandlerOptions<C extends A2ACaller> {
   cancelElsewhere?(taskId: string, context: ServerCallContext): Promise<void>;
   /** The caps on the streams each caller holds open here (default: OpenStreams' own). */
   streams?: OpenStreams;
+  /**
+   * Knocks (knock.ts): a keyless caller's messages under `pairing` wait for the operator; its reads show
+   * the key issued on approval, once. Absent: a knocker's message is refused.
+   */
+  knocks?: KnockHandling;
   onError?(error: unknown): void;
 }
 
@@ -83,9 +94,13 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     return this.noted(context, async () => {
       const configuration = params.configuration;
-      await this.admit(params, context, configuration?.returnImmediately ? 'async' : 'sync');
+      const mode = configuration?.returnImmediately ? 'async' : 'sync';
+      if (callerOf<C>(context).knock) return this.knock(params, context, mode);
+      await this.admit(params, context, mode);
       const scope = scopeOf(context);
-      if (!configuration?.returnImmediately && !configuration?.taskPushNotificationConfig) scope.quiet = true;
+      // A follow-up continues a task already written: never a quiet one, written once as it ends.
+      const quiet = !configuration?.returnImmediately && !configuration?.taskPushNotificationConfig;
+      if (quiet && !params.message?.taskId) scope.quiet = true;
       try {
         return await this.inner.sendMessage(params, context);
       } finally {
@@ -98,6 +113,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     params: SendMessageRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
+    if (callerOf<C>(context).knock) return this.noting(context, this.knockStream(params, context));
     return this.noting(context, this.admittedStream(params, context));
   }
 
@@ -134,10 +150,10 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   }
 
   getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.noted(context, () => {
+    return this.noted(context, async () => {
       this.enter(context, params.id);
       this.passed(context, 'request');
-      return this.inner.getTask(params, context);
+      return this.revealed(await this.inner.getTask(params, context), context);
     });
   }
 
@@ -161,7 +177,10 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
       this.enter(context, params.id);
       this.passed(context, 'request');
       await this.options.cancelElsewhere?.(params.id, context);
-      return this.inner.cancelTask(params, context);
+      const task = await this.inner.cancelTask(params, context);
+      // A knock canceled by its caller needs no decision any more.
+      this.options.knocks?.canceled(params.id, context);
+      return task;
     });
   }
 
@@ -278,7 +297,12 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     try {
       await this.admitRequest(context);
       let last: Task | undefined;
-      for await (const event of this.inner.resubscribe(params, context)) {
+      for await (const sent of this.inner.resubscribe(params, context)) {
+        const payload = sent.payload;
+        const event: StreamResponse =
+          payload?.$case === 'task'
+            ? { payload: { $case: 'task', value: this.revealed(payload.value, context) } }
+            : sent;
         last = seen(last, event);
         yield event;
       }
@@ -292,9 +316,13 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   private async *follow(previous: Task, context: ServerCallContext): AsyncGenerator<StreamResponse> {
     const { id: taskId, contextId } = previous;
     for (;;) {
-      await new Promise((resolve) => setTimeout(resolve, FOLLOW_EVERY_MS));
-      const task = await this.options.tasks.load(taskId, context);
-      if (!task) return;
+      const state = previous.status?.state;
+      const every =
+        state !== undefined && WAITING_STATES.has(state) ? FOLLOW_WAITING_EVERY_MS : FOLLOW_EVERY_MS;
+      await new Promise((resolve) => setTimeout(resolve, every));
+      const loaded = await this.options.tasks.load(taskId, context);
+      if (!loaded) return;
+      const task = this.revealed(loaded, context);
       const ended = isTerminal(task);
       for (const artifact of task.artifacts) {
         const before = previous.artifacts.find((known) => known.artifactId === artifact.artifactId);
@@ -364,15 +392,8 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     const message = params.message;
     const scope = scopeOf(context);
     const call = scope.call;
-    if (call) call.mode = mode;
-    if (call && message?.contextId) call.contextId = message.contextId;
-    this.enter(context);
-    const text = messageText(message);
-    checkContextId(message?.contextId);
-    checkReferenceTaskIds(message?.referenceTaskIds);
-    if (message?.taskId) await this.refuseFollowUp(message.taskId, context);
-    const push = params.configuration?.taskPushNotificationConfig;
-    if (push) this.checkPush(push);
+    const text = this.checkMessage(params, context, mode);
+    if (message?.taskId) await this.checkFollowUp(message.taskId, context);
     passStep(call, 'request');
     const caller = callerOf<C>(context);
     let place: StreamPlace | undefined;
@@ -424,15 +445,66 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   }
 
   /**
-   * A task here takes one message (its reply ends it): a follow-up belongs in a new task of the same
-   * context. The SDK would run a second turn inside a working task, concurrently with the first.
+   * What a message is checked for before anything is counted or stored (a knock's too); returns its text.
    */
-  private async refuseFollowUp(taskId: string, context: ServerCallContext): Promise<never> {
+  private checkMessage(params: SendMessageRequest, context: ServerCallContext, mode: Mode): string {
+    const message = params.message;
+    const call = scopeOf(context).call;
+    if (call) call.mode = mode;
+    if (call && message?.contextId) call.contextId = message.contextId;
+    this.enter(context);
+    const text = messageText(message);
+    checkContextId(message?.contextId);
+    checkReferenceTaskIds(message?.referenceTaskIds);
+    const push = params.configuration?.taskPushNotificationConfig;
+    if (push) this.checkPush(push);
+    return text;
+  }
+
+  /**
+   * A follow-up message (one that names its task): a task in an interrupted state takes it, and the SDK
+   * runs it as that task's next turn (A2A §3.1.1; its history keeps both); a task that ended refuses it
+   * (UnsupportedOperation, CORE-SEND-002). A task still working refuses it too: the SDK would run a second
+   * turn inside it, concurrently with the first; its caller sends it once the task ends or asks for input.
+   */
+  private async checkFollowUp(taskId: string, context: ServerCallContext): Promise<void> {
     const task = await this.options.tasks.load(taskId, context);
     if (!task) throw new TaskNotFoundError(`No task "${taskId.slice(0, 80)}" of yours is kept here.`);
+    const state = task.status?.state;
+    if (state !== undefined && WAITING_STATES.has(state)) return;
     throw new UnsupportedOperationError(
-      'Each task here answers one message. To continue the conversation, send a new message with the same contextId and no taskId.',
+      isTerminal(task)
+        ? 'This task has ended and takes no more messages. To continue the conversation, send a new message with the same contextId and no taskId.'
+        : 'This task is still working on a message; send the next once it ends (GetTask, SubscribeToTask), with the same contextId and no taskId.',
     );
+  }
+
+  /** A keyless caller's message under `pairing`: it knocks (knock.ts), and runs nothing. */
+  private async knock(params: SendMessageRequest, context: ServerCallContext, mode: Mode): Promise<Task> {
+    const knocks = this.options.knocks;
+    if (!knocks) throw this.refusal(authFailed(NO_KNOCKS, 'access'), context);
+    const text = this.checkMessage(params, context, mode);
+    const call = scopeOf(context).call;
+    passStep(call, 'request');
+    const push = params.configuration?.taskPushNotificationConfig;
+    return knocks.knock(
+      { message: params.message!, text, ...(push ? { push } : {}), ...(call ? { call } : {}) },
+      context,
+    );
+  }
+
+  /** A knock over a stream: its task, waiting, then the stream ends (it is followed by its id). */
+  private async *knockStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    const task = await this.knock(params, context, 'stream');
+    yield { payload: { $case: 'task', value: task } };
+  }
+
+  /** The task as its caller reads it: a knock's key shown once (knock.ts `reveal`). */
+  private revealed(task: Task, context: ServerCallContext): Task {
+    return this.options.knocks?.reveal(task, context) ?? task;
   }
 
   /** Its sizes and header values (PUSH_CONFIG_BOUNDS), then its URL's address (the webhook rules). */

@@ -19,7 +19,7 @@ import {
   turnEstimate,
   type GatewayTurnOptions,
 } from '../bridge/gateway-turn.js';
-import { DEFAULT_SKILL, ProtocolError } from '../protocol/index.js';
+import { DEFAULT_SKILL, ProtocolError, authFailed } from '../protocol/index.js';
 import type { CallLimits } from '../state/call-limits.js';
 import { chargeUsage, checkLimits, screenCall, type PayloadScreen } from '../calls/admission.js';
 import { audienceRefusal, callerLimits, skillAccount, type SkillGrant } from '../calls/skill-access.js';
@@ -58,6 +58,9 @@ interface Admission {
   /** Gives the reservation back if no run claims it (the SDK refused the turn after admission). */
   unclaimed: NodeJS.Timeout;
 }
+
+const KNOCKER_RUNS_NOTHING =
+  "A caller without an A2A key runs nothing here until this agent's operator approves it: send your message without a key to ask, and follow the task it answers with.";
 
 /** How long an admitted turn's reservation waits for its run to start before it is given back. */
 const CLAIM_WITHIN_MS = 30_000;
@@ -112,6 +115,12 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
         { step: 'skill' },
       );
     }
+    // A knocker asks for the operator's consent (knock.ts): it runs nothing, at whatever skill it knocks.
+    if (caller.knock) {
+      const door = request.skill === undefined ? {} : { skill: request.skill };
+      const knocking: SkillCaller = { ...caller, skill, knock: { ...caller.knock, ...door } };
+      return knocking;
+    }
     const grant: SkillGrant = {
       approved: caller.keyId !== undefined,
       ...(caller.skills ? { skills: caller.skills } : {}),
@@ -138,6 +147,8 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
         retryAfterSeconds: 5,
       });
     }
+    // The front door sends a knocker's messages to the knocks, never here: refused, should one come.
+    if (caller.knock) throw authFailed(KNOCKER_RUNS_NOTHING, 'access');
     this.refuseDeclined(caller);
     const skill = this.skillOf(caller);
     const problem = skill.gateway.targetProblem?.();

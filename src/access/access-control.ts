@@ -131,8 +131,8 @@ export class AccessControl {
     };
   }
 
-  /** The Overview's and the tray's summary. */
-  summary(): StatusResponse['access'] {
+  /** The Overview's and the tray's summary (SAMVAD's senders; the A2A knocks are the A2A door's). */
+  summary(): Omit<StatusResponse['access'], 'knocks'> {
     const pending = this.store.pending();
     const newest = pending.reduce<PendingRecord | undefined>(
       (latest, record) => (!latest || record.firstAt > latest.firstAt ? record : latest),
