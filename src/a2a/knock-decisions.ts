@@ -4,7 +4,7 @@ import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import type { EnvelopeEvent } from '../agent/events.js';
 import type { A2AKeys } from '../access/a2a-keys.js';
 import { KnockError, type KnockRecord, type Knocks } from '../access/knocks.js';
-import { oneLine, printable } from '../lib/text.js';
+import { escapedLine, oneLine, printable } from '../lib/text.js';
 import type { A2AKeyView, KnocksSummary, KnockView } from '../protocol/console-api.js';
 import { DEFAULT_SKILL, ProtocolError } from '../protocol/index.js';
 import { callContext } from './call-context.js';
@@ -347,10 +347,14 @@ function suggestedName(record: KnockRecord): string {
   return oneLine(name, 100) ?? 'Knock';
 }
 
+/**
+ * Where a knock came from, as the operator reads it. A forwarded address is the last X-Forwarded-For hop: a
+ * tunnel's own, but a process on this machine may write any text there, so it is shown escaped.
+ */
 function where(bucket: string): Pick<KnockView, 'address' | 'via'> {
   if (bucket === 'local') return { address: 'this machine', via: 'local' };
-  if (bucket.startsWith('fwd:')) return { address: bucket.slice(4), via: 'proxy' };
-  return { address: bucket, via: 'direct' };
+  if (bucket.startsWith('fwd:')) return { address: escapedLine(bucket.slice(4), 64), via: 'proxy' };
+  return { address: escapedLine(bucket, 64), via: 'direct' };
 }
 
 function knockView(record: KnockRecord): KnockView {
