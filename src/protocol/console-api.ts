@@ -729,8 +729,11 @@ export interface StatusResponse {
     policy: AccessPolicy;
     pending: number;
     newest?: Pick<PendingSenderView, 'sender' | 'name' | 'code' | 'firstAt'>;
-    /** A2A callers without a key that knocked and wait, and the newest of them (the tray's notification). */
-    knocks: KnocksSummary;
+    /**
+     * A2A callers without a key that knocked and wait, and the newest of them (the tray's notification). The
+     * console always sends it; optional for readers of a core from before knocks.
+     */
+    knocks?: KnocksSummary;
   };
   mcp: McpStatusView;
   /**
