@@ -198,7 +198,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
             knocks: {
               dataDir,
               limits: options.knockLimits,
-              onChange: () => this.emit('access', { kind: 'changed' }),
+              onChange: (knock) =>
+                this.emit('access', knock ? { kind: 'new-knock', knock } : { kind: 'changed' }),
             },
           }),
     });

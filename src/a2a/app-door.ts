@@ -13,7 +13,8 @@ import type { SseOptions } from '../agent/sse.js';
 import { A2ACalls, type A2ACallsOptions } from './shared-core.js';
 import { Knocks, type KnocksOptions } from '../access/knocks.js';
 import { KnockDoor, type KnockHandling } from './knock.js';
-import { KnockDecisions, type KnockDecisionsOptions } from './knock-decisions.js';
+import { KnockDecisions, knockView, type KnockDecisionsOptions } from './knock-decisions.js';
+import type { KnockView } from '../protocol/console-api.js';
 import type { CallbackEvent } from '../agent/events.js';
 import { screenPayload } from '../access/injection-screen.js';
 import { escapedLine } from '../lib/text.js';
@@ -31,8 +32,8 @@ export interface A2AKnockOptions {
     pendingExpiryHours: number;
     taskRetentionHours: number;
   };
-  /** The knocks' list changed (the console and the tray are told). */
-  onChange(): void;
+  /** The knocks' list changed (the console and the tray are told): a new knock as the console shows it. */
+  onChange(added?: KnockView): void;
   now?: () => number;
   /** How often expired knocks are looked for (tests: 0, and KnockDecisions.sweep by hand). */
   sweepEveryMs?: number;
@@ -132,7 +133,7 @@ function createKnocks(
     taskCapacity: tasks.door.taskCapacity,
     settings: options.settings,
     screen: door.calls.screen,
-    onChange: options.onChange,
+    onChange: (added) => options.onChange(added && knockView(added)),
     now: options.now,
   });
   const decisions = new KnockDecisions({
@@ -141,7 +142,7 @@ function createKnocks(
     calls,
     keys: options.keys,
     settings: options.settings,
-    onChange: options.onChange,
+    onChange: () => options.onChange(),
     onCall: door.onCall,
     onError: door.onError,
     now: options.now,

@@ -357,7 +357,8 @@ function where(bucket: string): Pick<KnockView, 'address' | 'via'> {
   return { address: escapedLine(bucket, 64), via: 'direct' };
 }
 
-function knockView(record: KnockRecord): KnockView {
+/** A knock as the console (and `serve`) shows it: where from, what it claims, its preview. */
+export function knockView(record: KnockRecord): KnockView {
   const iso = (time: number) => new Date(time).toISOString();
   return {
     code: record.code,

@@ -68,8 +68,8 @@ export interface KnockDoorOptions {
   taskCapacity?(owner: string): Promise<() => void>;
   settings(): { injectionScreen: 'flag' | 'refuse' | 'off'; pendingExpiryHours: number };
   screen?: PayloadScreen;
-  /** The list changed (a knock added, followed or withdrawn): the console and the tray are told. */
-  onChange(): void;
+  /** The list changed (a knock added: `added`; followed or withdrawn): the console and the tray are told. */
+  onChange(added?: KnockRecord): void;
   now?: () => number;
 }
 
@@ -148,7 +148,8 @@ export class KnockDoor implements KnockHandling {
         },
       );
       if (request.call) request.call.held = true;
-      this.options.onChange();
+      const added = this.options.knocks.byTask(task.id);
+      this.options.onChange(added);
       return task;
     } finally {
       place.release();

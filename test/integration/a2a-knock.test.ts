@@ -157,6 +157,8 @@ describe('a keyless message under pairing knocks', () => {
       messages: 1,
       suggestedName: '"Research bot <b>" (knock from 203.0.113.5)',
     });
+    // The app tells of it (the console, the tray, `serve`), as the console shows it.
+    expect(accessEvents).toContainEqual({ kind: 'new-knock', knock });
     const status = (await api<StatusResponse>('/api/status')).json;
     expect(status.access.knocks?.waiting).toBeGreaterThanOrEqual(1);
     expect(status.access.knocks?.newest).toMatchObject({ code: knock!.code, address: '203.0.113.5' });

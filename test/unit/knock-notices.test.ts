@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { NotificationLimiter, noticesFor, summaryFor } from '../../electron/decisions/notification-policy.js';
 import { menuTemplate, type MenuActions } from '../../electron/decisions/menu-template.js';
 import { shellStateFrom, type ShellState } from '../../electron/decisions/shell-state.js';
+import { newKnockLine } from '../../src/cli/serve-lines.js';
 
 // The tray's notice of an A2A caller that knocked (issue 28): where it called from, the name it claims (its
 // own words, plain and short), the knock's code, the Access page; one at a time, the rest summed up later,
@@ -85,5 +86,32 @@ describe('the tray and knocks', () => {
       label: '3 senders waiting for approval…',
       visible: true,
     });
+  });
+});
+
+describe("serve's line for a knock", () => {
+  const knockView = {
+    code: 'KNCK-0001',
+    address: '203.0.113.1',
+    via: 'proxy' as const,
+    skill: 'chat',
+    claimed: { name: 'Research bot' },
+    preview: 'Hello\\nthere',
+    messages: 1,
+    firstAt: '2026-11-25T10:00:00.000Z',
+    lastAt: '2026-11-25T10:00:00.000Z',
+    expiresAt: '2026-11-26T10:00:00.000Z',
+    suggestedName: '"Research bot" (knock from 203.0.113.1)',
+  };
+
+  it('says where it came from and what it claims; its message only when contents are kept', () => {
+    expect(newKnockLine(knockView, false)).toBe(
+      'Access: an A2A agent without a key knocks from 203.0.113.1 (claims to be "Research bot") at skill chat ' +
+        "(knock KNCK-0001). Approve or deny it on the console's Access page.",
+    );
+    expect(newKnockLine({ ...knockView, via: 'local', claimed: {} }, true)).toBe(
+      'Access: an A2A agent without a key knocks from this machine at skill chat ' +
+        '(knock KNCK-0001, first message: "Hello\\nthere"). Approve or deny it on the console\'s Access page.',
+    );
   });
 });
