@@ -13,6 +13,7 @@ import { a2aClient, type Transport } from '../helpers/a2a-agent.js';
 import { asTask, replyText, send } from '../helpers/a2a-messages.js';
 import { agentPool, tempDir, type TestAgent } from '../helpers/agents.js';
 import { until } from '../helpers/polling.js';
+import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const TOKEN = 'gw-token-knock-bounds';
 let gateway: GatewayDouble;
@@ -171,5 +172,45 @@ describe('expiry', () => {
     expect(ended.status?.message?.parts[0]?.content?.value).toMatch(
       /did not decide on your knock in time \(24 h\)/,
     );
+  });
+});
+
+describe('a push config', () => {
+  it("tells the knock's outcome, never the key: the caller reads that in its task", async () => {
+    const hooks = await startWebhookReceiver();
+    try {
+      const client = await stranger('192.0.2.88');
+      const config = {
+        tenant: '',
+        id: '',
+        taskId: '',
+        url: hooks.url('knock'),
+        token: 'hook-token',
+        authentication: undefined,
+      };
+      const task = asTask(
+        await client.sendMessage(
+          send('tell me when', {
+            configuration: { returnImmediately: true, taskPushNotificationConfig: config },
+          }),
+        ),
+      );
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_AUTH_REQUIRED);
+      const knocks = agent.app.a2a.knocks!;
+      await knocks.approve(knockCode(task), { skills: ['chat'] });
+      const completed = (post: { json: Record<string, unknown> }) =>
+        JSON.stringify(post.json).includes('TASK_STATE_COMPLETED');
+      await until(() => hooks.received.some(completed), 5000, 'the final notification');
+      const posts = JSON.stringify(hooks.received.map((post) => post.json));
+      expect(posts).toContain(task.id);
+      expect(posts).not.toContain('abk_');
+      expect(hooks.received.every((post) => post.headers['x-a2a-notification-token'] === 'hook-token')).toBe(
+        true,
+      );
+      const read = await client.getTask({ tenant: '', id: task.id });
+      expect(read.artifacts.map((a) => a.artifactId)).toEqual(['reply', 'a2a-key']);
+    } finally {
+      await hooks.close();
+    }
   });
 });
