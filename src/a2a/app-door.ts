@@ -131,6 +131,7 @@ function createKnocks(
     tasks: tasks.store,
     pushConfigs: tasks.door.pushConfigs,
     taskCapacity: tasks.door.taskCapacity,
+    admitRequest: (caller) => calls.admitRequest(caller),
     settings: options.settings,
     screen: door.calls.screen,
     onChange: (added) => options.onChange(added && knockView(added)),

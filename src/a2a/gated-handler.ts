@@ -21,7 +21,7 @@ import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } f
 import type { A2ARequestHandler, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import type { A2AStep } from '../protocol/console-api.js';
 import { authFailed, ProtocolError, type Mode } from '../protocol/index.js';
-import { isKeyless } from './key-gate.js';
+import { countedAs, isKeyless } from './key-gate.js';
 import { callerOf, scopeOf } from './call-context.js';
 import { isTask, noteEvent, noteTask, passStep } from './call-record.js';
 import type { A2ACaller, A2AGate } from './chat-core.js';
@@ -421,7 +421,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   private takeStream(context: ServerCallContext, taskId?: string): StreamPlace {
     let place: StreamPlace;
     try {
-      place = this.streams.take(callerOf<C>(context).id, taskId);
+      place = this.streams.take(countedAs(callerOf<C>(context)), taskId);
     } catch (error) {
       throw this.refusal(error, context);
     }

@@ -72,6 +72,15 @@ export class A2AKeyGate implements Pick<A2AGate<A2AKeyCaller>, 'authenticate'> {
   }
 }
 
+/**
+ * Who a knocker is for the limits and the caps on open streams: its address, as the per-address caps count
+ * it (behind the tunnel every keyless caller's socket is 127.0.0.1, but its forwarded address is its own);
+ * any other caller, its id.
+ */
+export function countedAs(caller: A2ACaller): string {
+  return caller.knock ? `a2a-knock:${caller.knock.address}` : caller.id;
+}
+
 /** Whether a caller id names a keyless caller (the `open` policy), not the holder of a key. */
 export function isKeyless(callerId: string): boolean {
   return callerId.startsWith(KEYLESS_A2A_CALLER);

@@ -15,7 +15,7 @@ import { escapedLine, oneLine } from '../lib/text.js';
 import { ProtocolError, authFailed } from '../protocol/index.js';
 import { callerOf } from './call-context.js';
 import type { A2ACallRecord } from './call-record.js';
-import type { A2ACaller } from './chat-core.js';
+import type { A2AKeyCaller } from './key-gate.js';
 import { agentMessage, textPart } from './message-text.js';
 import { TERMINAL_STATES } from './task-store.js';
 
@@ -66,6 +66,8 @@ export interface KnockDoorOptions {
   pushConfigs: PushNotificationStore;
   /** The caps on the knocker's tasks (A2ATaskStore.admit), as for any new task. */
   taskCapacity?(owner: string): Promise<() => void>;
+  /** A knock (or a follow-up) is a request: the strangers' bucket and its address's limit (A2AGate). */
+  admitRequest?(caller: A2AKeyCaller): Promise<void>;
   settings(): { injectionScreen: 'flag' | 'refuse' | 'off'; pendingExpiryHours: number };
   screen?: PayloadScreen;
   /** The list changed (a knock added: `added`; followed or withdrawn): the console and the tray are told. */
@@ -100,13 +102,20 @@ export class KnockDoor implements KnockHandling {
         'Without an A2A key a message starts a conversation: omit contextId (this agent gives one with the task).',
       );
     }
-    const caller = callerOf<A2ACaller>(context);
+    const caller = callerOf<A2AKeyCaller>(context);
     const address = caller.knock?.address;
     if (!address) throw authFailed('This caller cannot knock.', 'access');
     checkSize(request.text, 0, 0);
     const screened = this.screened(request.text);
     const place = this.options.knocks.admit(address);
     if ('reason' in place) throw refusal(place);
+    try {
+      await this.options.admitRequest?.(caller);
+    } catch (error) {
+      place.release();
+      this.options.knocks.refusedOne();
+      throw error;
+    }
     let release: (() => void) | undefined;
     try {
       release = await this.options.taskCapacity?.(caller.id);
@@ -219,6 +228,7 @@ export class KnockDoor implements KnockHandling {
     }
     checkSize(text, record.messages, record.chars);
     const screened = this.screened(text);
+    await this.options.admitRequest?.(callerOf<A2AKeyCaller>(context));
     task.history = [...task.history, { ...message, taskId: task.id, contextId: task.contextId }];
     await this.options.tasks.save(task, context);
     this.options.knocks.followed(record.code, text.length, screened);

@@ -9,7 +9,7 @@ import type {
   ChatTurnRequest,
 } from './chat-core.js';
 import { checkConversation, type MintedContexts } from './conversations.js';
-import { A2AKeyGate, type A2AKeyCaller, type A2AKeyGateOptions } from './key-gate.js';
+import { A2AKeyGate, countedAs, type A2AKeyCaller, type A2AKeyGateOptions } from './key-gate.js';
 import type { CallerInfo } from '../agent/skill.js';
 import { skillSession } from '../bridge/chat-skill.js';
 import { systemMessage } from '../bridge/framing.js';
@@ -199,6 +199,17 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
 
   /** The operator's denial, then the request limits (on the caller's account with the door's skill). */
   async admitRequest(caller: A2AKeyCaller): Promise<void> {
+    // A knocker (its knock, a follow-up, a push config, a subscription): the strangers' bucket and its
+    // address's own limit, never the requests per minute the callers the operator approved share.
+    if (caller.knock) {
+      await checkLimits(this.options.limits, {
+        sender: countedAs(caller),
+        nonceExpiresAt: 0,
+        tokensPerDay: 0,
+        stranger: true,
+      });
+      return;
+    }
     this.refuseDeclined(caller);
     const skill = this.skillOf(caller);
     const { account, limits } = this.counted(caller, skill);

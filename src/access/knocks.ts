@@ -123,9 +123,14 @@ export class Knocks {
     for (const { address, until } of file.blocked) this.blockedByAddress.set(address, until);
   }
 
-  /** Knocks refused since start: past a bound, or from an address turned down. */
+  /** Knocks refused since start: past a bound or a rate, or from an address turned down. */
   get refused(): number {
     return this.refusedCount;
+  }
+
+  /** A knock refused elsewhere (its address's rate): counted with the others. */
+  refusedOne(): void {
+    this.refusedCount += 1;
   }
 
   waiting(): KnockRecord[] {
@@ -210,7 +215,7 @@ export class Knocks {
 
   /**
    * The operator approved the knock: it leaves the list, and the key issued for it waits for its caller's
-   * first read of the task. Undefined when it no longer waits (decided meanwhile, withdrawn, expired).
+   * first read of the task. Throws (404) when it no longer waits (decided meanwhile, withdrawn, expired).
    */
   approve(code: string, key: Omit<UnreadKey, 'taskId' | 'owner' | 'code' | 'approvedAt'>): KnockRecord {
     const record = this.waitingByCode.get(code);

@@ -214,3 +214,28 @@ describe('a push config', () => {
     }
   });
 });
+
+describe('the rate of knocks', () => {
+  it("spends the strangers' bucket, counted like the other refusals, never the rate approved callers share", async () => {
+    const knocks = agent.app.a2a.knocks!;
+    const refused = knocks.refused;
+    // A tenth of the agent's requests per minute: 1 now. One knock takes it; the next, from another
+    // address, finds the bucket empty.
+    agent.app.updateSettings({ rpm: 10 });
+    try {
+      await (await stranger('192.0.2.98')).sendMessage(send('first'));
+      const client = await stranger('192.0.2.99');
+      await expect(client.sendMessage(send('knock knock'))).rejects.toThrow(
+        /limit of requests per minute from senders its operator has not approved yet/,
+      );
+      expect(knocks.refused).toBe(refused + 1);
+      const { secret } = await agent.app.a2aKeys.issue({ name: 'Approved caller' });
+      const approved = await a2aClient(agent.url, secret);
+      expect(asTask(await approved.sendMessage(send('still served'))).status?.state).toBe(
+        TaskState.TASK_STATE_COMPLETED,
+      );
+    } finally {
+      agent.app.updateSettings({ rpm: 10_000 });
+    }
+  });
+});
