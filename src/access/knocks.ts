@@ -254,13 +254,20 @@ export class Knocks {
 
   /**
    * The key issued for this task, taken: the one read it is shown in. Only its owner's read takes it. Gone
-   * from memory before the file is written, so no second read can show it, whatever the disk does.
+   * from memory before the file is written, so no second read here can show it, whatever the disk does; a
+   * file that cannot be written then is reported (it still holds the key until the next write), and the
+   * read still gets the key: losing it would leave its caller with nothing.
    */
   claim(taskId: string, owner: string): UnreadKey | undefined {
     const unread = this.unreadByTask.get(taskId);
     if (!unread || unread.owner !== owner) return undefined;
     this.unreadByTask.delete(taskId);
-    this.save();
+    try {
+      this.save();
+    } catch (error) {
+      // A file system's message names the path, never what the file holds.
+      console.error(`Access: ${KNOCKS_FILE} could not be written: ${(error as Error).message}`);
+    }
     return unread;
   }
 
