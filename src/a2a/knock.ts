@@ -149,7 +149,7 @@ export class KnockDoor implements KnockHandling {
             contextId,
             status: waitingStatus(taskId, contextId, code, expiresAt, now),
             artifacts: [],
-            history: [{ ...message, taskId, contextId }],
+            history: [parked(message, taskId, contextId)],
             metadata: undefined,
           };
           await this.options.tasks.save(task, context);
@@ -229,7 +229,7 @@ export class KnockDoor implements KnockHandling {
     checkSize(text, record.messages, record.chars);
     const screened = this.screened(text);
     await this.options.admitRequest?.(callerOf<A2AKeyCaller>(context));
-    task.history = [...task.history, { ...message, taskId: task.id, contextId: task.contextId }];
+    task.history = [...task.history, parked(message, task.id, task.contextId)];
     await this.options.tasks.save(task, context);
     this.options.knocks.followed(record.code, text.length, screened);
     if (request.call) request.call.held = true;
@@ -288,6 +288,28 @@ function refusal(refused: Exclude<ReturnType<Knocks['admit']>, { release(): void
         { step: 'rate-limit', retryAfterSeconds: 3600 },
       );
   }
+}
+
+/**
+ * The message as its task keeps it while it waits: its text parts and what it claims, nothing else a caller
+ * without a key could fill the disk with (metadata, extensions, part metadata: up to the body limit each).
+ */
+function parked(message: Message, taskId: string, contextId: string): Message {
+  const { claimedName, claimedCardUrl } = claimed(message);
+  const metadata = {
+    ...(claimedName ? { [CLAIMED_NAME]: claimedName } : {}),
+    ...(claimedCardUrl ? { [CLAIMED_CARD_URL]: claimedCardUrl } : {}),
+  };
+  return {
+    messageId: message.messageId.slice(0, 128),
+    contextId,
+    taskId,
+    role: Role.ROLE_USER,
+    parts: message.parts.map((part) => textPart(part.content?.$case === 'text' ? part.content.value : '')),
+    metadata: Object.keys(metadata).length > 0 ? metadata : undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
 /** What the caller says it is: its message's metadata `agentName` and `agentCardUrl`, checked for form only. */

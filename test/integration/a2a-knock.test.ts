@@ -135,6 +135,7 @@ describe('a keyless message under pairing knocks', () => {
     message.message!.metadata = {
       agentName: 'Research\u202e bot <b>',
       agentCardUrl: 'https://research.example/.well-known/agent-card.json',
+      bulk: 'x'.repeat(20_000),
     };
     const task = asTask(await client.sendMessage(message));
     expect(task.status?.state).toBe(TaskState.TASK_STATE_AUTH_REQUIRED);
@@ -142,6 +143,12 @@ describe('a keyless message under pairing knocks', () => {
     expect(said).toMatch(/its operator has been asked \(knock [A-Z0-9]{4}-[A-Z0-9]{4}\)/);
     expect(said).toMatch(/GetTask, SubscribeToTask, or a push notification config/);
     expect(task.contextId).toMatch(/^[0-9a-f-]{36}$/);
+    // What waits is its text and its claims, nothing else it sent (the disk holds up to 100 knocks).
+    expect(task.history[0]?.metadata).toEqual({
+      agentName: 'Research bot <b>',
+      agentCardUrl: 'https://research.example/.well-known/agent-card.json',
+    });
+    expect(JSON.stringify(await client.getTask({ tenant: '', id: task.id }))).not.toContain('xxxxxxxx');
 
     const knock = await knockOf(task);
     expect(knock).toMatchObject({
