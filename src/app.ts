@@ -191,17 +191,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       now,
       onCallback: (event) => this.emit('callback', event),
       onCall: (event) => this.emit('envelope', event),
-      // With replicas the knocks' list would be one replica's: keyless callers are refused there instead.
-      ...(shared
-        ? {}
-        : {
-            knocks: {
-              dataDir,
-              limits: options.knockLimits,
-              onChange: (knock) =>
-                this.emit('access', knock ? { kind: 'new-knock', knock } : { kind: 'changed' }),
-            },
-          }),
+      knocks: { dataDir, limits: options.knockLimits },
+      onAccess: (change) => this.emit('access', change),
     });
     this.server.mount(this.a2a.mounted);
     this.outbound = new OutboundCalls({

@@ -15,6 +15,7 @@ import { Knocks, type KnocksOptions } from '../access/knocks.js';
 import { KnockDoor, type KnockHandling } from './knock.js';
 import { KnockDecisions, knockView, type KnockDecisionsOptions } from './knock-decisions.js';
 import type { KnockView } from '../protocol/console-api.js';
+import type { AccessChange } from '../access/access-control.js';
 import type { CallbackEvent } from '../agent/events.js';
 import { screenPayload } from '../access/injection-screen.js';
 import { escapedLine } from '../lib/text.js';
@@ -245,8 +246,13 @@ export interface AppWiring {
   now: () => number;
   onCallback(event: CallbackEvent): void;
   onCall(event: EnvelopeEvent): void;
-  /** Keyless callers knock under `pairing` (knock.ts): the data dir their list lives in; absent: refused. */
-  knocks?: Pick<A2AKnockOptions, 'dataDir' | 'limits' | 'onChange'>;
+  /**
+   * Keyless callers knock under `pairing` (knock.ts): where their list lives and its bounds. Not with
+   * replicas: the list would be one replica's, so keyless callers are refused there instead.
+   */
+  knocks: Pick<A2AKnockOptions, 'dataDir' | 'limits'>;
+  /** The knocks' list changed: a new knock, or another change (the console, the tray, `serve`). */
+  onAccess(change: AccessChange): void;
 }
 
 /** The A2A door on the app's own parts: the same keys, limits, task state, gateway turn and settings. */
@@ -289,16 +295,18 @@ export function createAppA2ADoor(app: AppParts, wiring: AppWiring): A2ADoor {
     // A bug's message may quote what a caller sent: one escaped line in the operator's terminal.
     onError: (error) => console.error(`Agent: A2A: ${escapedLine(thrownText(error), 300)}`),
     onCall: wiring.onCall,
-    ...(wiring.knocks
-      ? {
+    ...(app.shared
+      ? {}
+      : {
           knocks: {
             ...wiring.knocks,
             keys: app.a2aKeys,
             settings,
             now: wiring.now,
+            onChange: (knock?: KnockView) =>
+              wiring.onAccess(knock ? { kind: 'new-knock', knock } : { kind: 'changed' }),
           },
-        }
-      : {}),
+        }),
   });
 }
 
