@@ -13,7 +13,9 @@ import { a2aClient, type Transport } from '../helpers/a2a-agent.js';
 import { asTask, replyText, send } from '../helpers/a2a-messages.js';
 import { agentPool, tempDir, type TestAgent } from '../helpers/agents.js';
 import { until } from '../helpers/polling.js';
+import { startReplicas } from '../helpers/replicas.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
+import { startRedisServer } from '../fixtures/redis-server.js';
 
 const TOKEN = 'gw-token-knock-bounds';
 let gateway: GatewayDouble;
@@ -236,6 +238,32 @@ describe('the rate of knocks', () => {
       );
     } finally {
       agent.app.updateSettings({ rpm: 10_000 });
+    }
+  });
+});
+
+describe('with replicas (Redis)', () => {
+  it('no knocks yet: there is no knock list, and a keyless caller is refused as under allowlist', async () => {
+    const redis = await startRedisServer();
+    try {
+      const [replica] = await startReplicas(1, { redis, gateway, settings: { access: 'pairing' } });
+      expect(replica!.app.a2a.knocks).toBeUndefined();
+      const response = await fetch(`${replica!.url}/a2a/jsonrpc`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendMessage',
+          params: { message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: 'knock?' }] } },
+        }),
+      });
+      expect(response.status).toBe(401);
+      expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(
+        /holders of an A2A key only: ask the operator/,
+      );
+    } finally {
+      await redis.close();
     }
   });
 });
