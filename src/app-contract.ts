@@ -42,6 +42,8 @@ export interface AppOptions {
   keepAliveMs?: number;
   /** The pending list's bounds (tests use small ones; production: 100 senders, 3 held tasks each). */
   accessLimits?: { maxPending?: number; maxHeldPerSender?: number };
+  /** The A2A knocks' bounds (tests use small ones; production: 100 waiting, 3 from one address). */
+  knockLimits?: { maxWaiting?: number; maxPerAddress?: number };
   /** Tasks kept per sender and in all (tests use small ones; production: 200 and 5,000). */
   taskLimits?: { maxPerSender?: number; maxTotal?: number };
   /** How long calls stay refused after Redis comes back without its data (tests shorten the 5 min). */

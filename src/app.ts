@@ -197,6 +197,8 @@ export class AgentBridgeApp extends EventEmitter<AppEvents> {
       now,
       onCallback: (event) => this.emit('callback', event),
       onCall: (event) => this.emit('envelope', event),
+      knocks: { dataDir, limits: options.knockLimits },
+      onAccess: (change) => this.emit('access', change),
     });
     this.server.mount(this.a2a.mounted);
     this.outbound = new OutboundCalls({

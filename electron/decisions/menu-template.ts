@@ -23,7 +23,8 @@ export function menuTemplate(state: ShellState, actions: MenuActions): MenuItemC
   const url = publicUrlOf(state);
   const tunnelRunning = state.tunnel.status !== 'off' && state.tunnel.status !== 'failed';
   const registered = state.registry.status === 'registered';
-  const waiting = state.access.pending;
+  // SAMVAD senders and A2A callers that knocked alike wait on the Access page.
+  const waiting = state.access.pending + (state.access.knocks?.waiting ?? 0);
   return [
     { id: 'status', label: `${HEALTH_TITLES[health]}: ${shorten(reason, 60)}`, enabled: false },
     {

@@ -1,5 +1,5 @@
 import { agentIdForUrl } from '../../src/protocol/index.js';
-import { type NewestSender, type ShellState } from './shell-state.js';
+import { type NewestKnock, type NewestSender, type ShellState } from './shell-state.js';
 import { updateNotice, type UpdateNotice } from './updates.js';
 import type { ConsolePage } from './window-options.js';
 
@@ -10,6 +10,7 @@ export type NoticeKind =
   | 'tunnel-stuck'
   | 'registration-failed'
   | 'new-sender'
+  | 'new-knock'
   | UpdateNotice['kind'];
 
 export interface Notice {
@@ -78,6 +79,9 @@ export function noticesFor(before: ShellState, after: ShellState): Notice[] {
   }
   if (after.access.newest && newSenderArrived(before.access, after.access))
     notices.push(newSenderNotice(after.access.newest, after.access.pending));
+  const knocks = after.access.knocks;
+  if (knocks?.newest && newKnockArrived(before.access.knocks, knocks))
+    notices.push(newKnockNotice(knocks.newest, knocks.waiting));
   const update = before.update && after.update ? updateNotice(before.update, after.update) : undefined;
   if (update) notices.push(update);
   return notices;
@@ -110,10 +114,39 @@ function newSenderNotice(newest: NewestSender, pending: number): Notice {
 }
 
 /**
+ * An A2A caller without a key knocked (knock.ts): the newest knock is newer than before, or more wait. A
+ * flood of knocks past the list's bounds changes neither, so it is never told.
+ */
+function newKnockArrived(
+  before: ShellState['access']['knocks'],
+  after: NonNullable<ShellState['access']['knocks']>,
+) {
+  if (after.waiting > (before?.waiting ?? 0)) return true;
+  const now = after.newest;
+  const then = before?.newest;
+  if (!now) return false;
+  if (!then) return true;
+  return Date.parse(now.firstAt) > Date.parse(then.firstAt);
+}
+
+function newKnockNotice(newest: NewestKnock, waiting: number): Notice {
+  const others = waiting - 1;
+  return {
+    kind: 'new-knock',
+    title: 'An A2A agent without a key asks to talk to your agent',
+    body:
+      `${describeKnock(newest)}. It waits for your approval in the Access page.` +
+      (others > 0 ? ` ${others} other${others === 1 ? '' : 's'} wait${others === 1 ? 's' : ''} too.` : ''),
+    page: 'access',
+  };
+}
+
+/**
  * What a held-back notice of `kind` says once its cooldown is over, from the state then; undefined when there
  * is nothing left to say (e.g. the operator already approved or denied every waiting sender).
  */
 export function summaryFor(kind: NoticeKind, state: ShellState): Notice | undefined {
+  if (kind === 'new-knock') return knockSummary(state);
   const { pending, newest } = state.access;
   if (kind !== 'new-sender' || pending === 0 || !newest) return undefined;
   if (pending === 1) {
@@ -130,6 +163,27 @@ export function summaryFor(kind: NoticeKind, state: ShellState): Notice | undefi
     body: `The newest: ${describeSender(newest)}. Approve or deny them in the Access page.`,
     page: 'access',
   };
+}
+
+function knockSummary(state: ShellState): Notice | undefined {
+  const knocks = state.access.knocks;
+  if (!knocks?.newest || knocks.waiting === 0) return undefined;
+  const body = `${knocks.waiting === 1 ? '' : 'The newest: '}${describeKnock(knocks.newest)}. Approve or deny in the Access page.`;
+  return {
+    kind: 'new-knock',
+    title:
+      knocks.waiting === 1
+        ? 'An A2A agent without a key waits for your approval'
+        : `${knocks.waiting} A2A agents without a key wait for your approval`,
+    body,
+    page: 'access',
+  };
+}
+
+/** Where it called from first (what the bridge saw); the name only as what the caller calls itself. */
+function describeKnock(knock: NewestKnock): string {
+  const name = knock.name === undefined ? '' : displayName(knock.name);
+  return `From ${displayName(knock.address)}${name ? ` (calls itself "${name}")` : ''}, knock ${knock.code}`;
 }
 
 /** The verified id first; the name only as what the sender calls itself. */
@@ -182,8 +236,8 @@ export interface RateLimitOptions {
   windowMs?: number;
 }
 
-/** Kinds whose suppressed notices are held and summed up later (`release`) instead of dropped. */
-const HELD_KINDS: ReadonlySet<NoticeKind> = new Set(['new-sender']);
+/** Kinds whose suppressed notices are held and summed up later (`release`) instead of dropped: each waits. */
+const HELD_KINDS: ReadonlySet<NoticeKind> = new Set(['new-sender', 'new-knock']);
 
 /**
  * Keeps a flapping network from spamming the desktop: each kind waits out its cooldown, and a global window

@@ -2,6 +2,7 @@ import type {
   AddressChangeView,
   GatewayAgentView,
   GatewayView,
+  KnocksSummary,
   PendingSenderView,
   RegistryStatus,
   StatusResponse,
@@ -28,8 +29,11 @@ export interface ShellState {
   registry: RegistryStatus;
   /** Where callers reach the agent now (the public URL while the tunnel is online). */
   agentUrl?: string;
-  /** Senders that wait for the operator's approval (access policy `pairing`), and the newest of them. */
-  access: { pending: number; newest?: NewestSender };
+  /**
+   * Senders that wait for the operator's approval (access policy `pairing`), and the newest of them; the A2A
+   * callers without a key that knocked, and the newest of them.
+   */
+  access: { pending: number; newest?: NewestSender; knocks?: KnocksSummary };
   startAtLogin: boolean;
   /** The app's own updates; undefined where the shell has no updater. */
   update?: UpdateView;
@@ -47,6 +51,7 @@ export interface GatewayAgentFacts {
 }
 
 export type NewestSender = Pick<PendingSenderView, 'sender' | 'name' | 'code' | 'firstAt'>;
+export type NewestKnock = NonNullable<KnocksSummary['newest']>;
 
 /**
  * The part of the console's `GET /api/status` the shell reads. The gateway agent and the access summary are
@@ -59,7 +64,7 @@ export interface StatusFacts {
   };
   registry: RegistryStatus;
   agent: { url: string };
-  access?: Pick<StatusResponse['access'], 'pending' | 'newest'>;
+  access?: Pick<StatusResponse['access'], 'pending' | 'newest'> & { knocks?: KnocksSummary };
 }
 
 /** The shell's state from the console's status, so the tray and the console always agree. */
@@ -84,7 +89,11 @@ export function shellStateFrom(status: StatusFacts, startAtLogin: boolean, updat
     },
     registry: status.registry,
     agentUrl: status.agent.url,
-    access: { pending: access.pending, ...(access.newest ? { newest: access.newest } : {}) },
+    access: {
+      pending: access.pending,
+      ...(access.newest ? { newest: access.newest } : {}),
+      ...('knocks' in access && access.knocks ? { knocks: access.knocks } : {}),
+    },
     startAtLogin,
     ...(update ? { update } : {}),
     ...(status.tunnel.addressChange ? { addressChange: status.tunnel.addressChange } : {}),
@@ -102,7 +111,7 @@ export function healthOf(state: ShellState): { health: Health; reason: string } 
     ...(state.coreError ? { coreError: state.coreError } : {}),
     tunnel: state.tunnel,
     gateway: state.gateway,
-    pending: state.access.pending,
+    pending: state.access.pending + (state.access.knocks?.waiting ?? 0),
   });
   return { health, reason };
 }

@@ -33,6 +33,7 @@ import type {
   TrafficMinute,
 } from '../../src/protocol/console-api.js';
 import { PIPELINE_STEPS } from '../../src/protocol/console-api.js';
+import { mockKnocks } from './mock-knocks.js';
 import { mockSkills } from './mock-skills.js';
 import type { RefusalStep } from '../../src/protocol/errors.js';
 
@@ -510,6 +511,7 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
   ];
   // The skills the operator published (chat, research, a code runner, a host skill, a paused one).
   const skillsMock = mockSkills(scenario, () => Number(settings.perSender));
+  const knocksMock = mockKnocks(() => settings.access as AccessPolicy);
   // Two keys in use (the status counts them) and a revoked one whose holder still calls (Traffic).
   const a2aKeysView = (): A2AKeysResponse => {
     const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
@@ -648,6 +650,7 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
         policy: settings.access as AccessPolicy,
         pending: pending.length,
         ...newestPending(),
+        knocks: knocksMock.status(),
       },
       mcp: {
         url: 'http://127.0.0.1:8788/mcp',
@@ -851,6 +854,10 @@ export async function startMockConsole(options: MockConsoleOptions = {}): Promis
     if (route === 'GET /api/access') return json(res, 200, accessView());
     if (route === 'GET /api/a2a/keys') return json(res, 200, a2aKeysView());
     if (route === 'GET /api/outbound/credentials') return json(res, 200, { credentials: [] });
+    if (route.includes(' /api/a2a/knocks')) {
+      const answer = knocksMock.handle(route, req.method === 'GET' ? {} : await body(req));
+      if (answer) return json(res, answer.code, answer.body);
+    }
     const skillsRoute = /^(GET|POST|PUT|DELETE) \/api\/skills(\/|$)/.test(route);
     if (skillsRoute) {
       const answer = skillsMock.handle(route, req.method === 'GET' ? {} : await body(req));

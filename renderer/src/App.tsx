@@ -105,7 +105,8 @@ function Console({ token, onUnauthorized, replaceToken, tokenReplaced, createEve
   }, [label]);
 
   const restartNeeded = status?.restartNeeded ?? [];
-  const pending = status?.access.pending ?? 0;
+  // SAMVAD senders and A2A callers that knocked alike wait on the Access page.
+  const pending = (status?.access.pending ?? 0) + (status?.access.knocks?.waiting ?? 0);
   const props: PageProps = { api, data, replaceToken, tokenReplaced };
   return (
     <div className={`app ${page === 'traffic' ? 'fill' : ''}`}>

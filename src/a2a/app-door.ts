@@ -12,12 +12,34 @@ import type { Intake } from '../agent/intake.js';
 import type { MountedDoor } from '../agent/server.js';
 import type { SseOptions } from '../agent/sse.js';
 import { A2ACalls, type A2ACallsOptions } from './shared-core.js';
+import { Knocks, type KnocksOptions } from '../access/knocks.js';
+import { KnockDoor, type KnockHandling } from './knock.js';
+import { KnockDecisions, knockView, type KnockDecisionsOptions } from './knock-decisions.js';
+import type { KnockView } from '../protocol/console-api.js';
+import type { AccessChange } from '../access/access-control.js';
 import type { CallbackEvent } from '../agent/events.js';
 import { screenPayload } from '../access/injection-screen.js';
 import { escapedLine } from '../lib/text.js';
 import type { PublicKeyEntry } from '../protocol/index.js';
 import type { Settings } from '../settings/schema.js';
 import type { RedisConnection } from '../state/redis-connection.js';
+
+/** Knock to pair (knock.ts): where the knocks live, their bounds, and what an approval issues. */
+export interface A2AKnockOptions {
+  dataDir: string;
+  limits?: KnocksOptions;
+  keys: KnockDecisionsOptions['keys'];
+  settings(): {
+    injectionScreen: 'flag' | 'refuse' | 'off';
+    pendingExpiryHours: number;
+    taskRetentionHours: number;
+  };
+  /** The knocks' list changed (the console and the tray are told): a new knock as the console shows it. */
+  onChange(added?: KnockView): void;
+  now?: () => number;
+  /** How often expired knocks are looked for (tests: 0, and KnockDecisions.sweep by hand). */
+  sweepEveryMs?: number;
+}
 
 export interface A2ADoorOptions extends Omit<CardRouteOptions, 'card'> {
   /** The card's inputs as they are now (public URL, names; `keylessAllowed` under the `open` policy). */
@@ -34,11 +56,15 @@ export interface A2ADoorOptions extends Omit<CardRouteOptions, 'card'> {
   onError(error: unknown): void;
   /** Each A2A request as a traffic entry (the app's `envelope` event, `protocol: 'a2a'`). */
   onCall(event: EnvelopeEvent): void;
+  /** Keyless callers knock under `pairing`; absent (replicas: the list is not shared yet): refused. */
+  knocks?: A2AKnockOptions;
 }
 
 export interface A2ADoor {
   frontDoor: A2AFrontDoor<A2AKeyCaller>;
   tasks: A2ATasks;
+  /** The operator's decisions on knocks (the console's); absent when keyless callers cannot knock. */
+  knocks?: KnockDecisions;
   /** For AgentServer.mount: the paths, the runs to drain at shutdown, then the tasks' close. */
   mounted: MountedDoor;
 }
@@ -50,12 +76,16 @@ export interface A2ADoor {
  */
 export function createA2ADoor(options: A2ADoorOptions): A2ADoor {
   const tasks = createA2ATasks({ ...options.tasks, onError: options.onError });
+  const knocking = options.knocks;
   const calls = new A2ACalls({
     ...options.calls,
     mintedContexts: (owner, contextId) => tasks.store.hasMintedContext(owner, contextId),
+    knocking: () => knocking !== undefined,
   });
+  const knocks = knocking && createKnocks(knocking, tasks, calls, options);
   const frontDoor = new A2AFrontDoor<A2AKeyCaller>({
     ...tasks.door,
+    ...(knocks ? { knocks: knocks.handling } : {}),
     card: options.card,
     ...(options.skillCard ? { skillCard: options.skillCard } : {}),
     signer: options.signer,
@@ -70,17 +100,67 @@ export function createA2ADoor(options: A2ADoorOptions): A2ADoor {
     onError: options.onError,
     onCall: options.onCall,
   });
+  const decisions = knocks?.decisions;
   return {
     frontDoor,
     tasks,
+    ...(decisions ? { knocks: decisions } : {}),
     mounted: {
       owns: (path) => frontDoor.owns(path),
       handle: (req, res) => frontDoor.handle(req, res),
-      activeRuns: () => frontDoor.activeRuns(),
-      abort: () => frontDoor.close(),
-      close: () => tasks.close(),
+      activeRuns: () => frontDoor.activeRuns() + (decisions?.activeRuns ?? 0),
+      abort: () => {
+        frontDoor.close();
+        decisions?.close();
+      },
+      close: () => {
+        decisions?.close();
+        tasks.close();
+      },
     },
   };
+}
+
+/** The knocks' list, the caller's side of it (the front door's) and the operator's (the console's). */
+function createKnocks(
+  options: A2AKnockOptions,
+  tasks: A2ATasks,
+  calls: A2ACalls,
+  door: Pick<A2ADoorOptions, 'onCall' | 'onError' | 'calls'>,
+): { handling: KnockHandling; decisions: KnockDecisions } {
+  const knocks = new Knocks(options.dataDir, { ...options.limits, now: options.now });
+  const caller = new KnockDoor({
+    knocks,
+    tasks: tasks.store,
+    pushConfigs: tasks.door.pushConfigs,
+    taskCapacity: tasks.door.taskCapacity,
+    admitRequest: (caller) => calls.admitRequest(caller),
+    settings: options.settings,
+    screen: door.calls.screen,
+    onChange: (added) => options.onChange(added && knockView(added)),
+    now: options.now,
+  });
+  const decisions = new KnockDecisions({
+    knocks,
+    tasks: tasks.store,
+    calls,
+    keys: options.keys,
+    settings: options.settings,
+    onChange: () => options.onChange(),
+    onCall: door.onCall,
+    onError: door.onError,
+    now: options.now,
+    sweepEveryMs: options.sweepEveryMs,
+  });
+  const handling: KnockHandling = {
+    knock: (request, context) => caller.knock(request, context),
+    reveal: (task, context) => caller.reveal(task, context),
+    canceled: (taskId, context) => {
+      caller.canceled(taskId, context);
+      decisions.canceled(taskId);
+    },
+  };
+  return { handling, decisions };
 }
 
 type CardSettings = { agentName: string; agentDescription: string; access: string };
@@ -148,7 +228,7 @@ export interface AppParts {
   /** The published skills: the cards list them, and each call runs on its door's. */
   readonly published: SkillDirectory;
   keys: { readonly signer: ReturnType<CardRouteOptions['signer']>; publicKeys(): PublicKeyEntry[] };
-  a2aKeys: A2ACallsOptions['keys'];
+  a2aKeys: A2ACallsOptions['keys'] & A2AKnockOptions['keys'];
   access: { store: { deniedUntil(caller: string): number | undefined } };
   /** The hop guard SAMVAD's pipeline uses too (calls/hop-guard.ts). */
   readonly chains: A2ACallsOptions['chains'];
@@ -170,6 +250,13 @@ export interface AppWiring {
   now: () => number;
   onCallback(event: CallbackEvent): void;
   onCall(event: EnvelopeEvent): void;
+  /**
+   * Keyless callers knock under `pairing` (knock.ts): where their list lives and its bounds. Not with
+   * replicas: the list would be one replica's, so keyless callers are refused there instead.
+   */
+  knocks: Pick<A2AKnockOptions, 'dataDir' | 'limits'>;
+  /** The knocks' list changed: a new knock, or another change (the console, the tray, `serve`). */
+  onAccess(change: AccessChange): void;
 }
 
 /** The A2A door on the app's own parts: the same keys, limits, task state, gateway turn and settings. */
@@ -214,6 +301,18 @@ export function createAppA2ADoor(app: AppParts, wiring: AppWiring): A2ADoor {
     // A bug's message may quote what a caller sent: one escaped line in the operator's terminal.
     onError: (error) => console.error(`Agent: A2A: ${escapedLine(thrownText(error), 300)}`),
     onCall: wiring.onCall,
+    ...(app.shared
+      ? {}
+      : {
+          knocks: {
+            ...wiring.knocks,
+            keys: app.a2aKeys,
+            settings,
+            now: wiring.now,
+            onChange: (knock?: KnockView) =>
+              wiring.onAccess(knock ? { kind: 'new-knock', knock } : { kind: 'changed' }),
+          },
+        }),
   });
 }
 

@@ -41,6 +41,8 @@ export interface A2ACallRecord {
   error?: unknown;
   /** The message's files and data parts (names, types, sizes; never their bytes). */
   files?: TrafficFile[];
+  /** A keyless caller's message that waits for the operator (a knock, or a follow-up to one). */
+  held?: boolean;
 }
 
 /**
@@ -138,6 +140,7 @@ export function trafficEvent(call: A2ACallRecord, status: number, bytesOut: numb
     event.keyStatus = error.keyStatus;
   }
   if (call.mode) event.mode = call.mode;
+  if (call.held && !failedAt) event.held = true;
   if (call.taskId) event.taskId = call.taskId.slice(0, 100);
   if (call.taskState && event.a2a) event.a2a.taskState = call.taskState;
   if (call.contextId && event.a2a) event.a2a.contextId = call.contextId.slice(0, 200);

@@ -24,6 +24,13 @@ export interface A2ACaller {
   readonly id: string;
   /** How the operator knows the caller (the key's name), for traffic and framing. */
   readonly name: string;
+  /**
+   * A keyless caller under the `pairing` policy (knock.ts): its messages knock (they wait for the operator as
+   * tasks in TASK_STATE_AUTH_REQUIRED) and it follows its own tasks; it runs no turn. `address`: where it
+   * called from as the per-address caps count it (agent/client-address.ts), for the knock's bounds; `skill`:
+   * the published skill whose door it knocked at (absent: the agent's own).
+   */
+  readonly knock?: { readonly address: string; readonly skill?: string };
 }
 
 /**

@@ -61,13 +61,20 @@ export class ChatExecutor<C extends A2ACaller> implements AgentExecutor {
     this.running.set(taskId, { controller, contextId, bus });
     // A quiet task (a blocking send) is seen by nobody before it ends: one event, the finished task.
     const quiet = scopeOf(request.context).quiet;
+    // A follow-up to a task that waited (its caller's input) continues it: its history goes on.
+    const before = request.task?.history.filter(
+      (message) => message.messageId !== request.userMessage.messageId,
+    );
+    const history = [...(before ?? []), request.userMessage];
     const end = (state: TaskState, ending: { text?: string; reply?: string; usage?: ChatReply['usage'] }) => {
       const last = status(taskId, contextId, state, ending.text);
       const metadata = ending.usage ? { usage: ending.usage } : undefined;
       if (quiet) {
-        const history = last.message ? [request.userMessage, last.message] : [request.userMessage];
+        const ended = last.message ? [...history, last.message] : history;
         const artifacts = ending.reply === undefined ? [] : [replyArtifact(ending.reply)];
-        bus.publish(AgentEvent.task({ id: taskId, contextId, status: last, artifacts, history, metadata }));
+        bus.publish(
+          AgentEvent.task({ id: taskId, contextId, status: last, artifacts, history: ended, metadata }),
+        );
         return;
       }
       if (ending.reply !== undefined) {
@@ -90,7 +97,7 @@ export class ChatExecutor<C extends A2ACaller> implements AgentExecutor {
             contextId,
             status: status(taskId, contextId, TaskState.TASK_STATE_WORKING),
             artifacts: [],
-            history: [request.userMessage],
+            history,
             metadata: undefined,
           }),
         );
@@ -183,7 +190,8 @@ function artifactUpdate(
   });
 }
 
-function replyArtifact(text: string): Artifact {
+/** The reply as the task keeps it: one artifact, one text part. */
+export function replyArtifact(text: string): Artifact {
   return {
     artifactId: REPLY_ARTIFACT_ID,
     name: 'reply',

@@ -19,6 +19,7 @@ import { CardRoute, type CardRouteOptions } from './card-route.js';
 import type { A2ACaller, A2AGate, ChatCore } from './chat-core.js';
 import { ChatExecutor } from './chat-executor.js';
 import { GatedHandler } from './gated-handler.js';
+import type { KnockHandling } from './knock.js';
 import { closeUnread, readJsonBody, sendJson } from './http-io.js';
 import { JsonRpcRoute } from './jsonrpc-route.js';
 import { A2APushSender, type DeliverPush } from './push-sender.js';
@@ -34,6 +35,8 @@ export interface A2AFrontDoorOptions<C extends A2ACaller> extends CardRouteOptio
   tasks: TaskStore;
   /** Refuses a new task past its caller's cap (A2ATaskStore.admit), before the gate admits the turn. */
   taskCapacity?(owner: string): Promise<() => void>;
+  /** Knocks (knock.ts): keyless callers' messages under `pairing` wait for the operator. */
+  knocks?: KnockHandling;
   /** Push notification configs, kept with their task (A2APushConfigs). */
   pushConfigs: PushNotificationStore;
   /** Sends a task's push notifications in order (the shared, address-guarded webhook delivery). */
@@ -115,6 +118,7 @@ export class A2AFrontDoor<C extends A2ACaller> {
       pushUrlProblem: options.pushUrlProblem,
       taskCapacity: options.taskCapacity,
       ...(options.attachments ? { attachments: options.attachments } : {}),
+      ...(options.knocks ? { knocks: options.knocks } : {}),
       cancelElsewhere: replicas && ((id, context) => replicas.cancelElsewhere(id, context)),
       onError: report,
     });

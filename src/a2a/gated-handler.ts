@@ -17,20 +17,29 @@ import {
   type Task,
   type TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
-import { RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import {
+  ContentTypeNotSupportedError,
+  RequestMalformedError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+} from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import type { A2AStep } from '../protocol/console-api.js';
-import { authFailed, ProtocolError, type Mode } from '../protocol/index.js';
-import { isKeyless } from './key-gate.js';
+import { authFailed, ProtocolError, type CallChain, type Mode } from '../protocol/index.js';
+import { countedAs, isKeyless } from './key-gate.js';
 import { callerOf, scopeOf } from './call-context.js';
 import { isTask, noteEvent, noteTask, passStep } from './call-record.js';
 import type { A2ACaller, A2AGate } from './chat-core.js';
-import { INLINE_ONLY, type ContentRules } from '../calls/attachments.js';
+import { INLINE_ONLY, type ContentRules, type TurnContent } from '../calls/attachments.js';
+import type { KnockHandling } from './knock.js';
 import { checkContextId, checkReferenceTaskIds, messageContent, messageFiles } from './message-text.js';
 import { messageChain } from './chain-metadata.js';
 import { OpenStreams, type StreamPlace } from './open-streams.js';
 import { pushConfigProblem } from './push-config-bounds.js';
-import { TERMINAL_STATES } from './task-store.js';
+import { TERMINAL_STATES, WAITING_STATES } from './task-store.js';
+
+const NO_KNOCKS =
+  "This agent takes A2A calls from holders of an A2A key only: ask this agent's operator for one.";
 
 const KEYLESS_LIST =
   'Listing tasks needs an A2A key: keyless callers share their address with every other caller behind the ' +
@@ -38,6 +47,8 @@ const KEYLESS_LIST =
 
 /** How often a task running at another replica is read again for a resubscribed caller. */
 const FOLLOW_EVERY_MS = 300;
+/** How often a task that waits (for the operator, for its caller) is read again: it changes seldom. */
+const FOLLOW_WAITING_EVERY_MS = 1000;
 
 export interface GatedHandlerOptions<C extends A2ACaller> {
   gate: A2AGate<C>;
@@ -55,6 +66,11 @@ export interface GatedHandlerOptions<C extends A2ACaller> {
   streams?: OpenStreams;
   /** How the message's files are taken now (the operator's settings); default: inline only. */
   attachments?(): ContentRules;
+  /**
+   * Knocks (knock.ts): a keyless caller's messages under `pairing` wait for the operator; its reads show
+   * the key issued on approval, once. Absent: a knocker's message is refused.
+   */
+  knocks?: KnockHandling;
   onError?(error: unknown): void;
 }
 
@@ -87,9 +103,13 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     return this.noted(context, async () => {
       const configuration = params.configuration;
-      await this.admit(params, context, configuration?.returnImmediately ? 'async' : 'sync');
+      const mode = configuration?.returnImmediately ? 'async' : 'sync';
+      if (callerOf<C>(context).knock) return this.knock(params, context, mode);
+      await this.admit(params, context, mode);
       const scope = scopeOf(context);
-      if (!configuration?.returnImmediately && !configuration?.taskPushNotificationConfig) scope.quiet = true;
+      // A follow-up continues a task already written: never a quiet one, written once as it ends.
+      const quiet = !configuration?.returnImmediately && !configuration?.taskPushNotificationConfig;
+      if (quiet && !params.message?.taskId) scope.quiet = true;
       try {
         return await this.inner.sendMessage(params, context);
       } finally {
@@ -102,6 +122,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     params: SendMessageRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
+    if (callerOf<C>(context).knock) return this.noting(context, this.knockStream(params, context));
     return this.noting(context, this.admittedStream(params, context));
   }
 
@@ -138,10 +159,10 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   }
 
   getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.noted(context, () => {
+    return this.noted(context, async () => {
       this.enter(context, params.id);
       this.passed(context, 'request');
-      return this.inner.getTask(params, context);
+      return this.revealed(await this.inner.getTask(params, context), context);
     });
   }
 
@@ -165,7 +186,10 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
       this.enter(context, params.id);
       this.passed(context, 'request');
       await this.options.cancelElsewhere?.(params.id, context);
-      return this.inner.cancelTask(params, context);
+      const task = await this.inner.cancelTask(params, context);
+      // A knock canceled by its caller needs no decision any more.
+      this.options.knocks?.canceled(params.id, context);
+      return task;
     });
   }
 
@@ -282,7 +306,12 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     try {
       await this.admitRequest(context);
       let last: Task | undefined;
-      for await (const event of this.inner.resubscribe(params, context)) {
+      for await (const sent of this.inner.resubscribe(params, context)) {
+        const payload = sent.payload;
+        const event: StreamResponse =
+          payload?.$case === 'task'
+            ? { payload: { $case: 'task', value: this.revealed(payload.value, context) } }
+            : sent;
         last = seen(last, event);
         yield event;
       }
@@ -296,9 +325,13 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   private async *follow(previous: Task, context: ServerCallContext): AsyncGenerator<StreamResponse> {
     const { id: taskId, contextId } = previous;
     for (;;) {
-      await new Promise((resolve) => setTimeout(resolve, FOLLOW_EVERY_MS));
-      const task = await this.options.tasks.load(taskId, context);
-      if (!task) return;
+      const state = previous.status?.state;
+      const every =
+        state !== undefined && WAITING_STATES.has(state) ? FOLLOW_WAITING_EVERY_MS : FOLLOW_EVERY_MS;
+      await new Promise((resolve) => setTimeout(resolve, every));
+      const loaded = await this.options.tasks.load(taskId, context);
+      if (!loaded) return;
+      const task = this.revealed(loaded, context);
       const ended = isTerminal(task);
       for (const artifact of task.artifacts) {
         const before = previous.artifacts.find((known) => known.artifactId === artifact.artifactId);
@@ -368,19 +401,8 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
     const message = params.message;
     const scope = scopeOf(context);
     const call = scope.call;
-    if (call) call.mode = mode;
-    if (call && message?.contextId) call.contextId = message.contextId;
-    this.enter(context);
-    if (call) call.files = messageFiles(message);
-    const content = messageContent(message, this.options.attachments?.() ?? INLINE_ONLY);
-    if (call) call.files = content.files;
-    checkContextId(message?.contextId);
-    checkReferenceTaskIds(message?.referenceTaskIds);
-    if (message?.taskId) await this.refuseFollowUp(message.taskId, context);
-    const push = params.configuration?.taskPushNotificationConfig;
-    if (push) this.checkPush(push);
-    const chain = messageChain(message);
-    if (call && chain) call.chain = chain;
+    const { content, chain } = this.checkMessage(params, context, mode);
+    if (message?.taskId) await this.checkFollowUp(message.taskId, context);
     passStep(call, 'request');
     const caller = callerOf<C>(context);
     let place: StreamPlace | undefined;
@@ -409,7 +431,7 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   private takeStream(context: ServerCallContext, taskId?: string): StreamPlace {
     let place: StreamPlace;
     try {
-      place = this.streams.take(callerOf<C>(context).id, taskId);
+      place = this.streams.take(countedAs(callerOf<C>(context)), taskId);
     } catch (error) {
       throw this.refusal(error, context);
     }
@@ -433,15 +455,82 @@ export class GatedHandler<C extends A2ACaller> implements A2ARequestHandler {
   }
 
   /**
-   * A task here takes one message (its reply ends it): a follow-up belongs in a new task of the same
-   * context. The SDK would run a second turn inside a working task, concurrently with the first.
+   * What a message is checked for before anything is counted or stored (a knock's too); returns its text.
    */
-  private async refuseFollowUp(taskId: string, context: ServerCallContext): Promise<never> {
+  private checkMessage(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+    mode: Mode,
+  ): { content: TurnContent; chain?: CallChain } {
+    const message = params.message;
+    const call = scopeOf(context).call;
+    if (call) call.mode = mode;
+    if (call && message?.contextId) call.contextId = message.contextId;
+    this.enter(context);
+    // Named before they are judged: a refused call still shows what it carried.
+    if (call) call.files = messageFiles(message);
+    const content = messageContent(message, this.options.attachments?.() ?? INLINE_ONLY);
+    if (call) call.files = content.files;
+    checkContextId(message?.contextId);
+    checkReferenceTaskIds(message?.referenceTaskIds);
+    const push = params.configuration?.taskPushNotificationConfig;
+    if (push) this.checkPush(push);
+    const chain = messageChain(message);
+    if (call && chain) call.chain = chain;
+    return { content, ...(chain ? { chain } : {}) };
+  }
+
+  /**
+   * A follow-up message (one that names its task): a task in an interrupted state takes it, and the SDK
+   * runs it as that task's next turn (A2A §3.1.1; its history keeps both); a task that ended refuses it
+   * (UnsupportedOperation, CORE-SEND-002). A task still working refuses it too: the SDK would run a second
+   * turn inside it, concurrently with the first; its caller sends it once the task ends or asks for input.
+   */
+  private async checkFollowUp(taskId: string, context: ServerCallContext): Promise<void> {
     const task = await this.options.tasks.load(taskId, context);
     if (!task) throw new TaskNotFoundError(`No task "${taskId.slice(0, 80)}" of yours is kept here.`);
+    const state = task.status?.state;
+    if (state !== undefined && WAITING_STATES.has(state)) return;
     throw new UnsupportedOperationError(
-      'Each task here answers one message. To continue the conversation, send a new message with the same contextId and no taskId.',
+      isTerminal(task)
+        ? 'This task has ended and takes no more messages. To continue the conversation, send a new message with the same contextId and no taskId.'
+        : 'This task is still working on a message; send the next once it ends (GetTask, SubscribeToTask), with the same contextId and no taskId.',
     );
+  }
+
+  /** A keyless caller's message under `pairing`: it knocks (knock.ts), and runs nothing. */
+  private async knock(params: SendMessageRequest, context: ServerCallContext, mode: Mode): Promise<Task> {
+    const knocks = this.options.knocks;
+    if (!knocks) throw this.refusal(authFailed(NO_KNOCKS, 'access'), context);
+    const { content } = this.checkMessage(params, context, mode);
+    // A knock keeps its text alone (knock.ts): images would be lost by the time the operator approves.
+    if (content.images.length > 0) {
+      throw new ContentTypeNotSupportedError(
+        'A message that waits for the operator carries text only (text files and data are inlined): send it without its images, and send them once the operator has approved you (your key arrives in this task).',
+      );
+    }
+    const text = content.text;
+    const call = scopeOf(context).call;
+    passStep(call, 'request');
+    const push = params.configuration?.taskPushNotificationConfig;
+    return knocks.knock(
+      { message: params.message!, text, ...(push ? { push } : {}), ...(call ? { call } : {}) },
+      context,
+    );
+  }
+
+  /** A knock over a stream: its task, waiting, then the stream ends (it is followed by its id). */
+  private async *knockStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    const task = await this.knock(params, context, 'stream');
+    yield { payload: { $case: 'task', value: task } };
+  }
+
+  /** The task as its caller reads it: a knock's key shown once (knock.ts `reveal`). */
+  private revealed(task: Task, context: ServerCallContext): Task {
+    return this.options.knocks?.reveal(task, context) ?? task;
   }
 
   /** Its sizes and header values (PUSH_CONFIG_BOUNDS), then its URL's address (the webhook rules). */

@@ -1,6 +1,7 @@
 import { a2aKeyCaller, type A2AKeys } from '../access/a2a-keys.js';
 import type { A2AKeyLimits, AccessPolicy } from '../protocol/console-api.js';
 import { KEYLESS_A2A_CALLER } from '../agent/skill.js';
+import { addressBucketOf, forwardedHop } from '../agent/client-address.js';
 import { authFailed } from '../protocol/index.js';
 import { KnownCallerRefused, type A2ACaller, type A2AGate, type A2ARequestInfo } from './chat-core.js';
 
@@ -20,6 +21,11 @@ export interface A2AKeyGateOptions {
   keys: Pick<A2AKeys, 'verify'>;
   /** Under `open`, callers without a key are let in (with the limits of one address). */
   policy(): AccessPolicy;
+  /**
+   * Whether a keyless caller may knock now (the `pairing` policy, with a knock door: src/a2a/knock.ts): it is
+   * let in as a knocker, whose messages wait for the operator. Absent or false: refused (401) as before.
+   */
+  knocking?(): boolean;
 }
 
 const NO_KEY =
@@ -39,7 +45,9 @@ export class A2AKeyGate implements Pick<A2AGate<A2AKeyCaller>, 'authenticate'> {
   async authenticate(request: A2ARequestInfo): Promise<A2AKeyCaller> {
     const header = request.headers.authorization?.trim();
     if (!header) {
-      if (this.options.policy() === 'open') return anonymous(request.remoteAddress);
+      const policy = this.options.policy();
+      if (policy === 'open') return anonymous(request.remoteAddress);
+      if (policy === 'pairing' && this.options.knocking?.()) return knocker(request);
       throw authFailed(NO_KEY, 'access');
     }
     const text = /^Bearer[ \t]+(\S+)$/i.exec(header)?.[1];
@@ -64,6 +72,15 @@ export class A2AKeyGate implements Pick<A2AGate<A2AKeyCaller>, 'authenticate'> {
   }
 }
 
+/**
+ * Who a knocker is for the limits and the caps on open streams: its address, as the per-address caps count
+ * it (behind the tunnel every keyless caller's socket is 127.0.0.1, but its forwarded address is its own);
+ * any other caller, its id.
+ */
+export function countedAs(caller: A2ACaller): string {
+  return caller.knock ? `a2a-knock:${caller.knock.address}` : caller.id;
+}
+
 /** Whether a caller id names a keyless caller (the `open` policy), not the holder of a key. */
 export function isKeyless(callerId: string): boolean {
   return callerId.startsWith(KEYLESS_A2A_CALLER);
@@ -78,4 +95,14 @@ export function isKeyless(callerId: string): boolean {
 function anonymous(remoteAddress: string | undefined): A2AKeyCaller {
   const address = (remoteAddress ?? 'unknown').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
   return { id: `${KEYLESS_A2A_CALLER}${address}`, name: `keyless caller at ${address}`, limits: {} };
+}
+
+/**
+ * A keyless caller under `pairing`: the keyless identity (its tasks are its address's, read by their ids),
+ * marked as one that may only knock; its address for the knocks' bounds is the one the per-address caps
+ * count (the tunnel's last X-Forwarded-For hop, never a value the caller chose).
+ */
+function knocker(request: A2ARequestInfo): A2AKeyCaller {
+  const socket = request.remoteAddress ?? 'unknown';
+  return { ...anonymous(socket), knock: { address: addressBucketOf(socket, forwardedHop(request.headers)) } };
 }

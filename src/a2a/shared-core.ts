@@ -9,7 +9,7 @@ import type {
   ChatTurnRequest,
 } from './chat-core.js';
 import { checkConversation, type MintedContexts } from './conversations.js';
-import { A2AKeyGate, type A2AKeyCaller, type A2AKeyGateOptions } from './key-gate.js';
+import { A2AKeyGate, countedAs, type A2AKeyCaller, type A2AKeyGateOptions } from './key-gate.js';
 import type { CallerInfo } from '../agent/skill.js';
 import { skillSession } from '../bridge/chat-skill.js';
 import { systemMessage } from '../bridge/framing.js';
@@ -19,7 +19,7 @@ import {
   turnEstimate,
   type GatewayTurnOptions,
 } from '../bridge/gateway-turn.js';
-import { DEFAULT_SKILL, ProtocolError } from '../protocol/index.js';
+import { DEFAULT_SKILL, ProtocolError, authFailed } from '../protocol/index.js';
 import type { CallLimits } from '../state/call-limits.js';
 import { chargeUsage, checkLimits, screenCall, type PayloadScreen } from '../calls/admission.js';
 import { chatImages } from '../calls/attachments.js';
@@ -68,6 +68,9 @@ interface Admission {
   /** Gives the reservation back if no run claims it (the SDK refused the turn after admission). */
   unclaimed: NodeJS.Timeout;
 }
+
+const KNOCKER_RUNS_NOTHING =
+  "A caller without an A2A key runs nothing here until this agent's operator approves it: send your message without a key to ask, and follow the task it answers with.";
 
 /** How long an admitted turn's reservation waits for its run to start before it is given back. */
 const CLAIM_WITHIN_MS = 30_000;
@@ -122,6 +125,12 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
         { step: 'skill' },
       );
     }
+    // A knocker asks for the operator's consent (knock.ts): it runs nothing, at whatever skill it knocks.
+    if (caller.knock) {
+      const door = request.skill === undefined ? {} : { skill: request.skill };
+      const knocking: SkillCaller = { ...caller, skill, knock: { ...caller.knock, ...door } };
+      return knocking;
+    }
     const grant: SkillGrant = {
       approved: caller.keyId !== undefined,
       ...(caller.skills ? { skills: caller.skills } : {}),
@@ -148,6 +157,8 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
         retryAfterSeconds: 5,
       });
     }
+    // The front door sends a knocker's messages to the knocks, never here: refused, should one come.
+    if (caller.knock) throw authFailed(KNOCKER_RUNS_NOTHING, 'access');
     this.refuseDeclined(caller);
     // Before the limits, as SAMVAD's step 3d: a loop refused costs nobody's rate or budget.
     options.chains?.check(turn.chain);
@@ -203,6 +214,17 @@ export class A2ACalls implements A2AGate<A2AKeyCaller>, ChatCore<A2AKeyCaller> {
 
   /** The operator's denial, then the request limits (on the caller's account with the door's skill). */
   async admitRequest(caller: A2AKeyCaller): Promise<void> {
+    // A knocker (its knock, a follow-up, a push config, a subscription): the strangers' bucket and its
+    // address's own limit, never the requests per minute the callers the operator approved share.
+    if (caller.knock) {
+      await checkLimits(this.options.limits, {
+        sender: countedAs(caller),
+        nonceExpiresAt: 0,
+        tokensPerDay: 0,
+        stranger: true,
+      });
+      return;
+    }
     this.refuseDeclined(caller);
     const skill = this.skillOf(caller);
     const { account, limits } = this.counted(caller, skill);

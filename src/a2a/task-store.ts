@@ -15,6 +15,15 @@ export const TERMINAL_STATES = new Set<TaskState>([
   TaskState.TASK_STATE_REJECTED,
 ]);
 
+/**
+ * The interrupted states (A2A §4.1.3): the task waits for someone, its caller's input or (a knock) the
+ * operator's approval, and takes a follow-up message. Nothing of it runs meanwhile.
+ */
+export const WAITING_STATES = new Set<TaskState>([
+  TaskState.TASK_STATE_INPUT_REQUIRED,
+  TaskState.TASK_STATE_AUTH_REQUIRED,
+]);
+
 export interface A2ATaskStoreOptions {
   /**
    * With replicas, another one may answer a poll or a resubscribe: a running task's latest form is written
@@ -93,7 +102,7 @@ export class A2ATaskStore implements TaskStore {
     const relay = this.options.relayCancel;
     if (!relay || this.live.has(taskId)) return;
     const stored = await this.records.get(taskId);
-    if (!stored || stored.owner !== ownerOf(context) || stored.terminal) return;
+    if (!stored || stored.owner !== ownerOf(context) || stored.terminal || isWaiting(stored.state)) return;
     await relay(taskId);
     const wait = this.options.cancelWaitMs ?? 5000;
     for (const deadline = Date.now() + wait; Date.now() < deadline;) {
@@ -113,6 +122,12 @@ export class A2ATaskStore implements TaskStore {
     if (TERMINAL_STATES.has(state)) {
       this.live.delete(task.id);
       return this.finish(recordOf(owner, task));
+    }
+    if (WAITING_STATES.has(state)) {
+      // It stops running here and waits (for its caller, or the operator): written, and no longer held.
+      this.live.delete(task.id);
+      await this.records.update(recordOf(owner, task));
+      return;
     }
     const changed = running.task.status?.state !== state;
     running.task = structuredClone(task);
@@ -168,8 +183,11 @@ export class A2ATaskStore implements TaskStore {
   }
 
   /**
-   * A write for a task this process does not run: its first event (it starts here), or a late write (the
-   * first terminal state stands).
+   * A write for a task this process does not run: its first event (it starts here), a late write (the
+   * first terminal state stands), or a write of a task that waited (WAITING_STATES) and runs here again (its
+   * caller's follow-up, the operator's approval of a knock): from then on this process holds it. A task that
+   * waits is never held in memory: each write of it goes to the records, so nothing of it is lost to a
+   * restart, which does not end it (state/tasks.ts, A2A_WAITING_STATES).
    */
   private async saveNotRunning(record: A2ATaskRecord, context: ServerCallContext): Promise<void> {
     const scope = scopeOf(context);
@@ -189,15 +207,22 @@ export class A2ATaskStore implements TaskStore {
       } finally {
         scope.slot?.();
       }
-      this.live.set(record.id, { owner: record.owner, task: Task.fromJSON(record.doc), unwritten: false });
+      if (!isWaiting(record.state)) this.hold(record);
       return;
     }
     if (stored.owner !== record.owner) throw new Error('An A2A task never changes owner.');
     if (stored.terminal) return;
-    // Only the replica running a task ends it (cancelElsewhere asks it to).
-    if (record.terminal && this.options.relayCancel) throw notConfirmed(this.options.cancelWaitMs ?? 5000);
+    const resumed = isWaiting(stored.state) && !isWaiting(record.state) && !record.terminal;
+    // Only the replica running a task ends it (cancelElsewhere asks it to); a task that waited runs nowhere.
+    if (record.terminal && this.options.relayCancel && !isWaiting(stored.state))
+      throw notConfirmed(this.options.cancelWaitMs ?? 5000);
     if (record.terminal) return this.finish(record);
-    await this.records.update(record);
+    if ((await this.records.update(record)) && resumed) this.hold(record);
+  }
+
+  /** A task this process runs from now on: its latest form is kept here (see the class comment). */
+  private hold(record: A2ATaskRecord): void {
+    this.live.set(record.id, { owner: record.owner, task: Task.fromJSON(record.doc), unwritten: false });
   }
 
   /** A task first written when it has ended (a quiet one: see RequestScope), in one write. */
@@ -221,6 +246,12 @@ export class A2ATaskStore implements TaskStore {
     }
   }
 }
+
+/** Whether an A2A state name (`TASK_STATE_AUTH_REQUIRED`) is one of WAITING_STATES. */
+function isWaiting(state: string): boolean {
+  return WAITING_NAMES.has(state);
+}
+const WAITING_NAMES = new Set([...WAITING_STATES].map((state) => taskStateToJSON(state)));
 
 function notConfirmed(waitMs: number): ProtocolError {
   return new ProtocolError(

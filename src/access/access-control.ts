@@ -2,6 +2,7 @@ import { normalizeAgentId } from '../protocol/index.js';
 import type {
   AccessPolicy,
   AccessResponse,
+  KnockView,
   PendingSenderView,
   StatusResponse,
 } from '../protocol/console-api.js';
@@ -9,8 +10,14 @@ import { skillScope } from './skill-scope.js';
 import { AccessGate } from './access-gate.js';
 import { AccessStore, type AccessFile, type AccessStoreOptions, type PendingRecord } from './access-store.js';
 
-/** What happened to the access lists (the console streams it, the tray notifies on `new-sender`). */
-export type AccessChange = { kind: 'new-sender'; pending: PendingSenderView } | { kind: 'changed' };
+/**
+ * What happened to the access lists (the console streams it, the tray notifies on `new-sender`); an A2A
+ * caller's knock (a2a/knock.ts) is `new-knock` (`serve` prints it).
+ */
+export type AccessChange =
+  | { kind: 'new-sender'; pending: PendingSenderView }
+  | { kind: 'new-knock'; knock: KnockView }
+  | { kind: 'changed' };
 
 /** A request about a sender that cannot be done; the message and fix are for the operator. */
 export class AccessError extends Error {
@@ -131,8 +138,8 @@ export class AccessControl {
     };
   }
 
-  /** The Overview's and the tray's summary. */
-  summary(): StatusResponse['access'] {
+  /** The Overview's and the tray's summary (SAMVAD's senders; the A2A knocks are the A2A door's). */
+  summary(): Omit<StatusResponse['access'], 'knocks'> {
     const pending = this.store.pending();
     const newest = pending.reduce<PendingRecord | undefined>(
       (latest, record) => (!latest || record.firstAt > latest.firstAt ? record : latest),

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import { isLoopbackHost } from '../protocol/index.js';
 
@@ -26,7 +26,12 @@ export function addressBucketOf(socketAddress: string, forwardedFor: string | un
 
 /** The last X-Forwarded-For hop: the one the nearest proxy (the tunnel) appended. */
 export function proxyHop(req: IncomingMessage): string | undefined {
-  const value = req.headers['x-forwarded-for'];
+  return forwardedHop(req.headers);
+}
+
+/** `proxyHop` from a request's headers alone. */
+export function forwardedHop(headers: IncomingHttpHeaders): string | undefined {
+  const value = headers['x-forwarded-for'];
   const text = Array.isArray(value) ? value.join(', ') : value;
   return text ? text.split(',').at(-1)?.trim().slice(0, 64) || undefined : undefined;
 }

@@ -84,6 +84,12 @@ export async function callA2A(call: A2ACall): Promise<void> {
     }
     if (!answer)
       throw new CallFailure(`The stream from ${ref.origin} ended without a task or a message: call again.`);
+    if (answer.state === 'auth-required' && !call.key) {
+      // A knock (an Agent Bridge under `pairing`): the message waits for that agent's operator.
+      throw new CallFailure(
+        `${ref.origin} takes A2A calls from callers its operator approved: your message now waits for the operator's decision${answer.taskId ? ` as task ${answer.taskId}` : ''}. Ask the agent's operator for a key (\`agent-bridge keys issue --name <you>\`), and pass it with AGENT_BRIDGE_A2A_KEY or --key.`,
+      );
+    }
     if (answer.state !== 'completed') {
       const status = typeof answer.status === 'string' ? `: "${printable(answer.status.slice(0, 300))}"` : '';
       throw new CallFailure(

@@ -11,7 +11,14 @@ import { SERVE_HELP, parseServeArgs } from '../settings/flags.js';
 import { maskedRedisUrl } from '../state/redis-connection.js';
 import { addressLines } from '../tunnel/address-change.js';
 import { openSettingsStore, type SettingsStore } from '../settings/store.js';
-import { agentIdLine, clock, describeAccess, formatEnvelope, newSenderLine } from './serve-lines.js';
+import {
+  agentIdLine,
+  clock,
+  describeAccess,
+  formatEnvelope,
+  newKnockLine,
+  newSenderLine,
+} from './serve-lines.js';
 import { TunnelLines } from './tunnel-lines.js';
 import { checkDemoArgs, demoBannerLines, demoDataDir, startDemo } from '../demo/demo-mode.js';
 
@@ -67,6 +74,7 @@ export async function runServeCommand(rest: string[]): Promise<void> {
     // Read at the time: the operator may turn contents on or off in the console while the agent runs.
     if (change.kind === 'new-sender')
       say(newSenderLine(change.pending, app.currentSettings.keepMessageContents));
+    if (change.kind === 'new-knock') say(newKnockLine(change.knock, app.currentSettings.keepMessageContents));
   });
   let lastTarget = '';
   app.on('gatewayAgent', (view) => {

@@ -2,7 +2,7 @@
 // pure functions of the events, so the terminal's words can be tested without a process.
 import type { EnvelopeEvent } from '../agent/events.js';
 import { callerLabel } from './caller-label.js';
-import type { AccessPolicy, PendingSenderView } from '../protocol/console-api.js';
+import type { AccessPolicy, KnockView, PendingSenderView } from '../protocol/console-api.js';
 
 /** The banner's id: the agent's id, or, while the tunnel that gives it is not online, that it comes later. */
 export function agentIdLine(id: string, waitingForTunnel: boolean): string {
@@ -29,6 +29,20 @@ export function newSenderLine(pending: PendingSenderView, keepContents: boolean)
   return (
     `Access: ${sender}${name ? ` ("${name}")` : ''} asks to talk to your agent (request ${code}${first}).` +
     `${note ? ` It was ${note}.` : ''} Approve or deny it on the console's Access page.`
+  );
+}
+
+/**
+ * An A2A caller without a key knocks (policy `pairing`). What it claims to be is its own words (shown as a
+ * claim, one line); its message only when the operator keeps message contents, as for a new sender.
+ */
+export function newKnockLine(knock: KnockView, keepContents: boolean): string {
+  const from = knock.via === 'local' ? 'this machine' : knock.address;
+  const claims = knock.claimed.name ? ` (claims to be "${knock.claimed.name}")` : '';
+  const first = keepContents ? `, first message: "${knock.preview}"` : '';
+  return (
+    `Access: an A2A agent without a key knocks from ${from}${claims} at skill ${knock.skill} ` +
+    `(knock ${knock.code}${first}). Approve or deny it on the console's Access page.`
   );
 }
 

@@ -8,6 +8,7 @@ import { budgetRoutes } from './budget-routes.js';
 import { checkDeclaredLength } from './body.js';
 import { credentialRoutes } from './credential-routes.js';
 import { gatewayRoutes } from './gateway-routes.js';
+import { knockRoutes } from './knock-routes.js';
 import { ConsoleError } from './errors.js';
 import { settingsRoutes } from './settings-routes.js';
 import { skillsRoutes } from './skills-routes.js';
@@ -27,6 +28,7 @@ export function consoleApi(deps: ApiDeps): (ctx: Context) => Promise<void> {
   trafficRoutes(router, deps);
   accessRoutes(router, deps);
   a2aKeyRoutes(router, deps);
+  knockRoutes(router, deps);
   skillsRoutes(router, deps);
   settingsRoutes(router, deps);
   credentialRoutes(router, deps);

@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import { AccessError } from '../access/access-control.js';
 import { A2AKeyError } from '../access/a2a-keys.js';
+import { KnockError } from '../access/knocks.js';
 import { KeyStoreError } from '../keys/keystore.js';
 import { SkillEditError } from '../skills/skill-edits.js';
 import { RegistryError } from '../registry/registry-client.js';
@@ -36,6 +37,8 @@ export function errorsAsJson(onError: (error: unknown) => void) {
 export function forOperator(error: unknown): ConsoleError | undefined {
   if (error instanceof ConsoleError) return error;
   if (error instanceof AccessError) return new ConsoleError(error.status, error.message, error.fix);
+  // Knock messages name codes and fields, never a key or what a caller sent.
+  if (error instanceof KnockError) return new ConsoleError(error.status, error.message, error.fix);
   // Key messages name fields, ids and store problems, never a key or its hash.
   if (error instanceof A2AKeyError)
     return new ConsoleError(error.status, error.message, error.fix, error.fields);

@@ -72,7 +72,7 @@ export function buildStatus({
     keys: app.keys.list(),
     traffic: log.counters(),
     restartNeeded,
-    access: app.access.summary(),
+    access: { ...app.access.summary(), knocks: app.a2a.knocks?.summary() ?? { waiting: 0 } },
     mcp,
     state,
     ...(app.demo ? { demo: true as const } : {}),

@@ -299,6 +299,87 @@ export interface A2AKeyRevokeResponse extends A2AKeysResponse {
   key: A2AKeyView;
 }
 
+/**
+ * An A2A caller without a key that knocked (policy `pairing`, docs/a2a.md "A stranger knocks"): its message
+ * waits, as a task in TASK_STATE_AUTH_REQUIRED, for the operator to approve it (an A2A key is issued for it,
+ * and its message runs) or deny it. Every text in it is the caller's, unverified, escaped and bounded.
+ */
+export interface KnockView {
+  /** Short code (XXXX-XXXX) the caller was told, so the operator can match a knock they heard of. */
+  code: string;
+  /** Where it called from: an IP address (IPv6: its /64), or `this machine`. */
+  address: string;
+  /**
+   * `proxy`: the address a tunnel or proxy on this machine forwarded (its last X-Forwarded-For hop); `direct`:
+   * the connection's own; `local`: a process on this machine, no address forwarded.
+   */
+  via: 'proxy' | 'direct' | 'local';
+  /** The skill whose door it knocked at (the agent's own: `chat`). */
+  skill: string;
+  /** What the caller says it is (its message's metadata `agentName`, `agentCardUrl`): claimed, not checked. */
+  claimed: { name?: string; cardUrl?: string };
+  /** The start of its first message, as sent: hidden characters escaped (`\n`, `\u202e`), cut. */
+  preview: string;
+  /** The injection screen matched one of its messages (`flag`): the rule. */
+  screened?: { rule: string };
+  /** Messages waiting (the first, and follow-ups to its task). */
+  messages: number;
+  firstAt: string;
+  lastAt: string;
+  expiresAt: string;
+  /** The key name the console proposes (editable): from its claimed name and address. */
+  suggestedName: string;
+}
+
+/** A skill a knock's key can be scoped to (chat and the published skills, paused ones too). */
+export interface KnockSkillOption {
+  id: string;
+  name: string;
+  audience: SkillAudience;
+}
+
+/** How many knocks wait, and the newest (its name: claimed by the caller). */
+export interface KnocksSummary {
+  waiting: number;
+  newest?: Pick<KnockView, 'code' | 'address' | 'firstAt'> & { name?: string };
+}
+
+/** GET /api/a2a/knocks */
+export interface KnocksResponse {
+  policy: AccessPolicy;
+  /**
+   * Whether keyless callers can knock now: under `pairing`, without replicas (the knock list is kept in the
+   * data dir, not yet shared on Redis). False: they are refused (401) as before.
+   */
+  available: boolean;
+  /** Newest first. */
+  knocks: KnockView[];
+  limits: { maxWaiting: number; maxPerAddress: number; expiryHours: number };
+  /** Knocks refused since start: the list full, an address at its bound, or one you turned down. */
+  refused: number;
+  skills: KnockSkillOption[];
+  /** The per-sender limits a key without its own gets. */
+  defaults: { requestsPerMinute: number; tokensPerDay: number };
+}
+
+/**
+ * POST /api/a2a/knocks/:code/approve: the key issued for the caller, as POST /api/a2a/keys takes it (`name`
+ * defaults to the knock's `suggestedName`; `skills` absent: every public and approved skill).
+ */
+export type KnockApproveRequest = Partial<A2AKeyIssueRequest>;
+
+/**
+ * The answer: the key issued (never the key itself: its caller reads it, once, in its task) and the list.
+ */
+export interface KnockApproveResponse extends KnocksResponse {
+  key: A2AKeyView;
+}
+
+/** POST /api/a2a/knocks/:code/deny: why, in one line (the caller reads it in its task). */
+export interface KnockDenyRequest {
+  reason?: string;
+}
+
 /** The target agent on the gateway and what it can reach (the bridge's security boundary). */
 export interface GatewayAgentView {
   /** The agent id callers reach (`gatewayAgent`), or undefined when an explicit model is set. */
@@ -732,6 +813,11 @@ export interface StatusResponse {
     policy: AccessPolicy;
     pending: number;
     newest?: Pick<PendingSenderView, 'sender' | 'name' | 'code' | 'firstAt'>;
+    /**
+     * A2A callers without a key that knocked and wait, and the newest of them (the tray's notification). The
+     * console always sends it; optional for readers of a core from before knocks.
+     */
+    knocks?: KnocksSummary;
   };
   mcp: McpStatusView;
   /**

@@ -35,7 +35,7 @@ export interface HealthFacts {
       exposes?: string[];
     };
   };
-  /** Senders waiting for the operator's approval. */
+  /** Senders waiting for the operator's approval: SAMVAD's, and A2A callers that knocked. */
   pending: number;
 }
 
@@ -69,7 +69,8 @@ export interface HealthStatus {
     problem?: { diagnosis: string };
     agent?: Pick<GatewayAgentView, 'id' | 'check' | 'tools'>;
   };
-  access?: Pick<StatusResponse['access'], 'pending'>;
+  /** `knocks`: A2A callers without a key waiting too (absent from a core before them). */
+  access?: Pick<StatusResponse['access'], 'pending'> & { knocks?: { waiting: number } };
 }
 
 /** The facts of the console's status. */
@@ -92,7 +93,7 @@ export function healthFactsOf(status: HealthStatus): HealthFacts {
           }
         : {}),
     },
-    pending: status.access?.pending ?? 0,
+    pending: (status.access?.pending ?? 0) + (status.access?.knocks?.waiting ?? 0),
   };
 }
 

@@ -5,6 +5,7 @@ import type { Envelope, TaskRecord, TaskStatus } from '../protocol/index.js';
 import { ensureDir, readJsonFile, writeFileAtomic } from '../lib/atomic-file.js';
 import { TaskJournal } from './task-journal.js';
 import {
+  A2A_WAITING_STATES,
   TASK_ID,
   applyOutcome,
   isFinished,
@@ -223,7 +224,8 @@ export class TaskStore implements TaskState {
 
   /**
    * `protocol`'s tasks that were pending or running when the agent stopped become `failed` (PROTOCOL.md
-   * §6); tasks held for the operator's approval keep waiting.
+   * §6); tasks held for the operator's approval keep waiting, as do A2A tasks waiting for someone
+   * (A2A_WAITING_STATES: a knock waiting for the operator, a task waiting for its caller's input).
    */
   failInterrupted(protocol: TaskProtocol = 'samvad'): StoredTask[] {
     const interrupted: StoredTask[] = [];
@@ -231,6 +233,7 @@ export class TaskStore implements TaskState {
       if (protocolOf(task) !== protocol) continue;
       if (task.status !== 'pending' && task.status !== 'running') continue;
       if (task.status === 'pending' && task.held) continue;
+      if (task.a2a && A2A_WAITING_STATES.has(task.a2a.state)) continue;
       this.finish(task, {
         error: {
           code: 'AGENT_UNAVAILABLE',

@@ -39,6 +39,16 @@ export interface A2APart {
 /** The A2A state a task cut short ends in (the first terminal state stands, as for any other). */
 export const A2A_INTERRUPTED_STATE = 'TASK_STATE_FAILED';
 
+/**
+ * A2A states in which a task waits for someone rather than runs: the operator's approval (a keyless caller's
+ * knock, `TASK_STATE_AUTH_REQUIRED`) or its caller's input. A restart does not cut such a task short: nothing
+ * of it was running, and it goes on when its answer comes.
+ */
+export const A2A_WAITING_STATES: ReadonlySet<string> = new Set([
+  'TASK_STATE_AUTH_REQUIRED',
+  'TASK_STATE_INPUT_REQUIRED',
+]);
+
 /** One push notification config of an A2A task, as registered (secrets included), with its wire version. */
 export interface PushConfigEntry {
   id: string;

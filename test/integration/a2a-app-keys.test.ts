@@ -66,10 +66,19 @@ async function errorOf(response: Response) {
 }
 
 describe('keys', () => {
-  it('no key, or a wrong one: 401 telling how to get one, and nothing reaches the gateway', async () => {
-    const none = await rpc(undefined, 'SendMessage', hello('hi'));
-    expect(none.status).toBe(401);
-    expect((await errorOf(none)).message).toMatch(/ask the operator of this agent for one/);
+  it('no key: a knock under pairing, 401 telling how to get one under allowlist; a wrong key 401; nothing reaches the gateway', async () => {
+    const knock = await rpc(undefined, 'SendMessage', hello('hi'));
+    expect(knock.status).toBe(200);
+    const waiting = ((await knock.json()) as { result: { task: { status: { state: string } } } }).result.task;
+    expect(waiting.status.state).toBe('TASK_STATE_AUTH_REQUIRED');
+    agent.app.updateSettings({ access: 'allowlist' });
+    try {
+      const none = await rpc(undefined, 'SendMessage', hello('hi'));
+      expect(none.status).toBe(401);
+      expect((await errorOf(none)).message).toMatch(/ask the operator of this agent for one/);
+    } finally {
+      agent.app.updateSettings({ access: 'pairing' });
+    }
     const wrong = await rpc('abk_nope_0000', 'SendMessage', hello('hi'));
     expect(wrong.status).toBe(401);
     const rest = await fetch(`${agent.url}/a2a/rest/tasks`, { headers: { Authorization: 'Basic x' } });

@@ -262,7 +262,8 @@ describe('traffic and metrics', () => {
     await rest.getTask({ tenant: '', id: task.id });
     const legacy = await fetch(`${agent.url}/a2a/jsonrpc`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'A2A-Version': '0.3' },
+      // Not a key (without any, a caller knocks under `pairing`): refused at the key step.
+      headers: { 'Content-Type': 'application/json', 'A2A-Version': '0.3', Authorization: 'Basic eDp5' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: task.id } }),
     });
     expect(legacy.status).toBe(401);
@@ -312,7 +313,7 @@ describe('traffic and metrics', () => {
     });
     // Refused before its body was read: the method the caller meant is not known (issue 26, item 6).
     expect(refused?.a2a?.method).toBeUndefined();
-    expect(refused?.message).toMatch(/ask the operator/i);
+    expect(refused?.message).toMatch(/must be `Bearer <A2A key>`/);
 
     // Each filter keeps its own protocol's calls and none of the other's.
     const samvad = (await traffic('?protocol=samvad')).body.entries;

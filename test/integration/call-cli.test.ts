@@ -177,12 +177,13 @@ describe('agent-bridge call --a2a', () => {
     expect(revoked).toMatchObject({ code: 1, stdout: '', stderr: refused });
   });
 
-  it('says the agent wants a key when none is given', async () => {
+  it('says the agent wants a key when none is given: the message knocked, and waits for the operator', async () => {
     const run = await call(['--a2a', me.url, 'Hi']);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
-      /takes calls with an A2A key only \(HTTP 401\): ask the agent's operator for one/,
+      /takes A2A calls from callers its operator approved: your message now waits for the operator's decision as task [0-9a-f-]{36}\. Ask the agent's operator for a key/,
     );
+    expect(me.app.a2a.knocks?.view()).toHaveLength(1);
   });
 });
 

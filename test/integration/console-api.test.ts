@@ -358,7 +358,7 @@ describe('API basics', () => {
       model: 'openclaw/public',
       agent: { id: 'public', model: 'openclaw/public' },
     });
-    expect(status.access).toEqual({ policy: 'open', pending: 0 });
+    expect(status.access).toEqual({ policy: 'open', pending: 0, knocks: { waiting: 0 } });
     expect(status.tunnel).toEqual({ status: 'off', provider: 'none' });
     expect(status.keys.length).toBeGreaterThan(0);
     expect(status.traffic.perMinute).toHaveLength(15);

@@ -82,7 +82,7 @@ describe('traffic across a restart', () => {
 
     expect((await samvad(first, 'hello')).status).toBe(200);
     expect((await a2a(first, secret, 'hello over A2A')).status).toBe(200);
-    expect((await a2a(first, undefined, 'no key')).status).toBe(401);
+    expect((await a2a(first, `abk_0123456789ab_${'A'.repeat(43)}`, 'a key never issued')).status).toBe(401);
     for (let i = 0; i < 5; i++) expect((await samvad(first, `again ${i}`)).status).toBe(200);
     await until(async () => (await traffic(con)).total === 8, 5000, 'eight entries');
     const before = (await traffic(con)).entries;

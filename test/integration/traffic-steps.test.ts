@@ -130,12 +130,21 @@ describe('A2A calls', () => {
     expect(event.a2a?.failedAt).toBeUndefined();
   });
 
-  it('no key: refused at the key, before its body was read (so its method is not known)', async () => {
-    const event = await logged(() => rpc(undefined, 'SendMessage', hello('hello')));
+  it('a key this agent never issued: refused at the key, before its body was read (so its method is not known)', async () => {
+    const event = await logged(() =>
+      rpc(`abk_0123456789ab_${'A'.repeat(43)}`, 'SendMessage', hello('hello')),
+    );
     expect(event).toMatchObject({ protocol: 'a2a', verdict: 'access', status: 401 });
     expect(event.passed).toEqual([]);
     expect(event.a2a?.failedAt).toBe('key');
     expect(event.a2a?.method).toBeUndefined();
+  });
+
+  it('no key under pairing: a knock, held for the operator; it ran nothing, so it passed no limits or screen', async () => {
+    const event = await logged(() => rpc(undefined, 'SendMessage', hello('knock knock')));
+    expect(event).toMatchObject({ protocol: 'a2a', verdict: 'accepted', status: 200, held: true });
+    expect(event.passed).toEqual(['key', 'request', 'task']);
+    expect(event.a2a).toMatchObject({ method: 'SendMessage', taskState: 'auth-required' });
   });
 
   it('a read: key and request, then the task; it is not counted and screens nothing', async () => {

@@ -167,9 +167,13 @@ async function underAttack(attack: Attack): Promise<{ bad: Outcome[]; rounds: nu
 }
 
 describe('slow bodies through a 10-socket tunnel cannot take the public address, on any path', () => {
-  it('the A2A door without a key (pairing): the 401 is answered and the connection closed, not read on', async () => {
+  it('the A2A door without a key (allowlist): the 401 is answered and the connection closed, not read on', async () => {
+    // Under pairing a caller without a key knocks: its body is read, as a key holder's (the next test).
+    agent.app.updateSettings({ access: 'allowlist' });
     const attack = slowBodies('/a2a/jsonrpc', { 'a2a-version': '1.0' });
-    const { bad, rounds } = await underAttack(attack);
+    const { bad, rounds } = await underAttack(attack).finally(() =>
+      agent.app.updateSettings({ access: 'pairing' }),
+    );
     expect(bad).toEqual([]);
     expect(rounds).toBeGreaterThanOrEqual(5);
     expect(attack.replies.length).toBeGreaterThan(ATTACKERS);
@@ -178,8 +182,25 @@ describe('slow bodies through a 10-socket tunnel cannot take the public address,
     expect(Math.max(...attack.replies.map((reply) => reply.afterMs))).toBeLessThan(1000);
   });
 
-  it('the A2A HTTP+JSON door with a key: the body is read under the intake (slots per address, the minimum rate)', async () => {
-    const attack = slowBodies('/a2a/rest/message:send', { authorization: `Bearer ${keySecret}` });
+  it('the A2A HTTP+JSON door with a key, or knocking without one (pairing): the body is read under the intake (slots per address, the minimum rate)', async () => {
+    const keyed = slowBodies(
+      '/a2a/rest/message:send',
+      { authorization: `Bearer ${keySecret}` },
+      ATTACKERS / 2,
+    );
+    const knocking = slowBodies('/a2a/rest/message:send', {}, ATTACKERS / 2);
+    const attack: Attack = {
+      get replies() {
+        return [...keyed.replies, ...knocking.replies];
+      },
+      get cut() {
+        return keyed.cut + knocking.cut;
+      },
+      stop: () => {
+        keyed.stop();
+        knocking.stop();
+      },
+    };
     const { bad, peakBytes } = await underAttack(attack);
     expect(bad).toEqual([]);
     // Turned away at once (503: every slot this address may hold is taken) or cut as too slow (408).

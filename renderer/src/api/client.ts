@@ -13,6 +13,9 @@ import type {
   ApiError,
   ConsoleTokenResponse,
   GatewayCheckResponse,
+  KnockApproveRequest,
+  KnockApproveResponse,
+  KnocksResponse,
   McpResponse,
   OutboundCredentialRequest,
   OutboundCredentialsResponse,
@@ -180,6 +183,14 @@ export function createApiClient(options: ApiClientOptions) {
     /** A new skill's agent config from a template, and that agent as it is now ("Check again"). */
     proposeSkillConfig: (request: SkillSnippetRequest) =>
       json<SkillSnippetResponse>('POST', '/api/skills/snippet', request),
+    /** A2A callers without a key that knocked (policy pairing), the skills a key can open, the bounds. */
+    knocks: () => json<KnocksResponse>('GET', '/api/a2a/knocks'),
+    /** Issues a key for the knock's caller (it reads the key once, in its task) and runs its message. */
+    approveKnock: (code: string, request: KnockApproveRequest) =>
+      json<KnockApproveResponse>('POST', `/api/a2a/knocks/${encodeURIComponent(code)}/approve`, request),
+    /** Ends the knock's task rejected with the reason (the caller reads it). */
+    denyKnock: (code: string, reason: string) =>
+      json<KnocksResponse>('POST', `/api/a2a/knocks/${encodeURIComponent(code)}/deny`, { reason }),
     /** The MCP server's URL, its token and the exact `openclaw mcp` commands (the token: only on request). */
     mcp: () => json<McpResponse>('GET', '/api/mcp'),
     /** A new MCP token: the old one stops working at once, so the gateway's config needs the new one. */

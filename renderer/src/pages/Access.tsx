@@ -14,6 +14,7 @@ import type {
   PendingSenderView,
 } from '../api/contract';
 import { A2AKeysCard } from '../components/A2AKeysCard';
+import { KnocksCard } from '../components/KnocksCard';
 import { OpenAccessWarning } from '../components/AccessNotices';
 import { CallsOutCard } from '../components/CallsOutCard';
 import { Address } from '../components/Address';
@@ -189,6 +190,7 @@ export function Access({ api, data }: PageProps) {
         sections={[
           { id: 'policy', title: 'Who may reach your agent' },
           { id: 'waiting', title: 'Waiting', count: view.pending.length },
+          { id: 'knocks', title: 'A2A knocks', count: status?.access.knocks?.waiting ?? 0 },
           { id: 'approved', title: 'Approved senders' },
           { id: 'calls-out', title: 'Calls out' },
           { id: 'a2a-keys', title: 'A2A keys' },
@@ -291,6 +293,10 @@ export function Access({ api, data }: PageProps) {
                 </>
               )}
             </Card>
+          </div>
+
+          <div data-section="knocks">
+            <KnocksCard api={api} version={accessVersion} />
           </div>
 
           <div data-section="approved">
