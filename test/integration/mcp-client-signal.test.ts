@@ -24,7 +24,8 @@ let callee: TestAgent;
 let mcp: McpBridge;
 beforeAll(async () => {
   callee = await startAgent({ extraSkills: [echo] });
-  mcp = await startMcpBridge({ outboundPerMinute: 10_000 });
+  // 300 calls to one agent: past the default daily budget for a callee (100), so no budget here.
+  mcp = await startMcpBridge({ outboundPerMinute: 10_000, outboundCallsPerDay: 0, outboundTokensPerDay: 0 });
 });
 afterAll(async () => {
   await mcp.close();
