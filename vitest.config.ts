@@ -6,7 +6,7 @@ export default defineConfig({
     hookTimeout: 20_000,
     pool: 'forks',
     // Two files at a time on CI's two cores (Vitest's default there is one): the suite takes about 9 minutes
-    // instead of 15. Tests never share a port, a data dir or a timing budget with another file.
+    // instead of 15. Each file takes its own ephemeral ports and temp data dirs, so two run side by side.
     maxWorkers: 2,
     // The operator's default ports are taken for the whole run: no test may listen on them.
     globalSetup: ['test/operator-ports.ts'],
