@@ -50,7 +50,14 @@ export async function measureMcp(options: McpOptions, progress: (step: string) =
   progress('8. MCP: a callee agent and a bridge with its console and MCP server');
   const callee = await startAgent({ settings: { ...BENCH_SETTINGS, access: 'open' }, extraSkills: [echo] });
   const bridge = await startAgent({
-    settings: { ...BENCH_SETTINGS, consolePort: 0, outboundPerMinute: 10_000 },
+    // Thousands of calls to one agent: no daily budget for it (the default, 100 calls, is for agents' own loops).
+    settings: {
+      ...BENCH_SETTINGS,
+      consolePort: 0,
+      outboundPerMinute: 10_000,
+      outboundCallsPerDay: 0,
+      outboundTokensPerDay: 0,
+    },
   });
   const con = await startConsole({
     app: bridge.app,

@@ -208,7 +208,7 @@ const PAGE_HELPERS = `
     return Number((text.trim().split(' ')[0] ?? '').replace(/\\D/g, ''));
   };
   const gridRows = () => {
-    const grid = document.querySelector('[role="grid"][aria-label="Envelopes, newest first"]');
+    const grid = document.querySelector('[role="grid"][aria-label="Calls, newest first"]');
     return grid ? Number(grid.getAttribute('aria-rowcount')) - 1 : -1;
   };
 `;
