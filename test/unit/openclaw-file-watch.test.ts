@@ -3,7 +3,7 @@
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { OpenClawFileWatch } from '../../src/bridge/openclaw-file-watch.js';
+import { OpenClawFileWatch, STAT_EVERY_MS } from '../../src/bridge/openclaw-file-watch.js';
 import { tempDir } from '../helpers/agents.js';
 import { until } from '../helpers/polling.js';
 
@@ -25,7 +25,13 @@ function setup(options: { folder?: boolean } = {}) {
     writeFileSync(path, '{}');
   }
   let edits = 0;
-  const watch = new OpenClawFileWatch({ path, onEdit: () => (edits += 1) });
+  // A clock the test moves: a look without a watch stats the file at most once per STAT_EVERY_MS.
+  const clock = { ms: 0 };
+  const watch = new OpenClawFileWatch({
+    path,
+    onEdit: () => (edits += 1),
+    now: () => (clock.ms += STAT_EVERY_MS),
+  });
   made.push(watch);
   return { folder, path, watch, edits: () => edits };
 }
@@ -88,10 +94,15 @@ describe("OpenClaw's config file, watched", () => {
     writeFileSync(target, '{}');
     const link = join(folder, 'linked.json');
     symlinkSync(target, link);
-    const watch = new OpenClawFileWatch({ path: link, onEdit: () => {} });
+    const clock = { ms: 0 };
+    const watch = new OpenClawFileWatch({ path: link, onEdit: () => {}, now: () => clock.ms });
     made.push(watch);
     const first = watch.version();
     writeFileSync(target, '{ tools: { profile: "full" } }');
+    // Within STAT_EVERY_MS of the last stat a look answers from it; past it, it stats again and sees the write.
+    clock.ms += STAT_EVERY_MS - 1;
+    expect(watch.version()).toBe(first);
+    clock.ms += 1;
     expect(watch.version()).not.toBe(first);
   });
 
