@@ -105,7 +105,7 @@ describe.skipIf(!available)(`an A2A caller through the bridge to a real OpenClaw
     expect(stateName(task.status?.state)).toBe('canceled');
   });
 
-  it('a caller without a key reaches nothing (pairing, the default policy)', async () => {
+  it('a caller without a key knocks and reaches nothing until the operator approves (pairing, the default policy)', async () => {
     const guarded = await startAgent({
       settings: {
         gatewayUrl: gateway.url,
@@ -117,7 +117,9 @@ describe.skipIf(!available)(`an A2A caller through the bridge to a real OpenClaw
     try {
       const before = model.chatRequests().length;
       const client = await a2aClient(guarded.url, undefined, 'JSONRPC');
-      await expect(client.sendMessage(send(marker('KEYLESS')))).rejects.toThrow(/key/i);
+      // It knocks: a task that waits for the operator (docs/a2a.md, "A stranger knocks"); nothing runs.
+      const knock = asTask(await client.sendMessage(send(marker('KEYLESS'))));
+      expect(knock.status?.state).toBe(TaskState.TASK_STATE_AUTH_REQUIRED);
       expect(model.chatRequests().length).toBe(before);
     } finally {
       await guarded.close();
