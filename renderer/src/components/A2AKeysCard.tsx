@@ -5,17 +5,11 @@
  * when the core says the access lists changed (`version`: a key issued or revoked elsewhere, another replica
  * or the CLI), and every 30 s for the usage.
  */
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import type { ApiClient, ApiRequestError } from '../api/client';
-import type {
-  A2AKeyIssueRequest,
-  A2AKeysResponse,
-  A2AKeyView,
-  AccessPolicy,
-  SkillView,
-  TrafficEntry,
-} from '../api/contract';
+import { useCallback, useMemo, useRef, useState } from 'react';
+import type { ApiClient } from '../api/client';
+import type { A2AKeyIssueRequest, A2AKeyView, AccessPolicy, SkillView, TrafficEntry } from '../api/contract';
 import { asApiError, useAction } from '../hooks/useAction';
+import { useLoaded } from '../hooks/useLoaded';
 import { useNow } from '../hooks/useNow';
 import { formatCount, formatRelative } from '../lib/format';
 import { scopeText } from '../lib/skills';
@@ -40,34 +34,16 @@ interface A2AKeysCardProps {
 }
 
 export function A2AKeysCard({ api, version, policy, traffic, skills }: A2AKeysCardProps) {
-  const [view, setView] = useState<A2AKeysResponse | null>(null);
-  const [loadError, setLoadError] = useState<ApiRequestError | null>(null);
   const [issued, setIssued] = useState<{ name: string; secret: string } | null>(null);
   const [confirming, setConfirming] = useState<A2AKeyView | null>(null);
   const [outcome, setOutcome] = useState<string | null>(null);
   const now = useNow(30_000);
 
   // Only the newest answer is shown: a slow load must not undo an issue or a revocation made meanwhile.
-  const generation = useRef(0);
-  const show = (next: A2AKeysResponse) => {
-    generation.current += 1;
-    setView(next);
-    setLoadError(null);
-  };
-  const load = useCallback(async () => {
-    const mine = ++generation.current;
-    try {
-      const next = await api.a2aKeys();
-      if (mine !== generation.current) return;
-      setView(next);
-      setLoadError(null);
-    } catch (error) {
-      if (mine === generation.current) setLoadError(asApiError(error));
-    }
-  }, [api]);
-  useEffect(() => {
-    void load();
-  }, [load, version, now]);
+  const { view, loadError, show, load } = useLoaded(
+    useCallback(() => api.a2aKeys(), [api]),
+    [version, now],
+  );
 
   const request = useRef<A2AKeyIssueRequest | null>(null);
   const issue = useAction(async () => {

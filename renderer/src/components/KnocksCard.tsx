@@ -6,10 +6,11 @@
  * message runs, and the caller reads the key once, in its task (never here). Denying ends its task rejected
  * with the reason chosen. Reloads when the core says the access lists changed (`version`).
  */
-import { useCallback, useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { useCallback, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import type { ApiClient, ApiRequestError } from '../api/client';
 import type { KnockApproveRequest, KnocksResponse, KnockView } from '../api/contract';
 import { asApiError, useAction } from '../hooks/useAction';
+import { useLoaded } from '../hooks/useLoaded';
 import { useNow } from '../hooks/useNow';
 import { formatCount, formatDateTime } from '../lib/format';
 import { Badge } from './Badge';
@@ -40,8 +41,6 @@ const REASONS = [
 ];
 
 export function KnocksCard({ api, version }: KnocksCardProps) {
-  const [view, setView] = useState<KnocksResponse | null>(null);
-  const [loadError, setLoadError] = useState<ApiRequestError | null>(null);
   const [approving, setApproving] = useState<string | null>(null);
   const [denying, setDenying] = useState<KnockView | null>(null);
   const [reason, setReason] = useState(REASONS[0]!);
@@ -49,26 +48,10 @@ export function KnocksCard({ api, version }: KnocksCardProps) {
   const now = useNow(30_000);
 
   // Only the newest answer is shown: a slow load must not undo a decision made meanwhile.
-  const generation = useRef(0);
-  const show = (next: KnocksResponse) => {
-    generation.current += 1;
-    setView(next);
-    setLoadError(null);
-  };
-  const load = useCallback(async () => {
-    const mine = ++generation.current;
-    try {
-      const next = await api.knocks();
-      if (mine !== generation.current) return;
-      setView(next);
-      setLoadError(null);
-    } catch (error) {
-      if (mine === generation.current) setLoadError(asApiError(error));
-    }
-  }, [api]);
-  useEffect(() => {
-    void load();
-  }, [load, version]);
+  const { view, loadError, show, load } = useLoaded(
+    useCallback(() => api.knocks(), [api]),
+    [version],
+  );
 
   const approval = useRef<{ code: string; request: KnockApproveRequest } | null>(null);
   const approve = useAction(async () => {

@@ -3,10 +3,9 @@
  * budget per agent (settings outboundCallsPerDay, outboundTokensPerDay; Settings changes them). An agent whose
  * budget is spent is marked: the MCP tools refuse to call it until UTC midnight.
  */
-import { useCallback, useEffect, useState } from 'react';
-import type { ApiClient, ApiRequestError } from '../api/client';
-import type { OutboundBudgetView } from '../api/contract';
-import { asApiError } from '../hooks/useAction';
+import { useCallback } from 'react';
+import type { ApiClient } from '../api/client';
+import { useLoaded } from '../hooks/useLoaded';
 import { formatCount, formatDateTime } from '../lib/format';
 import { Badge } from './Badge';
 import { ErrorNotice, Loading } from './States';
@@ -19,20 +18,7 @@ const used = (count: number, budget: number) =>
   budget > 0 ? `${formatCount(count)} of ${formatCount(budget)}` : `${formatCount(count)} (no limit)`;
 
 export function OutboundBudgets({ api }: { api: ApiClient }) {
-  const [view, setView] = useState<OutboundBudgetView | null>(null);
-  const [loadError, setLoadError] = useState<ApiRequestError | null>(null);
-
-  const load = useCallback(async () => {
-    try {
-      setView(await api.outboundBudgets());
-      setLoadError(null);
-    } catch (error) {
-      setLoadError(asApiError(error));
-    }
-  }, [api]);
-  useEffect(() => {
-    void load();
-  }, [load]);
+  const { view, loadError, load } = useLoaded(useCallback(() => api.outboundBudgets(), [api]));
 
   if (!view) {
     return loadError ? <ErrorNotice error={loadError} title="Cannot load today's budgets" /> : <Loading />;

@@ -3,32 +3,21 @@
  * bearer token, or an API key in a header they name) and removes it. Write-only: the console never gets a
  * value back, and the field is emptied once it is sent.
  */
-import { useCallback, useEffect, useId, useState, type FormEvent } from 'react';
+import { useCallback, useId, useState, type FormEvent } from 'react';
 import type { ApiClient, ApiRequestError } from '../api/client';
-import type { OutboundCredentialScheme, OutboundCredentialsResponse } from '../api/contract';
+import type { OutboundCredentialScheme } from '../api/contract';
 import { asApiError, useAction } from '../hooks/useAction';
+import { useLoaded } from '../hooks/useLoaded';
 import { ErrorNotice, Loading, Notice } from './States';
 
 export function OutboundCredentials({ api }: { api: ApiClient }) {
-  const [view, setView] = useState<OutboundCredentialsResponse | null>(null);
-  const [loadError, setLoadError] = useState<ApiRequestError | null>(null);
   const id = useId();
   const [url, setUrl] = useState('');
   const [scheme, setScheme] = useState<OutboundCredentialScheme>('bearer');
   const [header, setHeader] = useState('');
   const [value, setValue] = useState('');
 
-  const load = useCallback(async () => {
-    try {
-      setView(await api.credentials());
-      setLoadError(null);
-    } catch (error) {
-      setLoadError(asApiError(error));
-    }
-  }, [api]);
-  useEffect(() => {
-    void load();
-  }, [load]);
+  const { view, loadError, show } = useLoaded(useCallback(() => api.credentials(), [api]));
 
   const keep = useAction(async () => {
     const body = {
@@ -38,7 +27,7 @@ export function OutboundCredentials({ api }: { api: ApiClient }) {
       ...(scheme === 'apiKey' ? { header: header.trim() } : {}),
     };
     const next = await api.keepCredential(body);
-    setView(next);
+    show(next);
     setUrl('');
     setHeader('');
     setValue('');
@@ -50,7 +39,7 @@ export function OutboundCredentials({ api }: { api: ApiClient }) {
     setRemoving(target);
     setRemoveError(null);
     try {
-      setView(await api.removeCredential(target));
+      show(await api.removeCredential(target));
     } catch (error) {
       setRemoveError(asApiError(error));
     } finally {
