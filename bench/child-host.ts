@@ -46,6 +46,8 @@ export interface ServerChild {
   control(cmd: 'tunnel-stop' | 'tunnel-start'): Promise<ControlTiming>;
   memory(): Promise<ChildMemory>;
   gc(): Promise<ChildMemory>;
+  /** Starts the child's peak rss again from its rss now (where /proc allows it), then reports memory. */
+  resetPeak(): Promise<ChildMemory>;
   /** CPU time (and, for the agent, handler times) since the previous sample. */
   sample(): Promise<ChildSample>;
   /** Moves the agent's clock forward by `advanceMs`, sweeps the nonce store, then puts the clock back. */
@@ -59,6 +61,8 @@ export interface SpawnOptions {
   startTimeoutMs?: number;
   /** Run the child on this CPU only (Linux `taskset`), so that it has a core to itself. */
   cpu?: number;
+  /** More node options for the child (e.g. V8 heap flags being compared). */
+  nodeFlags?: string[];
 }
 
 const SOURCE_CHILD = fileURLToPath(new URL('./server-child.ts', import.meta.url));
@@ -72,6 +76,7 @@ export function useBuiltChild(path: string): void {
 export async function spawnServer(config: ChildConfig, options: SpawnOptions = {}): Promise<ServerChild> {
   const CHILD = builtChild ?? SOURCE_CHILD;
   const execArgv = builtChild ? ['--expose-gc', '--enable-source-maps'] : ['--expose-gc', '--import', 'tsx'];
+  execArgv.push(...(options.nodeFlags ?? []));
   if (options.cpuProfileDir) execArgv.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`);
   // taskset execs node in place, so the IPC channel fork() sets up is inherited as usual.
   const pinned = options.cpu === undefined ? {} : { execPath: 'taskset' };
@@ -136,6 +141,7 @@ export async function spawnServer(config: ChildConfig, options: SpawnOptions = {
     },
     memory: () => askMemory({ cmd: 'memory' }),
     gc: () => askMemory({ cmd: 'gc' }),
+    resetPeak: () => askMemory({ cmd: 'reset-peak' }),
     sweep: (advanceMs) => askMemory({ cmd: 'sweep', advanceMs }),
     async sample() {
       const { sample } = await ask({ cmd: 'sample' });

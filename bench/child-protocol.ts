@@ -18,7 +18,10 @@ export type ChildConfig =
       /** Shared state on this Redis (as replicas run), instead of the data dir. */
       redisUrl?: string;
     }
+  /** The SAMVAD anchor: a plain node:http JSON echo (bench/echo-server.ts). */
   | { role: 'echo' }
+  /** The A2A anchor: the minimal server on the A2A SDK (bench/sdk-a2a-server.ts), on the same gateway. */
+  | { role: 'sdk-a2a'; gatewayUrl: string; gatewayToken: string }
   | { role: 'gateway'; token: string }
   /** The loopback localtunnel-protocol server (test/fixtures/tunnel-server.ts). */
   | { role: 'tunnel'; maxConnCount: number }
@@ -34,6 +37,8 @@ export interface ConsoleRef {
 export type ChildCommand =
   | { cmd: 'memory' }
   | { cmd: 'gc' }
+  /** Starts the peak (VmHWM) again from the current rss (Linux: `/proc/self/clear_refs`), then reports. */
+  | { cmd: 'reset-peak' }
   | { cmd: 'sample' }
   | { cmd: 'sweep'; advanceMs: number }
   /** Tunnel server only: stop it (like the server dying) or start it again on the same port. */

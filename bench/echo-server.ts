@@ -1,7 +1,7 @@
-// The ceiling: a plain Koa server that parses a JSON body and sends it back, with no signatures, no
-// pipeline and no gateway. Same framework and same request bytes as the agent, so the ratio of the two
-// is what the bridge's own work costs.
-import Koa from 'koa';
+// The SAMVAD ceiling: a plain `node:http` server that parses a JSON body and sends it back, with no
+// signatures, no framework, no pipeline and no gateway. The same request bytes as the agent gets, so the
+// ratio of the two is what the bridge's whole work costs against the least a server can do with them.
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface EchoServer {
@@ -10,21 +10,32 @@ export interface EchoServer {
 }
 
 export async function startEchoServer(): Promise<EchoServer> {
-  const app = new Koa();
-  app.use(async (ctx) => {
-    if (ctx.method !== 'POST') {
-      ctx.status = 404;
-      return;
-    }
+  const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
-    for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
-    ctx.body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      if (req.method !== 'POST') {
+        res.writeHead(404).end();
+        return;
+      }
+      let text: string;
+      try {
+        text = JSON.stringify(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch {
+        res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"body must be JSON"}');
+        return;
+      }
+      res.writeHead(200, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+      });
+      res.end(text);
+    });
   });
-  const server = app.listen(0, '127.0.0.1');
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
     server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
   });
   const { port } = server.address() as AddressInfo;
   return {

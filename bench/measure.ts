@@ -146,9 +146,70 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-/** 2. The same requests (built and signed the same way) to a plain Koa JSON echo server: the ceiling. */
+/** 2. The same requests (built and signed the same way) to a plain node:http JSON echo server: the ceiling. */
 export function measureEcho(env: BenchEnv, options: PhaseOptions): Promise<Measured> {
   return measure(env.echo, signedChat(env.caller, env.agent.id), options);
+}
+
+/** The A2A anchor: the same blocking sends to the minimal SDK server (bench/sdk-a2a-server.ts). */
+export function measureSdkA2ASend(env: BenchEnv, options: PhaseOptions): Promise<Measured> {
+  return measure(env.sdkA2A, a2aMessage(env.agent.a2aKey), options);
+}
+
+/** One side of an anchored comparison: each run's figures, in run order, and their medians. */
+export interface AnchorSide {
+  rps: number[];
+  /** Server CPU per successful call of each run, µs. */
+  cpuUs: number[];
+  medianRps: number;
+  medianCpuUs: number;
+  /** Answers other than 200 (or no answer) over all runs. */
+  errors: number;
+}
+
+export interface Anchored {
+  concurrency: number;
+  ours: AnchorSide;
+  anchor: AnchorSide;
+  /** Ours / the anchor, median req/s: the row's figure. */
+  ratio: number;
+  /** Ours / the anchor, median CPU per call. */
+  cpuRatio: number;
+}
+
+/**
+ * Ours against its anchor, in alternating runs (ours, anchor, anchor, ours in each block) on the same CPU,
+ * so that a drift of the machine weighs on both sides alike; each side is the median of its runs.
+ */
+export async function measureAgainstAnchor(
+  concurrency: number,
+  sides: {
+    ours: (phase: PhaseOptions) => Promise<Measured>;
+    anchor: (phase: PhaseOptions) => Promise<Measured>;
+  },
+  options: PairedOptions,
+): Promise<Anchored> {
+  const phase = { concurrency, warmupMs: options.warmupMs, durationMs: options.runMs };
+  const runs = { ours: [] as Measured[], anchor: [] as Measured[] };
+  for (let block = 0; block < options.blocks; block++) {
+    for (const side of ['ours', 'anchor', 'anchor', 'ours'] as const)
+      runs[side].push(await sides[side](phase));
+  }
+  const summary = (measured: Measured[]): AnchorSide => {
+    const rps = measured.map((m) => m.rps);
+    const cpuUs = measured.map((m) => m.server.cpuUsPerCall);
+    const errors = measured.reduce((sum, m) => sum + m.errors, 0);
+    return { rps, cpuUs, medianRps: median(rps), medianCpuUs: median(cpuUs), errors };
+  };
+  const ours = summary(runs.ours);
+  const anchor = summary(runs.anchor);
+  return {
+    concurrency,
+    ours,
+    anchor,
+    ratio: ours.medianRps / anchor.medianRps,
+    cpuRatio: ours.medianCpuUs / anchor.medianCpuUs,
+  };
 }
 
 /** 3. The bridge's own gateway call, sent straight to the gateway with the same HTTP client. */

@@ -1,7 +1,7 @@
 // Entry of a server child process: hosts the agent, the echo server or the instant gateway away from the
 // load generator, so that each has a core of its own to use and is measured on its own (CPU, memory).
 // Started by bench/child-host.ts with an IPC channel.
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import type {
@@ -59,6 +59,8 @@ async function start() {
     }
     case 'echo':
       return (await import('./echo-server.js')).startEchoServer();
+    case 'sdk-a2a':
+      return (await import('./sdk-a2a-server.js')).startSdkA2AServer(config.gatewayUrl, config.gatewayToken);
     case 'gateway':
       return (await import('./instant-gateway.js')).startInstantGateway(config.token);
     case 'tunnel': {
@@ -162,6 +164,14 @@ process.on('message', (raw) => {
       return reply({ memory: memory() });
     case 'sample':
       return reply({ sample: sample() });
+    case 'reset-peak':
+      // Linux: 5 resets the process's peak resident set size (proc(5), clear_refs).
+      try {
+        writeFileSync('/proc/self/clear_refs', '5');
+      } catch {
+        // No /proc: the peak stays the one since start, which the report then shows.
+      }
+      return reply({ memory: memory() });
     case 'sweep':
       // Every nonce expires one window after its envelope's timestamp: move the clock past that.
       clockOffset += request.advanceMs;

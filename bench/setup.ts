@@ -1,5 +1,5 @@
 // The bench's world: the load generator and a peer agent in this process; the agent under test, the
-// instant gateway and the Koa echo server each in a child process of their own, as they would be deployed.
+// instant gateway, the plain echo server and the minimal A2A SDK server each in a child process of their own, as they would be deployed.
 // Checks that a signed call really works before measuring.
 import {
   publicKeyFromRaw,
@@ -30,7 +30,10 @@ export interface BenchEnv {
   caller: Caller;
   /** The agent under test, in its own process. */
   agent: ServerChild & { id: string; a2aKey: string };
+  /** The SAMVAD anchor: a plain node:http JSON echo. */
   echo: ServerChild;
+  /** The A2A anchor: the minimal server on the A2A SDK, on the same gateway. */
+  sdkA2A: ServerChild;
   pin: PinPlan | undefined;
   close(): Promise<void>;
 }
@@ -65,9 +68,16 @@ export async function setupBench(options: SetupOptions = {}): Promise<BenchEnv> 
     children.push(agent);
     const echo = await spawnServer({ role: 'echo' }, { cpu: pin?.server });
     children.push(echo);
+    const sdkA2A = await spawnServer(
+      { role: 'sdk-a2a', gatewayUrl: gateway.url, gatewayToken: gateway.token },
+      { cpu: pin?.server },
+    );
+    children.push(sdkA2A);
     await checkSignedChat(agent.url, caller, agent.id);
     await checkA2ASend(agent.url, agent.a2aKey);
-    return { gateway, peer, caller, agent, echo, pin, close };
+    // The anchor must do the same work: a completed task holding the gateway's reply.
+    await checkA2ASend(sdkA2A.url, agent.a2aKey);
+    return { gateway, peer, caller, agent, echo, sdkA2A, pin, close };
   } catch (error) {
     await close();
     throw error;

@@ -4,11 +4,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChildMemory } from './child-protocol.js';
 import {
   measureA2ASend,
+  measureAgainstAnchor,
   measureDirectGateway,
   measureEcho,
+  measureSdkA2ASend,
   measureSignedChat,
   measurePairedCpu,
   measureSigningCost,
+  type Anchored,
   type Measured,
   type PairedCpu,
   type PairedOptions,
@@ -22,7 +25,13 @@ import {
   type ConsoleLoadResult,
 } from './measure-console.js';
 import { measureMcp, type McpFailure, type McpOptions, type McpResult } from './measure-mcp.js';
-import { measureMemory, type MemoryOptions, type MemoryResult } from './measure-memory.js';
+import {
+  measureA2AMemory,
+  measureMemory,
+  type A2AMemoryResult,
+  type MemoryOptions,
+  type MemoryResult,
+} from './measure-memory.js';
 import { measureWithRedis, type RedisFailure, type RedisResult } from './measure-redis.js';
 import { measureA2AStream, measureStream, type StreamOptions, type StreamResult } from './measure-stream.js';
 import {
@@ -50,6 +59,13 @@ export interface BenchConfig {
   mcp: McpOptions;
   /** 1a: agent CPU per call, A2A against signed chat, in alternating runs at each concurrency. */
   paired: PairedOptions & { concurrency: number[] };
+  /**
+   * Ours against the anchors in alternating runs, at each of `paired.concurrency`: A2A sends against the
+   * minimal A2A SDK server (1a), signed chat against the plain echo (2).
+   */
+  anchors: PairedOptions;
+  /** 5a: A2A blocking sends to a fresh agent process, its memory every `every` calls. */
+  a2aMemory: { requests: number; every: number; concurrency: number; warmupRequests: number };
   /** Write a CPU profile of the agent process (the throughput runs) into this directory. */
   cpuProfileDir?: string;
   /** Pin the server under test to one CPU and the client and gateway to another, where possible. */
@@ -67,6 +83,8 @@ export const FULL: BenchConfig = {
   ui: { entries: 10_000, scrollMs: 2000, filterRuns: 3, filterText: 'nonce' },
   mcp: { warmupCalls: 500, callsPerRun: 250, blocks: 4 },
   paired: { concurrency: [32, 1], blocks: 3, warmupMs: 500, runMs: 1500 },
+  anchors: { blocks: 3, warmupMs: 500, runMs: 1500 },
+  a2aMemory: { requests: 100_000, every: 10_000, concurrency: 32, warmupRequests: 3000 },
   pin: true,
 };
 
@@ -81,6 +99,8 @@ export const QUICK: BenchConfig = {
   ui: { entries: 10_000, scrollMs: 1000, filterRuns: 1, filterText: 'nonce' },
   mcp: { warmupCalls: 100, callsPerRun: 100, blocks: 1 },
   paired: { concurrency: [32, 1], blocks: 1, warmupMs: 200, runMs: 400 },
+  anchors: { blocks: 1, warmupMs: 200, runMs: 400 },
+  a2aMemory: { requests: 5000, every: 1000, concurrency: 32, warmupRequests: 500 },
   pin: true,
 };
 
@@ -112,13 +132,19 @@ export interface BenchResults {
     signedBefore: Measured[];
     signedAfter: Measured[];
     paired: PairedCpu[];
+    /** Against the minimal A2A SDK server, alternating runs, at c=32 then c=1. */
+    anchored: Anchored[];
   };
   echo: { c1: Measured; c32: Measured };
+  /** 2. Signed chat against the plain echo, alternating runs, at c=32 then c=1. */
+  echoAnchored: Anchored[];
   /** 1r: the signed path with shared state on a redis-server on loopback; or why it was not measured. */
   redis: RedisResult | RedisFailure;
   direct: Measured;
   stream: StreamResult;
   memory: MemoryResult;
+  /** 5a: A2A sends to a fresh agent process: memory along the run. */
+  a2aMemory: A2AMemoryResult;
   /** 6: its own agent process behind the loopback tunnel server; or why it could not be measured. */
   tunnel: TunnelResult | TunnelFailure;
   /** 7a: an agent process running its console: throughput without and with console clients streaming. */
@@ -184,10 +210,32 @@ export async function runSuite(
       progress(`1a. agent CPU per call, signed and A2A in alternating runs, concurrency ${concurrency}`);
       paired.push(await measurePairedCpu(env, concurrency, config.paired));
     }
+    // Both anchors warm up as the agent did (JIT), so that the first alternating run is not a cold one.
+    progress('warming up the anchors: the minimal A2A SDK server and the echo server');
+    await measureSdkA2ASend(env, { concurrency: 32, warmupMs: config.warmupMs * 2, durationMs: 500 });
+    await measureEcho(env, { concurrency: 32, warmupMs: config.warmupMs, durationMs: 500 });
+    const anchored: Anchored[] = [];
+    const echoAnchored: Anchored[] = [];
+    for (const concurrency of config.paired.concurrency) {
+      progress(
+        `1a. A2A send against the minimal A2A SDK server, alternating runs, concurrency ${concurrency}`,
+      );
+      const a2aSides = {
+        ours: (p: PhaseOptions) => measureA2ASend(env, p),
+        anchor: (p: PhaseOptions) => measureSdkA2ASend(env, p),
+      };
+      anchored.push(await measureAgainstAnchor(concurrency, a2aSides, config.anchors));
+      progress(`2. signed chat against the plain echo, alternating runs, concurrency ${concurrency}`);
+      const echoSides = {
+        ours: (p: PhaseOptions) => measureSignedChat(env, p),
+        anchor: (p: PhaseOptions) => measureEcho(env, p),
+      };
+      echoAnchored.push(await measureAgainstAnchor(concurrency, echoSides, config.anchors));
+    }
     const signedAfter = await signedRuns('after');
-    progress('2. Koa echo, concurrency 1');
+    progress('2. plain echo, concurrency 1');
     const echoC1 = await measureEcho(env, phase(1));
-    progress('2. Koa echo, concurrency 32');
+    progress('2. plain echo, concurrency 32');
     const echoC32 = await measureEcho(env, phase(32));
     progress('1r. signed chat with shared state on Redis, concurrency 32');
     const redis = await measureWithRedis(env, phase(32), config.cpuProfileDir);
@@ -197,6 +245,10 @@ export async function runSuite(
       `5. memory: ${config.memory.requests.toLocaleString('en')} signed calls to a fresh agent process`,
     );
     const memory = await measureMemory(env, config.memory);
+    progress(
+      `5a. memory: ${config.a2aMemory.requests.toLocaleString('en')} A2A sends to a fresh agent process`,
+    );
+    const a2aMemory = await measureA2AMemory(env, config.a2aMemory, progress);
     // With an agent process of its own: a tunnel that cannot open is reported, not fatal to 1-5.
     const tunnel = await measureTunnel(env, config.tunnel, progress).catch(
       (error: unknown): TunnelFailure => ({ error: (error as Error).message }),
@@ -217,12 +269,14 @@ export async function runSuite(
       idle,
       signing,
       signed: { c1: signedC1, c32: signedC32, c64: signedC64 },
-      a2a: { c1: a2aC1, c32: a2aC32, stream: a2aStream, signedBefore, signedAfter, paired },
+      a2a: { c1: a2aC1, c32: a2aC32, stream: a2aStream, signedBefore, signedAfter, paired, anchored },
       echo: { c1: echoC1, c32: echoC32 },
+      echoAnchored,
       redis,
       direct,
       stream,
       memory,
+      a2aMemory,
       tunnel,
       console: consoleLoad,
     };
