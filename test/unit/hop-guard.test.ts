@@ -141,6 +141,24 @@ describe('HopGuard.enter and next: calls out while an inbound call is served', (
     expect(hops.next().hop).toBe(1);
   });
 
+  it('starts the chain of a served call that named none once, when a call out first needs it, and keeps it', () => {
+    const { hops } = guard();
+    const leave = hops.enter(undefined);
+    const first = hops.next();
+    const second = hops.next();
+    expect(first.hop).toBe(2);
+    expect(second).toEqual(first);
+    expect(hops.runningChains()).toEqual([{ id: first.id, hop: 1 }]);
+    // A later served call that named none is newer among equals: its own chain, not the first one's.
+    const leaveOther = hops.enter(undefined);
+    const other = hops.next();
+    expect(other.hop).toBe(2);
+    expect(other.id).not.toBe(first.id);
+    leaveOther();
+    expect(hops.next()).toEqual(first);
+    leave();
+  });
+
   it('with several served at once, continues the deepest (its hop limit comes soonest)', () => {
     const { hops } = guard();
     const leaves = [
