@@ -113,8 +113,19 @@ export function secondsUntilUtcMidnight(now: number): number {
   return Math.max(1, Math.ceil((nextUtcMidnight(now) - now) / 1000));
 }
 
+let today = { start: Number.NaN, text: '' };
+
+/**
+ * The UTC date of `time`, `YYYY-MM-DD`. Asked several times per call (budgets, skill usage): the current
+ * day's bounds and text are kept, so only a new day formats a date (a Date and an ISO string per ask cost
+ * about 1% of a call). A JavaScript time has no leap seconds: every UTC day is DAY_MS long from the epoch.
+ */
 export function utcDay(time: number): string {
-  return new Date(time).toISOString().slice(0, 10);
+  if (time >= today.start && time < today.start + DAY_MS) return today.text;
+  const start = time - (((time % DAY_MS) + DAY_MS) % DAY_MS);
+  if (!Number.isFinite(start)) return new Date(time).toISOString().slice(0, 10);
+  today = { start, text: new Date(start).toISOString().slice(0, 10) };
+  return today.text;
 }
 
 function nextUtcMidnight(time: number): number {
