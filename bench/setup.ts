@@ -9,6 +9,10 @@ import {
 } from '../src/protocol/index.js';
 import type { AgentCard } from '../src/protocol/index.js';
 import { appFetch } from '../src/lib/http.js';
+import { readFileSync } from 'node:fs';
+import { KEY_FILE_NAME, parseKeyFile } from '../src/keys/key-file.js';
+import { nodeEd25519, privateKeyFromRaw, type Signer } from '../src/protocol/index.js';
+import { join } from 'node:path';
 import { startAgent, type TestAgent } from '../test/helpers/agents.js';
 import { spawnServer, type ServerChild, type SpawnOptions } from './child-host.js';
 import { sendAndRead } from './load.js';
@@ -59,7 +63,7 @@ export async function setupBench(options: SetupOptions = {}): Promise<BenchEnv> 
   };
   try {
     peer = await startAgent({ settings: { gatewayUrl: gateway.url, gatewayToken: gateway.token } });
-    const caller: Caller = { id: peer.id, signer: peer.app.keys.signer };
+    const caller: Caller = { id: peer.id, signer: loadGeneratorSigner(peer.dataDir) };
     const agent = await startAgentChild(gateway, {
       cpuProfileDir: options.cpuProfileDir,
       cpu: pin?.server,
@@ -82,6 +86,21 @@ export async function setupBench(options: SetupOptions = {}): Promise<BenchEnv> 
     await close();
     throw error;
   }
+}
+
+/**
+ * The calling agent's own key, signing through node:crypto whatever Ed25519 library the agent uses: the
+ * load generator's cost per request is part of every row (the echo ceiling is bound by it), so it must not
+ * change with the code under test. node:crypto is what it signed with when the targets were set.
+ */
+function loadGeneratorSigner(dataDir: string): Signer {
+  const { signingKey } = parseKeyFile(JSON.parse(readFileSync(join(dataDir, KEY_FILE_NAME), 'utf8')));
+  const privateKey = privateKeyFromRaw(signingKey.privateKey);
+  return {
+    kid: signingKey.kid,
+    sign: (data) =>
+      nodeEd25519.sign(privateKey, typeof data === 'string' ? Buffer.from(data) : data).toString('base64'),
+  };
 }
 
 export async function startAgentChild(
