@@ -48,9 +48,9 @@ describe('Ed25519 backends', () => {
     const data = Buffer.from('"@status": 200\n');
     const signature = sodium.sign(privateKey, data);
     const changedData = Buffer.from(data);
-    changedData[3] ^= 1;
+    changedData[3] = changedData[3]! ^ 1;
     const changedSignature = Buffer.from(signature);
-    changedSignature[40] ^= 1;
+    changedSignature[40] = changedSignature[40]! ^ 1;
     for (const backend of [sodium, nodeEd25519]) {
       expect(backend.verify(publicKey, changedData, signature)).toBe(false);
       expect(backend.verify(publicKey, data, changedSignature)).toBe(false);
