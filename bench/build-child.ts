@@ -16,8 +16,8 @@ export async function buildServerChild(): Promise<string> {
     target: 'node20',
     packages: 'external',
     sourcemap: true,
-    // As `build:core` builds it: stack traces still name the TypeScript file and line, and the process
-    // does not hold every source file in memory (--enable-source-maps keeps each loaded map).
+    // As `build:core` builds it: a map beside each file, for a stack trace read with --enable-source-maps
+    // (not used by default: it holds every loaded map in memory).
     sourcesContent: false,
     logLevel: 'warning',
   });

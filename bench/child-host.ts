@@ -75,7 +75,9 @@ export function useBuiltChild(path: string): void {
 
 export async function spawnServer(config: ChildConfig, options: SpawnOptions = {}): Promise<ServerChild> {
   const CHILD = builtChild ?? SOURCE_CHILD;
-  const execArgv = builtChild ? ['--expose-gc', '--enable-source-maps'] : ['--expose-gc', '--import', 'tsx'];
+  // As `npm run serve` and `agent-bridge serve` run the core: without --enable-source-maps (which holds
+  // each loaded file's map, about 7 MB of the agent's memory).
+  const execArgv = builtChild ? ['--expose-gc'] : ['--expose-gc', '--import', 'tsx'];
   execArgv.push(...(options.nodeFlags ?? []));
   if (options.cpuProfileDir) execArgv.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`);
   // taskset execs node in place, so the IPC channel fork() sets up is inherited as usual.

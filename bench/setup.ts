@@ -103,6 +103,20 @@ function loadGeneratorSigner(dataDir: string): Signer {
   };
 }
 
+/**
+ * The node options `npm run serve` starts the core with (its script in package.json): the agent child runs
+ * with them too, so that its memory and CPU are the headless agent's.
+ */
+export function serveNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const match = /\bnode((?: --[\w-]+(?:=\S+)?)*) dist\/core\/cli\.js serve\b/.exec(pkg.scripts.serve ?? '');
+  if (!match)
+    throw new Error('package.json: the serve script no longer runs `node [options] dist/core/cli.js serve`');
+  return match[1]!.split(' ').filter(Boolean);
+}
+
 export async function startAgentChild(
   gateway: GatewayRef,
   options: SpawnOptions & { approved: string[]; tunnelHost?: string; console?: boolean; redisUrl?: string },
@@ -118,7 +132,7 @@ export async function startAgentChild(
       ...(withConsole ? { console: true } : {}),
       ...(redisUrl ? { redisUrl } : {}),
     },
-    spawn,
+    { ...spawn, nodeFlags: [...serveNodeFlags(), ...(spawn.nodeFlags ?? [])] },
   );
   if (!child.id || !child.a2aKey) throw new Error('the agent child did not report its id and A2A key');
   return { ...child, id: child.id, a2aKey: child.a2aKey };
