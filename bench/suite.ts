@@ -210,6 +210,9 @@ export async function runSuite(
       progress(`1a. agent CPU per call, signed and A2A in alternating runs, concurrency ${concurrency}`);
       paired.push(await measurePairedCpu(env, concurrency, config.paired));
     }
+    const signedAfter = await signedRuns('after');
+    // After the signed runs that show what A2A traffic left behind: the anchors are other processes, and
+    // their runs (with more of ours between them) would blur that row.
     // Both anchors warm up as the agent did (JIT), so that the first alternating run is not a cold one.
     progress('warming up the anchors: the minimal A2A SDK server and the echo server');
     await measureSdkA2ASend(env, { concurrency: 32, warmupMs: config.warmupMs * 2, durationMs: 500 });
@@ -232,7 +235,6 @@ export async function runSuite(
       };
       echoAnchored.push(await measureAgainstAnchor(concurrency, echoSides, config.anchors));
     }
-    const signedAfter = await signedRuns('after');
     progress('2. plain echo, concurrency 1');
     const echoC1 = await measureEcho(env, phase(1));
     progress('2. plain echo, concurrency 32');
