@@ -222,7 +222,10 @@ describe.skipIf(!hasChromium)('accessibility in Chromium', () => {
       it('Help: a page a Help link opens (tables, code), the README, and a long page', async () => {
         await open('settings', '[data-section="tunnel"]');
         await page.getByRole('link', { name: 'Help: Tunnel settings' }).click();
-        await page.getByRole('heading', { name: 'Tunnel', level: 2 }).waitFor(WAIT);
+        // The Settings page has a Settings title and a Tunnel heading too: the help page's own say it opened.
+        const help = page.getByTestId('help-page');
+        await help.getByRole('heading', { name: 'Settings', level: 1 }).waitFor(WAIT);
+        await help.getByRole('heading', { name: 'Tunnel', level: 2 }).waitFor(WAIT);
         await check('help-settings');
         await page.getByRole('link', { name: 'All help pages' }).click();
         await page.getByRole('heading', { name: 'Read more' }).waitFor(WAIT);
