@@ -80,14 +80,17 @@ describe('the tunnel name across restarts', () => {
     const first = await run(control, dataDir);
     const url = first.agent.app.agentUrl;
     const id = first.agent.app.card().id;
-    expect(control.requests.map((r) => r.path)).toEqual(['/?new']);
+    // A fresh agent asks for a new name (again, if a busy machine made an attempt time out), and no other.
+    const firstPaths = control.requests.map((r) => r.path);
+    expect(firstPaths.length).toBeGreaterThan(0);
+    expect(new Set(firstPaths)).toEqual(new Set(['/?new']));
+    control.requests.length = 0;
     expect(JSON.parse(readFileSync(join(dataDir, TUNNEL_FILE), 'utf8'))).toEqual({ url });
     await stop(first, server);
 
     const second = await run(control, dataDir);
     // The name, and only the name, is asked for again (twice if the server still held it a moment).
-    const [fresh, ...again] = control.requests.map((r) => r.path);
-    expect(fresh).toBe('/?new');
+    const again = control.requests.map((r) => r.path);
     expect(again.length).toBeGreaterThanOrEqual(1);
     expect(new Set(again)).toEqual(new Set([`/${nameOf(url)}`]));
     expect(second.agent.app.agentUrl).toBe(url);
@@ -163,7 +166,8 @@ describe('the tunnel name across restarts', () => {
     const dataDir = dataDirs();
     writeFileSync(join(dataDir, TUNNEL_FILE), '{ not json');
     const first = await run(control, dataDir);
-    expect(control.requests.map((r) => r.path)).toEqual(['/?new']);
+    // A new name only (asked again if a busy machine made an attempt time out).
+    expect(new Set(control.requests.map((r) => r.path))).toEqual(new Set(['/?new']));
     expect(existsSync(join(dataDir, TUNNEL_FILE))).toBe(true);
     expect(JSON.parse(readFileSync(join(dataDir, TUNNEL_FILE), 'utf8'))).toEqual({
       url: first.agent.app.agentUrl,
