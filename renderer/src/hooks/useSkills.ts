@@ -1,7 +1,7 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect } from 'react';
 import type { ApiClient, ApiRequestError } from '../api/client';
 import type { SkillsResponse } from '../api/contract';
-import { asApiError } from './useAction';
+import { useLoaded } from './useLoaded';
 
 export interface SkillsState {
   /** The last answer of GET /api/skills (or of a change), null until the first. */
@@ -18,37 +18,14 @@ export interface SkillsState {
  * scopes. Only the newest answer is shown.
  */
 export function useSkills(api: ApiClient, version: number, pollMs = 0): SkillsState {
-  const [view, setView] = useState<SkillsResponse | null>(null);
-  const [error, setError] = useState<ApiRequestError | null>(null);
-  const generation = useRef(0);
-
-  const reload = useCallback(async () => {
-    const mine = ++generation.current;
-    try {
-      const next = await api.skills();
-      if (mine !== generation.current) return;
-      setView(next);
-      setError(null);
-    } catch (caught) {
-      if (mine === generation.current) setError(asApiError(caught));
-    }
-  }, [api]);
-
-  const apply = useCallback((next: SkillsResponse) => {
-    generation.current += 1;
-    setView(next);
-    setError(null);
-  }, []);
-
-  useEffect(() => {
-    void reload();
-  }, [reload, version]);
+  const fetchSkills = useCallback(() => api.skills(), [api]);
+  const { view, loadError, show, load } = useLoaded<SkillsResponse>(fetchSkills, [version]);
 
   useEffect(() => {
     if (pollMs <= 0) return;
-    const timer = setInterval(() => void reload(), pollMs);
+    const timer = setInterval(() => void load(), pollMs);
     return () => clearInterval(timer);
-  }, [reload, pollMs]);
+  }, [load, pollMs]);
 
-  return { view, error, reload, apply };
+  return { view, error: loadError, reload: load, apply: show };
 }

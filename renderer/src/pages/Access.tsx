@@ -4,8 +4,7 @@
  * A2A keys; and whom the operator's agent may call. Callers in on the left, calls out on the right, the keys' table under both (wide screens);
  * a section nav jumps to each. Reloads whenever the core says the lists changed (`data.accessVersion`).
  */
-import { useCallback, useEffect, useId, useRef, useState } from 'react';
-import type { ApiRequestError } from '../api/client';
+import { useCallback, useId, useRef, useState } from 'react';
 import type {
   AccessChangeResponse,
   AccessPolicy,
@@ -31,6 +30,7 @@ import { agentName } from '../components/GatewayAgent';
 import { EmptyState, ErrorNotice, Loading, Notice } from '../components/States';
 import { When } from '../components/When';
 import { asApiError, useAction } from '../hooks/useAction';
+import { useLoaded } from '../hooks/useLoaded';
 import { useNow } from '../hooks/useNow';
 import { useSectionJump } from '../hooks/useSectionJump';
 import { useSkills } from '../hooks/useSkills';
@@ -66,8 +66,9 @@ type Decision =
 
 export function Access({ api, data }: PageProps) {
   const { accessVersion, refreshStatus, status } = data;
-  const [view, setView] = useState<AccessResponse | null>(null);
-  const [loadError, setLoadError] = useState<ApiRequestError | null>(null);
+  // Only the newest answer is shown: a slow load must not undo a decision made meanwhile.
+  const fetchAccess = useCallback(() => api.access(), [api]);
+  const { view, loadError, show, load } = useLoaded<AccessResponse>(fetchAccess, [accessVersion]);
   const [confirming, setConfirming] = useState<Decision | null>(null);
   const [outcome, setOutcome] = useState<string | null>(null);
   /** The decision being made or last made: which row is busy, where its error shows. */
@@ -79,34 +80,15 @@ export function Access({ api, data }: PageProps) {
   // What a key or an approval may be scoped to.
   const skills = useSkills(api, data.skillsVersion).view?.skills;
 
-  // Only the newest answer is shown: a slow load must not undo a decision made meanwhile.
-  const generation = useRef(0);
-  const load = useCallback(async () => {
-    const mine = ++generation.current;
-    try {
-      const next = await api.access();
-      if (mine !== generation.current) return;
-      setView(next);
-      setLoadError(null);
-    } catch (error) {
-      if (mine === generation.current) setLoadError(asApiError(error));
-    }
-  }, [api]);
-
-  useEffect(() => {
-    void load();
-  }, [load, accessVersion]);
   useSectionJump(view !== null);
 
   const apply = useCallback(
     (response: AccessChangeResponse) => {
-      generation.current += 1;
-      setView(response);
-      setLoadError(null);
+      show(response);
       // The tab's count and the Overview's notice.
       void refreshStatus();
     },
-    [refreshStatus],
+    [show, refreshStatus],
   );
 
   const target = useRef<Decision | null>(null);
