@@ -5,15 +5,15 @@
 // gateway and called by the same load generator; the rounds alternate (before, after, after, before), so a
 // drift of the machine weighs on both sides alike. Runs minutes apart on this machine differ by more than a
 // change does (see bench/README.md): this is how "no loss" is measured.
-import { build } from 'esbuild';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { buildServerChild } from './build-child.js';
 import { spawnServer, useBuiltChild } from './child-host.js';
 import { measure, type Measured } from './measure.js';
 import { pinPlan, pinSelf, unpinSelf } from './pinning.js';
 import { a2aMessage, signedChat } from './requests.js';
-import { checkA2ASend, checkSignedChat, startAgentChild } from './setup.js';
+import { benchCaller, checkA2ASend, checkSignedChat, startAgentChild } from './setup.js';
 import { startAgent } from '../test/helpers/agents.js';
 
 const { values } = parseArgs({
@@ -33,25 +33,6 @@ const afterDir = resolve(values.after ?? new URL('..', import.meta.url).pathname
 const blocks = Number(values.blocks);
 const runMs = Number(values['run-ms']);
 
-/** A tree's server child, built as bench/build-child.ts builds ours (it imports that tree's core). */
-async function buildChildOf(dir: string): Promise<string> {
-  const outdir = join(dir, 'dist/bench-compare');
-  await build({
-    entryPoints: [join(dir, 'bench/server-child.ts')],
-    outdir,
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    packages: 'external',
-    sourcemap: true,
-    sourcesContent: false,
-    logLevel: 'warning',
-  });
-  return join(outdir, 'server-child.js');
-}
-
 const pin = pinPlan();
 if (pin) pinSelf(pin.client);
 const gatewayChild = await spawnServer(
@@ -60,7 +41,7 @@ const gatewayChild = await spawnServer(
 );
 const gateway = { url: gatewayChild.url, token: 'bench-gateway-token' };
 const peer = await startAgent({ settings: { gatewayUrl: gateway.url, gatewayToken: gateway.token } });
-const caller = { id: peer.id, signer: peer.app.keys.signer };
+const caller = benchCaller(peer);
 const spawnAgent = async (child: string) => {
   useBuiltChild(child);
   const agent = await startAgentChild(gateway, { cpu: pin?.server, approved: [peer.id] });
@@ -69,8 +50,8 @@ const spawnAgent = async (child: string) => {
   return agent;
 };
 const sides = {
-  before: await spawnAgent(await buildChildOf(beforeDir)),
-  after: await spawnAgent(await buildChildOf(afterDir)),
+  before: await spawnAgent(await buildServerChild(beforeDir, join(beforeDir, 'dist/bench-compare'))),
+  after: await spawnAgent(await buildServerChild(afterDir, join(afterDir, 'dist/bench-compare'))),
 };
 
 const rows = [

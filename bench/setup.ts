@@ -63,7 +63,7 @@ export async function setupBench(options: SetupOptions = {}): Promise<BenchEnv> 
   };
   try {
     peer = await startAgent({ settings: { gatewayUrl: gateway.url, gatewayToken: gateway.token } });
-    const caller: Caller = { id: peer.id, signer: loadGeneratorSigner(peer.dataDir) };
+    const caller = benchCaller(peer);
     const agent = await startAgentChild(gateway, {
       cpuProfileDir: options.cpuProfileDir,
       cpu: pin?.server,
@@ -89,10 +89,15 @@ export async function setupBench(options: SetupOptions = {}): Promise<BenchEnv> 
 }
 
 /**
- * The calling agent's own key, signing through node:crypto whatever Ed25519 library the agent uses: the
- * load generator's cost per request is part of every row (the echo ceiling is bound by it), so it must not
- * change with the code under test. node:crypto is what it signed with when the targets were set.
+ * The calling agent (the bench's peer) as the load generator signs for it: with its own key, through
+ * node:crypto whatever Ed25519 library the agent uses. The load generator's cost per request is part of every
+ * row (the echo ceiling is bound by it), so it must not change with the code under test; node:crypto is
+ * what it signed with when the targets were set.
  */
+export function benchCaller(peer: TestAgent): Caller {
+  return { id: peer.id, signer: loadGeneratorSigner(peer.dataDir) };
+}
+
 function loadGeneratorSigner(dataDir: string): Signer {
   const { signingKey } = parseKeyFile(JSON.parse(readFileSync(join(dataDir, KEY_FILE_NAME), 'utf8')));
   const privateKey = privateKeyFromRaw(signingKey.privateKey);
