@@ -94,11 +94,14 @@ export class HopGuard {
    * further (the latest entered among equals), else a new one.
    */
   next(): CallChain {
+    // A turn that came with no chain is hop 1 of the chain it will get.
     let deepest: number | undefined;
     let deepestHop = 0;
     for (const [turn, chain] of this.running) {
       const hop = chain?.hop ?? 1;
-      if (deepest === undefined || hop >= deepestHop) [deepest, deepestHop] = [turn, hop];
+      if (hop < deepestHop) continue;
+      deepest = turn;
+      deepestHop = hop;
     }
     const chain = deepest === undefined ? newChain() : nextHop(this.chainOf(deepest));
     this.remember(chain);
