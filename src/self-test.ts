@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { AgentClient, CardFetchError, ResponseVerificationError, errorCodeOf } from './client/index.js';
 import { lookupWithLocalhost } from './lib/http.js';
 import { escapedLine } from './lib/text.js';
-import type { AgentCard, Signer } from './protocol/index.js';
+import { ed25519, type AgentCard, type Signer } from './protocol/index.js';
 import { checkReachable, codeOf } from './tunnel/reachability.js';
 import { httpStatusFailure, networkFailure, UnreachableError } from './tunnel/unreachable.js';
 
@@ -146,10 +146,17 @@ export async function runSelfTest(
           'Another copy of this agent with other keys may answer at this address, or the keys changed during the test: run it again, and stop any other copy',
         );
       }
-      return 'signed with an active key listed in the card';
+      return `signed with an active key listed in the card; ${ED25519_HERE[ed25519.name]}`;
     }));
   return { ok, url, stages, totalMs: elapsed(started) };
 }
+
+// Which library signs and verifies here: the operator sees the slower fallback without reading a log.
+const ED25519_HERE: Record<typeof ed25519.name, string> = {
+  libsodium: 'Ed25519 by libsodium',
+  'node:crypto':
+    'Ed25519 by node:crypto (libsodium did not load here: the same signatures, at about half the speed)',
+};
 
 const elapsed = (t0: number) => Math.round(performance.now() - t0);
 

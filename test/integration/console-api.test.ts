@@ -652,6 +652,8 @@ describe('registry and self-test', () => {
       ['reply-signature', true],
     ]);
     expect(answer.json).toMatchObject({ ok: true, url: agent.app.agentUrl });
+    // The last stage names the Ed25519 library in use (sodium-native is installed here).
+    expect(answer.json.stages.at(-1)?.detail).toMatch(/; Ed25519 by libsodium$/);
   });
 });
 
