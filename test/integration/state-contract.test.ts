@@ -18,6 +18,7 @@ import { startRedisServer, type RedisServer } from '../fixtures/redis-server.js'
 import { tempDir } from '../helpers/agents.js';
 import { dropOldestAtCap } from '../helpers/answered-tasks.js';
 import { until } from '../helpers/polling.js';
+import { monitorRedis } from '../helpers/redis-monitor.js';
 
 // One contract, two homes: every state store behaves the same in the data dir (one process) and on a real
 // redis-server (every replica); the Redis-only part is what replicas add: sharing, leases, outages.
@@ -983,12 +984,11 @@ describe('Redis: what replicas share', () => {
 
   it('writes an A2A task that ended before it was first written in one transaction, leased only while it owes a notification', async () => {
     await admin.flushdb();
-    const commands: string[] = [];
-    const monitor = await admin.duplicate().monitor();
-    monitor.on('monitor', (_time: string, args: string[]) => commands.push(args[0]!.toLowerCase()));
+    const monitor = await monitorRedis(redis.url);
+    cleanups.push(() => monitor.close());
+    const { commands } = monitor;
     const lease = { retentionMs: () => 3600_000, leaseMs: 300 };
     const a = new RedisTaskStore(await connection(), lease);
-    cleanups.push(async () => monitor.disconnect());
     const at = new Date().toISOString();
     await new Promise((resolve) => setTimeout(resolve, 50));
     commands.length = 0;
