@@ -993,7 +993,9 @@ describe('Redis: what replicas share', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     commands.length = 0;
     const quiet = await a.create(a2aMeta('a2a-key:alice'), undefined, ended(at));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Redis shows a monitor each command as it runs it: EXEC is the last this write may send.
+    await until(() => commands.includes('exec'), 5000, 'EXEC seen by MONITOR');
+    await new Promise((resolve) => setTimeout(resolve, 50)); // and anything a wrong write would send after
     // Nothing between MULTI and EXEC is seen half-done by another replica; no script, no second step.
     expect(commands.filter((name) => ['multi', 'exec', 'evalsha', 'eval'].includes(name))).toEqual([
       'multi',
