@@ -5,7 +5,8 @@ import type { ServerChild } from './child-host.js';
 import { keepAliveAgent, runLoad, type LoadResult, type PreparedRequest } from './load.js';
 import { a2aMessage, directGatewayChat, signedChat, type Caller } from './requests.js';
 import type { BenchEnv } from './setup.js';
-import type { LatencySummary } from './stats.js';
+import { median, type LatencySummary } from './stats.js';
+import type { CoreSpeeds } from './core-speed.js';
 
 export interface PhaseOptions {
   concurrency: number;
@@ -140,12 +141,6 @@ export async function measurePairedCpu(
   };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
 /** 2. The same requests (built and signed the same way) to a plain node:http JSON echo server: the ceiling. */
 export function measureEcho(env: BenchEnv, options: PhaseOptions): Promise<Measured> {
   return measure(env.echo, signedChat(env.caller, env.agent.id), options);
@@ -175,6 +170,8 @@ export interface Anchored {
   ratio: number;
   /** Ours / the anchor, median CPU per call. */
   cpuRatio: number;
+  /** Each core's speed probed before each block and after the last (see core-speed.ts), when pinned. */
+  cores?: CoreSpeeds[];
 }
 
 /**
@@ -188,13 +185,17 @@ export async function measureAgainstAnchor(
     anchor: (phase: PhaseOptions) => Promise<Measured>;
   },
   options: PairedOptions,
+  probe?: () => CoreSpeeds,
 ): Promise<Anchored> {
   const phase = { concurrency, warmupMs: options.warmupMs, durationMs: options.runMs };
   const runs = { ours: [] as Measured[], anchor: [] as Measured[] };
+  const cores: CoreSpeeds[] = [];
   for (let block = 0; block < options.blocks; block++) {
+    if (probe) cores.push(probe());
     for (const side of ['ours', 'anchor', 'anchor', 'ours'] as const)
       runs[side].push(await sides[side](phase));
   }
+  if (probe) cores.push(probe());
   const summary = (measured: Measured[]): AnchorSide => {
     const rps = measured.map((m) => m.rps);
     const cpuUs = measured.map((m) => m.server.cpuUsPerCall);
@@ -209,6 +210,7 @@ export async function measureAgainstAnchor(
     anchor,
     ratio: ours.medianRps / anchor.medianRps,
     cpuRatio: ours.medianCpuUs / anchor.medianCpuUs,
+    ...(probe ? { cores } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 // The printed table: every measurement, and each target beside its measurement with PASS or MISS.
 import { MAX_AGE_MS } from '../src/agent/pipeline.js';
 import type { LoadResult } from './load.js';
+import { relativeSpeeds, type CoreSpeeds } from './core-speed.js';
 import type { Anchored, Measured } from './measure.js';
 import type { ConsoleArm, ConsoleLoadFailure, ConsoleLoadResult } from './measure-console.js';
 import type { McpFailure, McpResult } from './measure-mcp.js';
@@ -84,6 +85,7 @@ export function buildRows(r: BenchResults): Row[] {
         a,
         'echo',
         a.concurrency === 32 ? TARGETS.minEchoRatio : undefined,
+        r.machine.coresAtStart,
       ),
     ),
     ...redisRows(r),
@@ -189,6 +191,7 @@ function a2aRows(r: BenchResults): Row[] {
         a,
         'SDK server',
         TARGETS.minA2AAnchorRatio[a.concurrency],
+        r.machine.coresAtStart,
       ),
     ),
     {
@@ -523,7 +526,13 @@ function breakdown(l: LoadResult): string {
  * Ours against an anchor in alternating runs: each side's median req/s and server CPU per call, the ratio
  * of req/s (the row's figure, with its target if any) and of CPU per call, each run, and non-200 answers.
  */
-function anchoredRow(label: string, a: Anchored, anchorName: string, target?: number): Row {
+function anchoredRow(
+  label: string,
+  a: Anchored,
+  anchorName: string,
+  target: number | undefined,
+  coresAtStart: CoreSpeeds | undefined,
+): Row {
   const runs = (values: number[]) => values.map((v) => Math.round(v).toLocaleString('en')).join(' / ');
   const row: Row = {
     label,
@@ -531,13 +540,31 @@ function anchoredRow(label: string, a: Anchored, anchorName: string, target?: nu
       `${a.ratio.toFixed(2)}: ours ${count(Math.round(a.ours.medianRps))} req/s, ${us(a.ours.medianCpuUs)} CPU/call; ` +
       `${anchorName} ${count(Math.round(a.anchor.medianRps))} req/s, ${us(a.anchor.medianCpuUs)} CPU/call ` +
       `(CPU ratio ${a.cpuRatio.toFixed(2)}; req/s runs ours ${runs(a.ours.rps)}, ${anchorName} ${runs(a.anchor.rps)}; ` +
-      `non-200 ${a.ours.errors} / ${a.anchor.errors})`,
+      `non-200 ${a.ours.errors} / ${a.anchor.errors})` +
+      coresNote(a.cores, coresAtStart),
   };
   if (target !== undefined) {
     row.target = `>= ${target.toFixed(2)}`;
     row.pass = a.ratio >= target && a.ours.errors === 0;
   }
   return row;
+}
+
+/** A gap between the two cores' relative speeds beyond which an anchored row is flagged. */
+const UNEVEN_CORES = 0.15;
+
+/**
+ * How fast each pinned core ran during an anchored row, against the start of the bench (core-speed.ts). Our
+ * side is bound by the server's core and the anchor by the client's, so a gap between the two moves the
+ * ratio by about as much; the row says so rather than leave a neighbour's work to be read as ours.
+ */
+function coresNote(probes: CoreSpeeds[] | undefined, coresAtStart: CoreSpeeds | undefined): string {
+  if (!probes?.length || !coresAtStart) return '';
+  const { server, client } = relativeSpeeds(probes, coresAtStart);
+  const note = `; core speed vs the start: server ${pct(server)}, client ${pct(client)}`;
+  return Math.abs(server - client) > UNEVEN_CORES
+    ? `${note} (unevenly slowed by other work on the machine: the ratio leans toward the faster core's side)`
+    : note;
 }
 
 /** 5a. A2A sends to a fresh agent process: its rss along the run, its peak, and its growth after the first tenth. */

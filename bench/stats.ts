@@ -14,6 +14,14 @@ export function percentile(sorted: ArrayLike<number>, p: number): number {
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1] as number;
 }
 
+/** The middle value (the mean of the two middle ones for an even count); NaN when there are none. */
+export function median(values: number[]): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
 export function summarize(samples: ArrayLike<number>): LatencySummary {
   const sorted = Float64Array.from(samples).sort();
   let total = 0;

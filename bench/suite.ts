@@ -43,6 +43,7 @@ import {
 import { measureUi, type UiOptions, type UiOutcome } from './measure-ui.js';
 import { spawnServer } from './child-host.js';
 import { pinPlan, type PinPlan } from './pinning.js';
+import { probeCores, type CoreSpeeds } from './core-speed.js';
 import { checkA2ASend, setupBench } from './setup.js';
 
 export interface BenchConfig {
@@ -113,6 +114,8 @@ export interface BenchResults {
     pinned: PinPlan | undefined;
     /** Share of all CPUs other processes used in the second before the bench started. */
     busyBefore: number;
+    /** Each pinned core's speed before any load (core-speed.ts); the anchored rows are read against it. */
+    coresAtStart?: CoreSpeeds;
   };
   /** The process measured in 1-4 (its CPU profile's file name carries this pid). */
   agentPid: number;
@@ -171,6 +174,9 @@ export async function runSuite(
       durationMs: config.durationMs,
     });
     const idle = { agent: await env.agent.gc(), echo: await env.echo.gc(), runtime: await runtimeMemory() };
+    // Each core's speed before any load: the anchored rows say how fast each was while they ran.
+    const coresAtStart = pin && probeCores(pin);
+    const probe = pin && (() => probeCores(pin));
     progress('client signing cost');
     const signing = measureSigningCost(env.caller, env.agent.id);
     // A cold agent (JIT, caches, first card fetch) would make the first point, c=1, look slower than it is.
@@ -227,13 +233,13 @@ export async function runSuite(
         ours: (p: PhaseOptions) => measureA2ASend(env, p),
         anchor: (p: PhaseOptions) => measureSdkA2ASend(env, p),
       };
-      anchored.push(await measureAgainstAnchor(concurrency, a2aSides, config.anchors));
+      anchored.push(await measureAgainstAnchor(concurrency, a2aSides, config.anchors, probe));
       progress(`2. signed chat against the plain echo, alternating runs, concurrency ${concurrency}`);
       const echoSides = {
         ours: (p: PhaseOptions) => measureSignedChat(env, p),
         anchor: (p: PhaseOptions) => measureEcho(env, p),
       };
-      echoAnchored.push(await measureAgainstAnchor(concurrency, echoSides, config.anchors));
+      echoAnchored.push(await measureAgainstAnchor(concurrency, echoSides, config.anchors, probe));
     }
     progress('2. plain echo, concurrency 1');
     const echoC1 = await measureEcho(env, phase(1));
@@ -266,6 +272,7 @@ export async function runSuite(
         cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
         pinned: pin,
         busyBefore,
+        ...(coresAtStart ? { coresAtStart } : {}),
       },
       agentPid: env.agent.pid,
       idle,
