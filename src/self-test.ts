@@ -155,7 +155,7 @@ export async function runSelfTest(
 const ED25519_HERE: Record<typeof ed25519.name, string> = {
   libsodium: 'Ed25519 by libsodium',
   'node:crypto':
-    'Ed25519 by node:crypto (libsodium did not load here: the same signatures, at about half the speed)',
+    "Ed25519 by node:crypto: libsodium's addon did not load here (the same signatures, at about half the speed); reinstall Agent Bridge, or run npm ci in a checkout, to bring it back",
 };
 
 const elapsed = (t0: number) => Math.round(performance.now() - t0);

@@ -18,7 +18,13 @@ export function monitorRedis(url: string): Promise<RedisMonitor> {
   return new Promise((resolve, reject) => {
     let buffered = '';
     let started = false;
-    socket.once('error', reject);
+    const refused = (error: Error) => {
+      socket.destroy();
+      reject(error);
+    };
+    socket.once('error', refused);
+    // Closed before MONITOR was accepted: say so rather than leave the test to time out.
+    socket.once('close', () => refused(new Error('Redis closed the connection before MONITOR began')));
     socket.on('connect', () => socket.write('MONITOR\r\n'));
     socket.on('data', (chunk: Buffer) => {
       buffered += chunk.toString('utf8');
@@ -27,7 +33,7 @@ export function monitorRedis(url: string): Promise<RedisMonitor> {
         const line = buffered.slice(0, end);
         buffered = buffered.slice(end + 2);
         if (!started) {
-          if (line !== '+OK') return reject(new Error(`MONITOR was refused: ${line}`));
+          if (line !== '+OK') return refused(new Error(`MONITOR was refused: ${line}`));
           started = true;
           resolve({ commands, close: () => socket.destroy() });
           continue;
