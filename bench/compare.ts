@@ -14,6 +14,7 @@ import { measure, type Measured } from './measure.js';
 import { pinPlan, pinSelf, unpinSelf } from './pinning.js';
 import { a2aMessage, signedChat } from './requests.js';
 import { benchCaller, checkA2ASend, checkSignedChat, startAgentChild } from './setup.js';
+import { median } from './stats.js';
 import { startAgent } from '../test/helpers/agents.js';
 
 const { values } = parseArgs({
@@ -60,12 +61,6 @@ const rows = [
   { name: 'A2A blocking send, c=32', concurrency: 32, a2a: true },
   { name: 'A2A blocking send, c=1', concurrency: 1, a2a: true },
 ];
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-
 console.log(
   `before: ${beforeDir}\nafter:  ${afterDir}\n${blocks} blocks of before, after, after, before; ${runMs} ms runs\n`,
 );

@@ -11,6 +11,7 @@ import type { ConsoleRef } from './child-protocol.js';
 import { keepAliveAgent, runLoad, type LoadResult } from './load.js';
 import { signedChat } from './requests.js';
 import { checkSignedChat, startAgentChild, type BenchEnv } from './setup.js';
+import { median } from './stats.js';
 
 export interface ConsoleLoadOptions {
   /** Concurrency levels, each measured in its own series of alternating runs. */
@@ -208,15 +209,6 @@ function pool(concurrency: number, runs: Run[]): ConsoleArm {
     serverCpuUsPerCall: ok ? sum((run) => run.serverCpuUs) / ok : NaN,
     clientCpuUsPerCall: ok ? sum((run) => run.clientCpuUs) / ok : NaN,
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return NaN;
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 async function until(done: () => boolean, timeoutMs: number): Promise<void> {

@@ -8,6 +8,7 @@ import type { McpFailure, McpResult } from './measure-mcp.js';
 import { LONG_FRAME_MS, type UiOutcome } from './measure-ui.js';
 import type { RestartTrial, TunnelFailure, TunnelResult } from './measure-tunnel.js';
 import type { BenchResults } from './suite.js';
+import { median } from './stats.js';
 
 export const TARGETS = {
   /** Signed throughput as a share of the plain node:http echo ceiling, c=32, alternating runs. */
@@ -331,15 +332,6 @@ function arm(a: ConsoleArm): string {
     `CPU/call server ${us(a.serverCpuUsPerCall)}, client ${us(a.clientCpuUsPerCall)}; ` +
     `runs ${a.runRps.map((rps) => Math.round(rps).toLocaleString('en')).join(' / ')}${errors}`
   );
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  if (sorted.length === 0) return NaN;
-  return sorted.length % 2
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 function tunnelRows(t: TunnelResult | TunnelFailure): Row[] {
