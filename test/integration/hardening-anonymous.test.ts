@@ -122,10 +122,12 @@ describe('1. the card-fetch budget cannot be spent by anonymous callers', () => 
 
   it('a share of the budget is kept for senders seen before (a key rotation still works in a flood)', async () => {
     const { agent, stop, advance } = await stoppableAgent();
+    // Stopped before the known sender's first call too: that fetch comes from the new senders' share, and
+    // must not refill before the flood.
+    stop();
     const known = await senders.start();
     const newcomer = await senders.start();
     expect((await genuine(agent, known)).status).toBe(200);
-    stop();
     // A flood from many addresses: new senders' share (480 of 600 a minute) is spent.
     let refused = 0;
     for (let i = 0; i < 520; i++) {
